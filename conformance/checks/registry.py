@@ -1,0 +1,192 @@
+"""The `@check` registry: stable ids, obligation levels, spec clauses, scopes.
+
+A check is one function. It receives evidence and
+
+* returns `None` (or yields nothing): passed;
+* returns or yields `NotApplicable(reason)`: the evidence has nothing for it to judge;
+* raises or yields `Failure(...)`: the encoder broke the rule — with expected / actual /
+  location, so the report can say who must act.
+
+An exception of any other kind is the check's own bug: the runner reports it as `errored`
+with its traceback, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+
+class Level(enum.StrEnum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+
+
+class Scope(enum.StrEnum):
+    """What one evaluation of the check looks at."""
+
+    INPUT = "input"  # one line of a captured input (format of the capture itself)
+    RECORD = "record"  # one Kafka record (key, value, headers) with its decoded parts
+    EVENT = "event"  # one source event and every record the encoder made for it (needs a workload)
+    STREAM = "stream"  # one topic (all partitions, offset order)
+    RUN = "run"  # the encoder's behaviour over the whole run (crashes, hangs)
+
+
+class Outcome(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "not-applicable"
+
+
+class Actor(enum.StrEnum):
+    """Who must act on a finding."""
+
+    ENCODER = "encoder"  # the implementation under test
+    CAPTURE = "capture"  # whoever produced the captured input file
+    SUITE = "suite"  # a bug in cdc-conformance
+    INFRASTRUCTURE = "infrastructure"  # broker / registry / environment
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    topic: str | None = None
+    partition: int | None = None
+    offset: int | None = None
+    table: str | None = None
+    column: str | None = None
+    subject: str | None = None
+    line: int | None = None  # line of a captured input file
+    part: str | None = None  # "key" | "value" | "header:<name>"
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+
+    def __str__(self) -> str:
+        bits = []
+        if self.topic is not None:
+            bits.append(f"topic {self.topic}")
+        if self.partition is not None:
+            bits.append(f"partition {self.partition}")
+        if self.offset is not None:
+            bits.append(f"offset {self.offset}")
+        if self.line is not None:
+            bits.append(f"line {self.line}")
+        if self.part is not None:
+            bits.append(self.part)
+        if self.subject is not None:
+            bits.append(f"subject {self.subject}")
+        if self.table is not None:
+            bits.append(f"table {self.table}")
+        if self.column is not None:
+            bits.append(f"column {self.column}")
+        return ", ".join(bits) or "(no location)"
+
+
+class Failure(Exception):
+    """A violated rule. `expected` and `actual` are short renderings (strings or JSON data)."""
+
+    def __init__(self, message: str, *, expected: Any = None, actual: Any = None,
+                 location: Location | None = None, hint: str | None = None,
+                 actor: Actor = Actor.ENCODER) -> None:
+        super().__init__(message)
+        self.message = message
+        self.expected = expected
+        self.actual = actual
+        self.location = location or Location()
+        self.hint = hint
+        self.actor = actor
+
+    def at(self, location: Location) -> Failure:
+        """This failure with `location` filled in where it had nothing."""
+        if self.location == Location():
+            self.location = location
+        return self
+
+    def __repr__(self) -> str:
+        return f"Failure({self.message!r}, expected={self.expected!r}, actual={self.actual!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class NotApplicable:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSpec:
+    id: str
+    level: Level
+    clause: str
+    scope: Scope
+    protocol: str
+    fn: Callable[..., Any] = field(compare=False, repr=False)
+    title: str = ""
+    # Options the check needs to be meaningful, e.g. {"enable-tidb-extension": "true"}.
+    needs_options: tuple[tuple[str, str], ...] = ()
+    # True when the check can only be decided against the generated workload (source truth).
+    needs_source: bool = False
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.fn.__doc__ or self.title)
+
+    def run(self, evidence: Any) -> Iterator[Failure | NotApplicable]:
+        """Evaluate; normalise every way a check can answer into a stream of findings."""
+        try:
+            res = self.fn(evidence)
+            if res is None:
+                return
+            if isinstance(res, (Failure, NotApplicable)):
+                yield res
+                return
+            if inspect.isgenerator(res) or isinstance(res, Iterable):
+                for item in res:
+                    if isinstance(item, (Failure, NotApplicable)):
+                        yield item
+                    else:
+                        raise TypeError(f"check {self.id} yielded {item!r}, not a Failure/NotApplicable")
+                return
+            raise TypeError(f"check {self.id} returned {res!r}")
+        except Failure as f:
+            yield f
+
+
+_REGISTRY: dict[str, CheckSpec] = {}
+
+
+def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
+          needs_options: dict[str, str] | None = None, needs_source: bool = False,
+          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a check. Ids are `<protocol>.<area>.<rule>` and never change once published."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if id in _REGISTRY and _REGISTRY[id].fn.__qualname__ != fn.__qualname__:
+            raise ValueError(f"duplicate check id {id!r}")
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        spec = CheckSpec(id=id, level=level, clause=clause, scope=scope, protocol=protocol, fn=fn,
+                         title=doc.splitlines()[0] if doc else id,
+                         needs_options=tuple(sorted((needs_options or {}).items())),
+                         needs_source=needs_source)
+        _REGISTRY[id] = spec
+        fn.check_spec = spec  # type: ignore[attr-defined]
+        return fn
+
+    return deco
+
+
+def all_checks(protocol: str | None = None) -> list[CheckSpec]:
+    from . import load_all
+
+    load_all()
+    return sorted((c for c in _REGISTRY.values() if protocol is None or c.protocol in (protocol, "*")),
+                  key=lambda c: c.id)
+
+
+def get_check(id: str) -> CheckSpec:
+    from . import load_all
+
+    load_all()
+    return _REGISTRY[id]

@@ -1,0 +1,201 @@
+"""Tallies of check outcomes: what reaches the driver and the reports.
+
+Every evaluation of a check ends in exactly one of passed / failed / errored /
+not-applicable; `skipped` is decided for a whole check (e.g. it needs options the run does not
+have). Failures are de-duplicated by signature (message, expected, actual, part, column) so a
+broken schema does not produce a million identical lines: each distinct failure keeps its
+first location, the workload it came from and an occurrence count.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .registry import Actor, CheckSpec, Failure, Level, Location, NotApplicable, Outcome
+
+MAX_DISTINCT_FAILURES = 20
+MAX_ERRORS = 5
+
+
+def _short(v: Any, limit: int = 400) -> Any:
+    """Keep reports readable: long renderings are cut, with the cut said."""
+    if isinstance(v, bytes):
+        v = "0x" + v.hex()
+    if isinstance(v, str) and len(v) > limit:
+        return v[:limit] + f"… ({len(v) - limit} more characters)"
+    if isinstance(v, (list, tuple)) and len(v) > 50:
+        return [*v[:50], f"… ({len(v) - 50} more items)"]
+    return v
+
+
+@dataclass(slots=True)
+class FailureRecord:
+    message: str
+    expected: Any
+    actual: Any
+    location: Location
+    hint: str | None
+    actor: Actor
+    count: int = 1
+    workload: tuple[Any, Any] | None = None  # (seed, shard) of the generated workload, if any
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"message": self.message, "expected": self.expected, "actual": self.actual,
+                             "location": self.location.to_json(), "actor": self.actor.value,
+                             "count": self.count}
+        if self.hint:
+            d["hint"] = self.hint
+        if self.workload is not None:
+            d["seed"], d["shard"] = self.workload
+        return d
+
+
+@dataclass(slots=True)
+class CheckTally:
+    id: str
+    level: Level
+    clause: str
+    protocol: str
+    scope: str
+    title: str
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    not_applicable: int = 0
+    skipped: str | None = None
+    failures: dict[tuple[Any, ...], FailureRecord] = field(default_factory=dict)
+    more_failures: int = 0  # distinct failures beyond MAX_DISTINCT_FAILURES
+    errors: list[str] = field(default_factory=list)
+    na_reasons: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def for_spec(cls, spec: CheckSpec) -> CheckTally:
+        return cls(spec.id, spec.level, spec.clause, spec.protocol, spec.scope.value, spec.title)
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.failed:
+            return Outcome.FAILED
+        if self.errored:
+            return Outcome.ERRORED
+        if self.passed:
+            return Outcome.PASSED
+        if self.skipped is not None:
+            return Outcome.SKIPPED
+        return Outcome.NOT_APPLICABLE
+
+    def add_failure(self, f: Failure, workload: tuple[Any, Any] | None) -> None:
+        exp, act = _short(f.expected), _short(f.actual)
+        sig = (f.message, repr(exp), repr(act), f.location.part, f.location.column, f.location.table)
+        rec = self.failures.get(sig)
+        if rec is not None:
+            rec.count += 1
+        elif len(self.failures) < MAX_DISTINCT_FAILURES:
+            self.failures[sig] = FailureRecord(f.message, exp, act, f.location, f.hint, f.actor,
+                                               workload=workload)
+        else:
+            self.more_failures += 1
+
+    def merge(self, other: CheckTally) -> None:
+        self.passed += other.passed
+        self.failed += other.failed
+        self.errored += other.errored
+        self.not_applicable += other.not_applicable
+        if self.skipped is None:
+            self.skipped = other.skipped
+        for sig, rec in other.failures.items():
+            mine = self.failures.get(sig)
+            if mine is not None:
+                mine.count += rec.count
+            elif len(self.failures) < MAX_DISTINCT_FAILURES:
+                self.failures[sig] = rec
+            else:
+                self.more_failures += rec.count
+        self.more_failures += other.more_failures
+        self.errors.extend(other.errors[: max(0, MAX_ERRORS - len(self.errors))])
+        self.na_reasons.update(other.na_reasons)
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "check": self.id, "outcome": self.outcome.value, "level": self.level.value,
+            "clause": self.clause, "scope": self.scope, "title": self.title,
+            "counts": {"passed": self.passed, "failed": self.failed, "errored": self.errored,
+                       "not_applicable": self.not_applicable},
+            "failures": [r.to_json() for r in self.failures.values()],
+        }
+        if self.more_failures:
+            d["more_failures"] = self.more_failures
+        if self.errors:
+            d["errors"] = self.errors
+        if self.skipped is not None:
+            d["skipped"] = self.skipped
+        if self.na_reasons:
+            d["not_applicable_reasons"] = dict(self.na_reasons.most_common(5))
+        return d
+
+
+class Tally:
+    """Outcomes of every check of one run (one encoder, one option combination)."""
+
+    def __init__(self, specs: Iterable[CheckSpec]) -> None:
+        self.checks: dict[str, CheckTally] = {s.id: CheckTally.for_spec(s) for s in specs}
+        self.workload: tuple[Any, Any] | None = None  # set by the runner while it works on one
+
+    def evaluate(self, spec: CheckSpec, evidence: Any) -> bool:
+        """Run one check on one piece of evidence; True when it passed."""
+        t = self.checks[spec.id]
+        failed = False
+        na: str | None = None
+        try:
+            for item in spec.run(evidence):
+                if isinstance(item, Failure):
+                    failed = True
+                    t.add_failure(item, self.workload)
+                elif na is None:
+                    na = item.reason
+        except Exception:  # noqa: BLE001 - a check's own bug must not stop the run
+            t.errored += 1
+            if len(t.errors) < MAX_ERRORS:
+                t.errors.append(traceback.format_exc(limit=8))
+            return False
+        if failed:
+            t.failed += 1
+        elif na is not None:
+            t.not_applicable += 1
+            if len(t.na_reasons) < 20 or na in t.na_reasons:
+                t.na_reasons[na] += 1
+        else:
+            t.passed += 1
+        return not failed
+
+    def fail(self, check_id: str, failure: Failure) -> None:
+        """Record a failure found outside a check function (e.g. by the runner itself)."""
+        t = self.checks[check_id]
+        t.failed += 1
+        t.add_failure(failure, self.workload)
+
+    def passed(self, check_id: str) -> None:
+        self.checks[check_id].passed += 1
+
+    def skip(self, check_id: str, reason: str) -> None:
+        self.checks[check_id].skipped = reason
+
+    def merge(self, other: Tally) -> None:
+        for cid, t in other.checks.items():
+            if cid in self.checks:
+                self.checks[cid].merge(t)
+            else:
+                self.checks[cid] = t
+
+    def failed_ids(self) -> set[str]:
+        return {cid for cid, t in self.checks.items() if t.outcome is Outcome.FAILED}
+
+    def __iter__(self) -> Any:
+        return iter(sorted(self.checks.values(), key=lambda t: t.id))
+
+
+def findings(items: Iterable[Failure | NotApplicable]) -> list[Failure]:
+    return [i for i in items if isinstance(i, Failure)]

@@ -1,0 +1,56 @@
+"""Encoders: the SPI, discovery of installed encoders, and the built-in ones."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from .spi import (
+    SPI_VERSION,
+    ConfigurationError,
+    Encoder,
+    EncoderContext,
+    EncoderError,
+    EncoderInfo,
+    EncoderKind,
+    ManualClock,
+    Record,
+    SchemaRegistry,
+)
+
+__all__ = [
+    "SPI_VERSION", "ConfigurationError", "Encoder", "EncoderContext", "EncoderError", "EncoderInfo",
+    "EncoderKind", "ManualClock", "Record", "SchemaRegistry", "all_encoders", "find_encoder",
+]
+
+ENTRY_POINT_GROUP = "conformance.encoders"
+
+
+class UnknownEncoder(LookupError):
+    pass
+
+
+def all_encoders(protocol: str | None = None) -> list[EncoderInfo]:
+    """Built-in reference and mutant encoders of every protocol, plus installed plug-ins."""
+    from ..protocols import all_protocols
+
+    found: list[EncoderInfo] = []
+    for p in all_protocols():
+        found.extend(p.encoders())
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        obj = ep.load()
+        infos = obj() if callable(obj) and not isinstance(obj, EncoderInfo) else obj
+        if isinstance(infos, EncoderInfo):
+            infos = [infos]
+        found.extend(i for i in infos if isinstance(i, EncoderInfo))
+    return [e for e in found if protocol is None or e.protocol == protocol]
+
+
+def find_encoder(name: str, protocol: str) -> EncoderInfo:
+    """Look an encoder up by full name (`ticdc-avro/mutant/x`) or short name (`reference`)."""
+    encs = all_encoders(protocol)
+    for e in encs:
+        if e.name == name or e.name == f"{protocol}/{name}":
+            return e
+    known = ", ".join(e.name for e in encs[:8])
+    raise UnknownEncoder(f"no encoder named {name!r} for protocol {protocol!r}; known: {known}"
+                         f"{' …' if len(encs) > 8 else ''} (see `conformance list`)")

@@ -1,0 +1,110 @@
+"""The encoder SPI (version 1): how the suite talks to an implementation under test.
+
+An encoder turns source events (the canonical model) into Kafka records, exactly as the CDC
+tool would produce them: topic, partition, key bytes, value bytes, headers. It registers its
+own schemas with the registry it is given (the context), as TiCDC does.
+
+    open(ctx)            once, before any event
+    encode(event)        for each transaction / DDL / watermark, in commit order
+    tick(now)            periodically (bootstraps, watermarks driven by time); `now` comes from
+                         the context's clock, which tests drive, so nothing ever sleeps
+    close()              once
+
+In-process encoders are found through the `conformance.encoders` entry-point group.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+
+from ..model.events import Event
+
+SPI_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    partition: int | None = None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    timestamp: int | None = None
+    offset: int | None = None  # known once the record sits in a log (Kafka, a capture file)
+
+
+class SchemaRegistry(Protocol):
+    """What an encoder may ask of a Confluent-compatible registry."""
+
+    def register(self, subject: str, schema: str) -> int: ...
+
+    def schema_by_id(self, schema_id: int) -> str: ...
+
+
+class ManualClock:
+    """A clock that moves only when told: tests and the in-process runner drive time."""
+
+    def __init__(self, start: float = 1_767_225_600.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> float:
+        self.now += seconds
+        return self.now
+
+
+@dataclass(slots=True)
+class EncoderContext:
+    options: Mapping[str, str]
+    registry: SchemaRegistry | None = None
+    clock: Callable[[], float] = field(default_factory=ManualClock)
+    partitions: int = 1
+    # A static prefix the harness puts in front of every topic so that separate workloads
+    # never share topics or registry subjects (like a per-run changefeed prefix).
+    topic_prefix: str = ""
+    # Server time zone (TiCDC's --tz): TIMESTAMP values are rendered in it.
+    time_zone: str = "UTC"
+
+
+class EncoderError(Exception):
+    """The encoder could not encode an event (its own failure, reported against it)."""
+
+
+class ConfigurationError(ValueError):
+    """The options given to an encoder are invalid or contradictory (a usage error)."""
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    def open(self, ctx: EncoderContext) -> None: ...
+
+    def encode(self, event: Event) -> list[Record]: ...
+
+    def tick(self, now: float) -> list[Record]: ...
+
+    def close(self) -> None: ...
+
+
+class EncoderKind(enum.StrEnum):
+    REFERENCE = "reference"
+    MUTANT = "mutant"
+    EXTERNAL = "external"
+
+
+@dataclass(frozen=True, slots=True)
+class EncoderInfo:
+    """A named encoder the CLI can run: `ticdc-avro/reference`, `ticdc-avro/mutant/<name>`."""
+
+    name: str
+    protocol: str
+    kind: EncoderKind
+    factory: Callable[[], Encoder] = field(compare=False, repr=False)
+    description: str = ""
+    # Mutants: the check that must catch the defect, and the options under which it shows.
+    catches: str | None = None
+    needs_options: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)

@@ -1,0 +1,147 @@
+"""Row changes, transactions, DDL events, watermarks and whole workloads.
+
+Timestamps are TiDB TSOs: `physical_ms << 18 | logical`. Events of a workload are in commit
+order; every DML refers to the table version current at its commit.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterator, TypeAlias
+
+from .table import Table
+from .values import Row
+
+TSO_LOGICAL_BITS = 18
+
+
+def tso(physical_ms: int, logical: int = 0) -> int:
+    return (physical_ms << TSO_LOGICAL_BITS) | logical
+
+
+def tso_physical_ms(ts: int) -> int:
+    """`oracle.ExtractPhysical`: milliseconds since the Unix epoch."""
+    return ts >> TSO_LOGICAL_BITS
+
+
+class Op(enum.StrEnum):
+    INSERT = "insert"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True, slots=True)
+class RowChange:
+    """One row changed by a DML statement. `before` is the old image (UPDATE/DELETE),
+    `after` the new one (INSERT/UPDATE); images hold every column of `table`."""
+
+    op: Op
+    table: Table
+    before: Row | None = None
+    after: Row | None = None
+
+    def __post_init__(self) -> None:
+        need_before = self.op in (Op.UPDATE, Op.DELETE)
+        need_after = self.op in (Op.INSERT, Op.UPDATE)
+        if (self.before is not None) != need_before or (self.after is not None) != need_after:
+            raise ValueError(f"{self.op} needs before={need_before} after={need_after}")
+
+    def image(self) -> Row:
+        """The image that identifies the row's content: after for insert/update, else before."""
+        img = self.after if self.after is not None else self.before
+        assert img is not None
+        return img
+
+    def handle_key(self, image: Row | None = None) -> tuple[object, ...]:
+        img = self.image() if image is None else image
+        return tuple(img[c.name] for c in self.table.handle_key_columns())
+
+    def changes_unique_key(self) -> bool:
+        """True when an UPDATE changes a primary-key or unique-index column."""
+        if self.op is not Op.UPDATE:
+            return False
+        assert self.before is not None and self.after is not None
+        return any(self.before[c] != self.after[c] for c in self.table.unique_key_column_names())
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    commit_ts: int
+    changes: tuple[RowChange, ...]
+    start_ts: int = 0
+
+
+class DdlKind(enum.StrEnum):
+    CREATE_DATABASE = "create_database"
+    CREATE_TABLE = "create_table"
+    ADD_COLUMN = "add_column"
+    DROP_COLUMN = "drop_column"
+    MODIFY_COLUMN = "modify_column"
+    RENAME_TABLE = "rename_table"
+    TRUNCATE_TABLE = "truncate_table"
+    ADD_INDEX = "add_index"
+    DROP_INDEX = "drop_index"
+    DROP_TABLE = "drop_table"
+
+
+@dataclass(frozen=True, slots=True)
+class Ddl:
+    kind: DdlKind
+    commit_ts: int
+    sql: str
+    # `table` is the version after the DDL (None for DROP TABLE / CREATE DATABASE);
+    # `pre_table` the version before (None for CREATE TABLE / CREATE DATABASE).
+    table: Table | None = None
+    pre_table: Table | None = None
+    database: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Watermark:
+    """Everything with commit_ts <= ts has been emitted (TiCDC's resolved ts)."""
+
+    ts: int
+
+
+Event: TypeAlias = Transaction | Ddl | Watermark
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A generated history: DDL and transactions in commit order, with watermarks."""
+
+    events: tuple[Event, ...]
+    seed: int | str | None = None
+    shard: int | None = None
+    # Free-form provenance: generator shape, hypothesis example, "shrunk from" etc.
+    meta: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    def transactions(self) -> Iterator[Transaction]:
+        return (e for e in self.events if isinstance(e, Transaction))
+
+    def row_changes(self) -> Iterator[RowChange]:
+        for t in self.transactions():
+            yield from t.changes
+
+    def ddls(self) -> Iterator[Ddl]:
+        return (e for e in self.events if isinstance(e, Ddl))
+
+    def tables(self) -> list[Table]:
+        """The final version of every table that exists at the end."""
+        current: dict[tuple[str, int], Table] = {}
+        for d in self.ddls():
+            if d.pre_table is not None:
+                current.pop((d.pre_table.database, d.pre_table.table_id), None)
+            if d.table is not None:
+                current[(d.table.database, d.table.table_id)] = d.table
+        return list(current.values())
+
+    def sql(self) -> str:
+        from .sql import workload_sql
+
+        return workload_sql(self)
+
+    @property
+    def size(self) -> int:
+        return sum(len(t.changes) for t in self.transactions()) + sum(1 for _ in self.ddls())

@@ -1,0 +1,56 @@
+"""Go's `encoding/json` output, byte for byte (TiCDC is written in Go).
+
+`dumps` writes what `json.Marshal` writes for maps, slices, strings, numbers, bools and nil:
+compact, `<` `>` `&` U+2028 U+2029 escaped as `\\u003c`…, `\\b` `\\f` `\\n` `\\r` `\\t` short
+escapes (Go >= 1.22), other control characters as `\\u00xx`, floats in Go's shortest form.
+Dict key order is kept as given: callers sort where Go would (Go sorts map keys; struct
+fields keep declaration order). `bytes` become standard base64, as Go marshals `[]byte`.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from .values import go_format_float
+
+_ESCAPES = {
+    '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
+    "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029",
+}
+
+
+def quote(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        e = _ESCAPES.get(ch)
+        if e is not None:
+            out.append(e)
+        elif ch < " ":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def dumps(v: Any) -> str:
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return go_format_float(v, 64)
+    if isinstance(v, str):
+        return quote(v)
+    if isinstance(v, (bytes, bytearray)):
+        return '"' + base64.b64encode(bytes(v)).decode("ascii") + '"'
+    if isinstance(v, dict):
+        return "{" + ",".join(quote(str(k)) + ":" + dumps(x) for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(dumps(x) for x in v) + "]"
+    raise TypeError(f"no Go JSON form for {type(v).__name__}")

@@ -1,0 +1,221 @@
+"""Workloads to and from JSON (reproduction fixtures, `--dump-workload`, Spark shards).
+
+The format is versioned: `{"format": "cdc-conformance/workload", "format_version": 1, ...}`.
+Tables are stored once per version and referenced by `"<table_id>@<version>"`; row images
+are lists in column order; values use JSON-native forms chosen by the column type.
+"""
+
+from __future__ import annotations
+
+import base64
+import decimal
+import re
+from typing import Any
+
+from .events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload
+from .table import Column, Default, DefaultKind, Index, Table
+from .types import Kind, SqlType
+from .values import Date, DateTime, Json, Row, Time, Value
+
+FORMAT = "cdc-conformance/workload"
+FORMAT_VERSION = 1
+
+
+class WorkloadFormatError(ValueError):
+    pass
+
+
+def _ref(t: Table) -> str:
+    return f"{t.table_id}@{t.version}"
+
+
+def type_to_json(t: SqlType) -> dict[str, Any]:
+    d: dict[str, Any] = {"kind": t.kind.value}
+    if t.unsigned:
+        d["unsigned"] = True
+    if t.length is not None:
+        d["length"] = t.length
+    if t.kind is Kind.DECIMAL:
+        d["precision"], d["scale"] = t.precision, t.scale
+    if t.fsp:
+        d["fsp"] = t.fsp
+    if t.elements:
+        d["elements"] = list(t.elements)
+    if t.charset is not None and not t.is_binary:
+        d["charset"], d["collation"] = t.charset, t.collation
+    return d
+
+
+def type_from_json(d: dict[str, Any]) -> SqlType:
+    return SqlType(
+        kind=Kind(d["kind"]), unsigned=d.get("unsigned", False), length=d.get("length"),
+        precision=d.get("precision"), scale=d.get("scale"), fsp=d.get("fsp", 0),
+        elements=tuple(d.get("elements", ())), charset=d.get("charset"), collation=d.get("collation"),
+    )
+
+
+def value_to_json(t: SqlType, v: Value) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, bytes):
+        return base64.b64encode(v).decode("ascii")
+    if isinstance(v, Date):
+        return v.text()
+    if isinstance(v, DateTime):
+        return v.text(6)
+    if isinstance(v, Time):
+        return v.text(6)
+    if isinstance(v, Json):
+        return {"json": v.data}
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+_DT = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})$")
+_TM = re.compile(r"^(-?)(\d{2,3}):(\d{2}):(\d{2})\.(\d{6})$")
+
+
+def value_from_json(t: SqlType, j: Any) -> Value:
+    if j is None:
+        return None
+    k = t.kind
+    if k is Kind.DECIMAL:
+        return decimal.Decimal(j)
+    if t.is_binary:
+        return base64.b64decode(j)
+    if k is Kind.DATE:
+        y, m, d = (int(x) for x in j.split("-"))
+        return Date(y, m, d)
+    if k in (Kind.DATETIME, Kind.TIMESTAMP):
+        mt = _DT.match(j)
+        if not mt:
+            raise WorkloadFormatError(f"bad datetime {j!r}")
+        return DateTime(*(int(x) for x in mt.groups()))
+    if k is Kind.TIME:
+        mt = _TM.match(j)
+        if not mt:
+            raise WorkloadFormatError(f"bad time {j!r}")
+        neg, h, mi, s, us = mt.groups()
+        return Time(neg == "-", int(h), int(mi), int(s), int(us))
+    if k is Kind.JSON:
+        return Json(j["json"])
+    if k is Kind.SET:
+        return tuple(j)
+    if k in (Kind.FLOAT, Kind.DOUBLE):
+        return float(j)
+    return j  # type: ignore[no-any-return]
+
+
+def _col_to_json(c: Column) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": c.name, "type": type_to_json(c.type), "nullable": c.nullable,
+                         "column_id": c.column_id}
+    if c.default.kind is not DefaultKind.NONE:
+        d["default"] = {"kind": c.default.kind.value, "value": value_to_json(c.type, c.default.value)}
+    return d
+
+
+def _col_from_json(d: dict[str, Any]) -> Column:
+    t = type_from_json(d["type"])
+    dd = d.get("default")
+    default = Default() if dd is None else Default(DefaultKind(dd["kind"]), value_from_json(t, dd.get("value")))
+    return Column(d["name"], t, d["nullable"], default, d["column_id"])
+
+
+def table_to_json(t: Table) -> dict[str, Any]:
+    return {
+        "ref": _ref(t), "database": t.database, "name": t.name, "table_id": t.table_id,
+        "version": t.version, "columns": [_col_to_json(c) for c in t.columns],
+        "indexes": [{"name": ix.name, "columns": list(ix.columns), "primary": ix.primary,
+                     "unique": ix.unique, "index_id": ix.index_id} for ix in t.indexes],
+    }
+
+
+def table_from_json(d: dict[str, Any]) -> Table:
+    return Table(
+        database=d["database"], name=d["name"], table_id=d["table_id"], version=d["version"],
+        columns=tuple(_col_from_json(c) for c in d["columns"]),
+        indexes=tuple(Index(ix["name"], tuple(ix["columns"]), ix["primary"], ix["unique"], ix["index_id"])
+                      for ix in d["indexes"]),
+    )
+
+
+def _row_to_json(t: Table, row: Row | None) -> list[Any] | None:
+    if row is None:
+        return None
+    return [value_to_json(c.type, row[c.name]) for c in t.columns]
+
+
+def _row_from_json(t: Table, j: list[Any] | None) -> Row | None:
+    if j is None:
+        return None
+    if len(j) != len(t.columns):
+        raise WorkloadFormatError(f"row has {len(j)} values, table {t.name!r} has {len(t.columns)} columns")
+    return {c.name: value_from_json(c.type, v) for c, v in zip(t.columns, j)}
+
+
+def workload_to_json(w: Workload) -> dict[str, Any]:
+    tables: dict[str, dict[str, Any]] = {}
+
+    def ref(t: Table | None) -> str | None:
+        if t is None:
+            return None
+        r = _ref(t)
+        tables.setdefault(r, table_to_json(t))
+        return r
+
+    events: list[dict[str, Any]] = []
+    for e in w.events:
+        if isinstance(e, Transaction):
+            events.append({"txn": {"commit_ts": e.commit_ts, "start_ts": e.start_ts, "changes": [
+                {"op": c.op.value, "table": ref(c.table), "before": _row_to_json(c.table, c.before),
+                 "after": _row_to_json(c.table, c.after)} for c in e.changes]}})
+        elif isinstance(e, Ddl):
+            events.append({"ddl": {"kind": e.kind.value, "commit_ts": e.commit_ts, "sql": e.sql,
+                                   "table": ref(e.table), "pre_table": ref(e.pre_table),
+                                   "database": e.database}})
+        else:
+            events.append({"watermark": e.ts})
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "seed": w.seed, "shard": w.shard,
+            "meta": w.meta, "tables": list(tables.values()), "events": events}
+
+
+def workload_from_json(d: dict[str, Any]) -> Workload:
+    if d.get("format") != FORMAT:
+        raise WorkloadFormatError(f"not a workload file (format={d.get('format')!r})")
+    if d.get("format_version") != FORMAT_VERSION:
+        raise WorkloadFormatError(
+            f"workload format_version {d.get('format_version')!r} is not supported (this suite reads "
+            f"{FORMAT_VERSION}); upgrade cdc-conformance")
+    tables = {t["ref"]: table_from_json(t) for t in d["tables"]}
+
+    def tab(r: str | None) -> Table | None:
+        if r is None:
+            return None
+        try:
+            return tables[r]
+        except KeyError:
+            raise WorkloadFormatError(f"unknown table reference {r!r}") from None
+
+    events: list[Event] = []
+    for e in d["events"]:
+        if "txn" in e:
+            x = e["txn"]
+            changes = []
+            for c in x["changes"]:
+                t = tab(c["table"])
+                assert t is not None
+                changes.append(RowChange(Op(c["op"]), t, _row_from_json(t, c["before"]),
+                                         _row_from_json(t, c["after"])))
+            events.append(Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0)))
+        elif "ddl" in e:
+            x = e["ddl"]
+            events.append(Ddl(DdlKind(x["kind"]), x["commit_ts"], x["sql"], tab(x["table"]),
+                              tab(x["pre_table"]), x.get("database", "")))
+        elif "watermark" in e:
+            events.append(Watermark(e["watermark"]))
+        else:
+            raise WorkloadFormatError(f"unknown event {sorted(e)}")
+    return Workload(tuple(events), d.get("seed"), d.get("shard"), dict(d.get("meta") or {}))

@@ -1,0 +1,127 @@
+"""Render the model as SQL a person can read and replay against MySQL / TiDB."""
+
+from __future__ import annotations
+
+import decimal
+import math
+
+from .events import Ddl, Op, RowChange, Transaction, Watermark, Workload
+from .table import Column, DefaultKind, Table
+from .types import Kind, SqlType, quote_ident, quote_sql_string
+from .values import Date, DateTime, Json, Time, Value, decimal_text, float32_shortest
+
+SESSION_PREAMBLE = (
+    "-- zero dates and TIMESTAMP literals below assume this session setup\n"
+    "SET sql_mode = '';\nSET time_zone = '+00:00';"
+)
+
+
+def literal(t: SqlType, v: Value) -> str:
+    """A SQL literal that stores exactly `v` in a column of type `t`."""
+    if v is None:
+        return "NULL"
+    k = t.kind
+    if k is Kind.BIT:
+        assert isinstance(v, int)
+        return f"b'{v:b}'"
+    if k in (Kind.FLOAT, Kind.DOUBLE):
+        assert isinstance(v, float)
+        s = float32_shortest(v) if k is Kind.FLOAT else repr(v)
+        if math.copysign(1.0, v) < 0 and v == 0:
+            return "-0.0"
+        return s
+    if k is Kind.DECIMAL:
+        assert isinstance(v, decimal.Decimal) and t.scale is not None
+        return decimal_text(v, t.scale)
+    if isinstance(v, bytes):
+        return "X'" + v.hex().upper() + "'"
+    if isinstance(v, Date):
+        return quote_sql_string(v.text())
+    if isinstance(v, DateTime):
+        return quote_sql_string(v.text(t.fsp))
+    if isinstance(v, Time):
+        return quote_sql_string(v.text(t.fsp))
+    if isinstance(v, Json):
+        return quote_sql_string(v.text())
+    if isinstance(v, tuple):
+        order = {e: i for i, e in enumerate(t.elements)}
+        return quote_sql_string(",".join(sorted(v, key=order.__getitem__)))
+    if isinstance(v, str):
+        return quote_sql_string(v)
+    if isinstance(v, int):
+        return str(v)
+    raise TypeError(f"no SQL literal for {v!r} ({t})")
+
+
+def column_definition(c: Column) -> str:
+    parts = [quote_ident(c.name), c.type.sql(), "NULL" if c.nullable else "NOT NULL"]
+    d = c.default
+    if d.kind is DefaultKind.NULL:
+        parts.append("DEFAULT NULL")
+    elif d.kind is DefaultKind.VALUE:
+        parts.append("DEFAULT " + literal(c.type, d.value))
+    elif d.kind is DefaultKind.CURRENT_TIMESTAMP:
+        parts.append("DEFAULT CURRENT_TIMESTAMP" + (f"({c.type.fsp})" if c.type.fsp else ""))
+    return " ".join(parts)
+
+
+def qualified(t: Table) -> str:
+    return f"{quote_ident(t.database)}.{quote_ident(t.name)}"
+
+
+def create_table(t: Table) -> str:
+    lines = [column_definition(c) for c in t.columns]
+    for ix in t.indexes:
+        cols = ", ".join(quote_ident(c) for c in ix.columns)
+        if ix.primary:
+            lines.append(f"PRIMARY KEY ({cols})")
+        elif ix.unique:
+            lines.append(f"UNIQUE KEY {quote_ident(ix.name)} ({cols})")
+        else:
+            lines.append(f"KEY {quote_ident(ix.name)} ({cols})")
+    body = ",\n  ".join(lines)
+    return f"CREATE TABLE {qualified(t)} (\n  {body}\n);"
+
+
+def _where(t: Table, image: dict[str, Value]) -> str:
+    cols = t.handle_key_columns() or t.columns
+    return " AND ".join(
+        f"{quote_ident(c.name)} IS NULL" if image[c.name] is None
+        else f"{quote_ident(c.name)} = {literal(c.type, image[c.name])}"
+        for c in cols
+    )
+
+
+def dml(change: RowChange) -> str:
+    t = change.table
+    if change.op is Op.INSERT:
+        assert change.after is not None
+        cols = ", ".join(quote_ident(c.name) for c in t.columns)
+        vals = ", ".join(literal(c.type, change.after[c.name]) for c in t.columns)
+        return f"INSERT INTO {qualified(t)} ({cols}) VALUES ({vals});"
+    if change.op is Op.UPDATE:
+        assert change.before is not None and change.after is not None
+        sets = ", ".join(
+            f"{quote_ident(c.name)} = {literal(c.type, change.after[c.name])}"
+            for c in t.columns if change.before[c.name] != change.after[c.name]
+        )
+        return f"UPDATE {qualified(t)} SET {sets} WHERE {_where(t, change.before)};"
+    assert change.before is not None
+    return f"DELETE FROM {qualified(t)} WHERE {_where(t, change.before)};"
+
+
+def transaction_sql(txn: Transaction) -> str:
+    body = "\n".join(dml(c) for c in txn.changes)
+    return f"-- commit_ts {txn.commit_ts}\nBEGIN;\n{body}\nCOMMIT;"
+
+
+def workload_sql(w: Workload, *, watermarks: bool = False) -> str:
+    out = [SESSION_PREAMBLE]
+    for e in w.events:
+        if isinstance(e, Ddl):
+            out.append(f"-- commit_ts {e.commit_ts}\n{e.sql}")
+        elif isinstance(e, Transaction):
+            out.append(transaction_sql(e))
+        elif isinstance(e, Watermark) and watermarks:
+            out.append(f"-- watermark {e.ts}")
+    return "\n".join(out) + "\n"

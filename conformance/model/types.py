@@ -1,0 +1,252 @@
+"""SQL types as TiDB / MySQL see them, with every parameter an encoder depends on.
+
+One `SqlType` describes a column type fully: its kind, signedness, length, precision and
+scale, fractional-seconds precision, ENUM/SET elements and character set. Encoders read
+these parameters; generators produce them; the SQL renderer prints them back as DDL.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Kind(enum.StrEnum):
+    """The MySQL type families the suite generates."""
+
+    BOOL = "BOOL"
+    TINYINT = "TINYINT"
+    SMALLINT = "SMALLINT"
+    MEDIUMINT = "MEDIUMINT"
+    INT = "INT"
+    BIGINT = "BIGINT"
+    FLOAT = "FLOAT"
+    DOUBLE = "DOUBLE"
+    DECIMAL = "DECIMAL"
+    BIT = "BIT"
+    CHAR = "CHAR"
+    VARCHAR = "VARCHAR"
+    TINYTEXT = "TINYTEXT"
+    TEXT = "TEXT"
+    MEDIUMTEXT = "MEDIUMTEXT"
+    LONGTEXT = "LONGTEXT"
+    BINARY = "BINARY"
+    VARBINARY = "VARBINARY"
+    TINYBLOB = "TINYBLOB"
+    BLOB = "BLOB"
+    MEDIUMBLOB = "MEDIUMBLOB"
+    LONGBLOB = "LONGBLOB"
+    DATE = "DATE"
+    DATETIME = "DATETIME"
+    TIMESTAMP = "TIMESTAMP"
+    TIME = "TIME"
+    YEAR = "YEAR"
+    JSON = "JSON"
+    ENUM = "ENUM"
+    SET = "SET"
+
+
+INTEGER_KINDS = frozenset({Kind.BOOL, Kind.TINYINT, Kind.SMALLINT, Kind.MEDIUMINT, Kind.INT, Kind.BIGINT})
+TEXT_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.TINYTEXT, Kind.TEXT, Kind.MEDIUMTEXT, Kind.LONGTEXT})
+BINARY_KINDS = frozenset(
+    {Kind.BINARY, Kind.VARBINARY, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB, Kind.LONGBLOB}
+)
+FSP_KINDS = frozenset({Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME})
+TEMPORAL_KINDS = frozenset({Kind.DATE, Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.YEAR})
+# Kinds whose length parameter is mandatory in DDL (CHAR/BINARY default to 1; we always print it).
+LENGTH_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.BINARY, Kind.VARBINARY, Kind.BIT})
+# MySQL refuses a literal DEFAULT on these (TiDB: "BLOB/TEXT/JSON column can't have a default value").
+NO_LITERAL_DEFAULT_KINDS = frozenset(
+    {Kind.TINYTEXT, Kind.TEXT, Kind.MEDIUMTEXT, Kind.LONGTEXT, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB,
+     Kind.LONGBLOB, Kind.JSON}
+)
+
+# Integer ranges: (signed lo, signed hi, unsigned hi). BOOL is TINYINT(1).
+_INT_BITS = {Kind.BOOL: 8, Kind.TINYINT: 8, Kind.SMALLINT: 16, Kind.MEDIUMINT: 24, Kind.INT: 32, Kind.BIGINT: 64}
+
+# Byte limits of the TEXT/BLOB families (L + length prefix).
+BLOB_MAX_BYTES = {
+    Kind.TINYTEXT: 255, Kind.TINYBLOB: 255,
+    Kind.TEXT: 65535, Kind.BLOB: 65535,
+    Kind.MEDIUMTEXT: 16777215, Kind.MEDIUMBLOB: 16777215,
+    Kind.LONGTEXT: 4294967295, Kind.LONGBLOB: 4294967295,
+}
+
+BINARY_CHARSET = "binary"
+DEFAULT_CHARSET = "utf8mb4"
+# Collations used when a charset is named without one (TiDB's defaults with new collations on).
+DEFAULT_COLLATIONS = {"utf8mb4": "utf8mb4_bin", "utf8": "utf8_bin", "ascii": "ascii_bin",
+                      "latin1": "latin1_bin", "binary": "binary"}
+
+
+class InvalidType(ValueError):
+    """A type whose parameters MySQL would reject."""
+
+
+@dataclass(frozen=True, slots=True)
+class SqlType:
+    """A column type with all its parameters.
+
+    * `length`: characters for CHAR/VARCHAR, bytes for BINARY/VARBINARY, bits (M) for BIT.
+    * `precision` / `scale`: DECIMAL(M, D); MySQL's `DECIMAL` alone means (10, 0).
+    * `fsp`: fractional seconds precision of DATETIME / TIMESTAMP / TIME (0..6).
+    * `elements`: ENUM / SET members in definition order.
+    * `charset` / `collation`: for text kinds; binary kinds are always charset `binary`.
+    """
+
+    kind: Kind
+    unsigned: bool = False
+    length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+    fsp: int = 0
+    elements: tuple[str, ...] = field(default=())
+    charset: str | None = None
+    collation: str | None = None
+
+    def __post_init__(self) -> None:
+        k = self.kind
+        if self.unsigned and not (k in INTEGER_KINDS or k in (Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL)):
+            raise InvalidType(f"{k} cannot be UNSIGNED")
+        if k is Kind.BOOL and self.unsigned:
+            raise InvalidType("BOOL cannot be UNSIGNED")
+        if k is Kind.DECIMAL:
+            p = 10 if self.precision is None else self.precision
+            s = 0 if self.scale is None else self.scale
+            if not (1 <= p <= 65 and 0 <= s <= 30 and s <= p):
+                raise InvalidType(f"DECIMAL({p},{s}) is out of range: need 1<=M<=65, 0<=D<=30, D<=M")
+            object.__setattr__(self, "precision", p)
+            object.__setattr__(self, "scale", s)
+        elif self.precision is not None or self.scale is not None:
+            raise InvalidType(f"{k} takes no precision/scale")
+        if k is Kind.BIT:
+            m = 1 if self.length is None else self.length
+            if not 1 <= m <= 64:
+                raise InvalidType(f"BIT({m}) is out of range 1..64")
+            object.__setattr__(self, "length", m)
+        elif k in (Kind.CHAR, Kind.BINARY):
+            n = 1 if self.length is None else self.length
+            if not 0 <= n <= 255:
+                raise InvalidType(f"{k}({n}) is out of range 0..255")
+            object.__setattr__(self, "length", n)
+        elif k in (Kind.VARCHAR, Kind.VARBINARY):
+            if self.length is None or not 0 <= self.length <= 65535:
+                raise InvalidType(f"{k} needs a length 0..65535, got {self.length}")
+        elif self.length is not None:
+            raise InvalidType(f"{k} takes no length")
+        if k in FSP_KINDS:
+            if not 0 <= self.fsp <= 6:
+                raise InvalidType(f"{k}({self.fsp}): fsp must be 0..6")
+        elif self.fsp:
+            raise InvalidType(f"{k} takes no fsp")
+        if k in (Kind.ENUM, Kind.SET):
+            if not self.elements:
+                raise InvalidType(f"{k} needs at least one element")
+            folded = [e.rstrip(" ").casefold() for e in self.elements]
+            if len(set(folded)) != len(folded):
+                raise InvalidType(f"{k} has duplicate elements {self.elements!r}")
+            if k is Kind.SET:
+                # MySQL also refuses commas in SET members; the generators never produce
+                # them, but the model keeps them (TiCDC's own tests build such types).
+                if len(self.elements) > 64:
+                    raise InvalidType("SET has at most 64 members")
+        elif self.elements:
+            raise InvalidType(f"{k} takes no elements")
+        if k in BINARY_KINDS:
+            object.__setattr__(self, "charset", BINARY_CHARSET)
+            object.__setattr__(self, "collation", BINARY_CHARSET)
+        elif k in TEXT_KINDS or k in (Kind.ENUM, Kind.SET):
+            cs = self.charset or DEFAULT_CHARSET
+            if cs == BINARY_CHARSET:
+                raise InvalidType(f"use the binary kinds instead of {k} CHARACTER SET binary")
+            object.__setattr__(self, "charset", cs)
+            object.__setattr__(self, "collation", self.collation or DEFAULT_COLLATIONS.get(cs, cs + "_bin"))
+        elif self.charset is not None:
+            raise InvalidType(f"{k} takes no charset")
+
+    # -- classification -------------------------------------------------------------------
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in INTEGER_KINDS
+
+    @property
+    def is_text(self) -> bool:
+        return self.kind in TEXT_KINDS
+
+    @property
+    def is_binary(self) -> bool:
+        """Charset `binary`: TiDB's BinaryFlag (BINARY/VARBINARY/BLOB family)."""
+        return self.kind in BINARY_KINDS
+
+    @property
+    def is_string_like(self) -> bool:
+        return self.kind in TEXT_KINDS or self.kind in BINARY_KINDS
+
+    def int_range(self) -> tuple[int, int]:
+        bits = _INT_BITS[self.kind]
+        if self.unsigned:
+            return 0, (1 << bits) - 1
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def max_chars(self) -> int:
+        """Upper bound on characters (text) or bytes (binary) a value may hold."""
+        if self.kind in (Kind.CHAR, Kind.VARCHAR, Kind.BINARY, Kind.VARBINARY):
+            assert self.length is not None
+            return self.length
+        return BLOB_MAX_BYTES[self.kind]
+
+    @property
+    def max_bytes_per_char(self) -> int:
+        return {"utf8mb4": 4, "utf8": 3, "ascii": 1, "latin1": 1, "binary": 1}.get(self.charset or "", 4)
+
+    # -- DDL ------------------------------------------------------------------------------
+
+    def sql(self) -> str:
+        """The type as it appears in CREATE TABLE."""
+        k = self.kind
+        if k is Kind.DECIMAL:
+            s = f"DECIMAL({self.precision},{self.scale})"
+        elif k in LENGTH_KINDS:
+            s = f"{k.value}({self.length})"
+        elif k in FSP_KINDS:
+            s = f"{k.value}({self.fsp})" if self.fsp else k.value
+        elif k in (Kind.ENUM, Kind.SET):
+            s = f"{k.value}(" + ",".join(quote_sql_string(e) for e in self.elements) + ")"
+        else:
+            s = k.value
+        if self.unsigned:
+            s += " UNSIGNED"
+        if k in TEXT_KINDS or k in (Kind.ENUM, Kind.SET):
+            if self.charset != DEFAULT_CHARSET or self.collation != DEFAULT_COLLATIONS[DEFAULT_CHARSET]:
+                s += f" CHARACTER SET {self.charset} COLLATE {self.collation}"
+        return s
+
+    def __str__(self) -> str:
+        return self.sql()
+
+
+def quote_sql_string(s: str) -> str:
+    """A MySQL single-quoted string literal (backslash escapes, as in default sql_mode)."""
+    out = ["'"]
+    for ch in s:
+        if ch == "'":
+            out.append("''")
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\0":
+            out.append("\\0")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\x1a":
+            out.append("\\Z")
+        else:
+            out.append(ch)
+    out.append("'")
+    return "".join(out)
+
+
+def quote_ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"

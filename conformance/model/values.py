@@ -1,0 +1,361 @@
+"""Canonical values: what a column holds, independent of any wire format.
+
+| kind                         | Python value                                    |
+|------------------------------|-------------------------------------------------|
+| integer kinds, YEAR, BIT     | `int`                                           |
+| FLOAT                        | `float` holding an exactly representable float32 |
+| DOUBLE                       | `float`                                         |
+| DECIMAL(M, D)                | `decimal.Decimal` with exactly D fraction digits |
+| CHAR/VARCHAR/TEXT family     | `str` (CHAR without trailing spaces: MySQL strips them on read) |
+| BINARY/VARBINARY/BLOB family | `bytes` (BINARY(n) zero-padded to n)            |
+| DATE                         | `Date`                                          |
+| DATETIME, TIMESTAMP          | `DateTime` (TIMESTAMP in UTC)                   |
+| TIME                         | `Time`                                          |
+| JSON                         | `Json`                                          |
+| ENUM                         | `str` (element name)                            |
+| SET                          | `tuple[str, ...]` members in definition order   |
+| NULL                         | `None`                                          |
+
+`Date`, `DateTime` and `Time` exist because MySQL allows values Python's `datetime` cannot hold
+(the zero date, TIME beyond 24 hours, negative TIME).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from .types import Kind, SqlType
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Date:
+    year: int
+    month: int
+    day: int
+
+    @property
+    def is_zero(self) -> bool:
+        return self.year == 0 and self.month == 0 and self.day == 0
+
+    def text(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}-{self.day:02d}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class DateTime:
+    year: int
+    month: int
+    day: int
+    hour: int = 0
+    minute: int = 0
+    second: int = 0
+    microsecond: int = 0
+
+    @property
+    def is_zero(self) -> bool:
+        return self.year == 0 and self.month == 0 and self.day == 0
+
+    def text(self, fsp: int) -> str:
+        """MySQL/TiDB text: `YYYY-MM-DD HH:MM:SS[.f]` with exactly `fsp` fraction digits."""
+        s = (f"{self.year:04d}-{self.month:02d}-{self.day:02d} "
+             f"{self.hour:02d}:{self.minute:02d}:{self.second:02d}")
+        if fsp:
+            s += "." + f"{self.microsecond:06d}"[:fsp]
+        return s
+
+    def to_python(self) -> _dt.datetime:
+        return _dt.datetime(self.year, self.month, self.day, self.hour, self.minute, self.second,
+                            self.microsecond, tzinfo=_dt.timezone.utc)
+
+    @classmethod
+    def from_python(cls, d: _dt.datetime) -> DateTime:
+        return cls(d.year, d.month, d.day, d.hour, d.minute, d.second, d.microsecond)
+
+    def in_zone(self, tz: _dt.tzinfo) -> DateTime:
+        """This UTC instant seen in `tz` (the zero value stays zero)."""
+        if self.is_zero:
+            return self
+        return DateTime.from_python(self.to_python().astimezone(tz))
+
+    def epoch_micros(self) -> int:
+        d = self.to_python() - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        return (d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Time:
+    negative: bool
+    hours: int
+    minutes: int
+    seconds: int
+    microsecond: int = 0
+
+    def text(self, fsp: int) -> str:
+        """`[-]HH:MM:SS[.f]`; hours have at least two digits and may exceed 24."""
+        s = ("-" if self.negative else "") + f"{self.hours:02d}:{self.minutes:02d}:{self.seconds:02d}"
+        if fsp:
+            s += "." + f"{self.microsecond:06d}"[:fsp]
+        return s
+
+    def total_micros(self) -> int:
+        m = ((self.hours * 60 + self.minutes) * 60 + self.seconds) * 1_000_000 + self.microsecond
+        return -m if self.negative else m
+
+
+JsonData: TypeAlias = Any  # None | bool | int | float | str | list[JsonData] | dict[str, JsonData]
+
+
+@dataclass(frozen=True, slots=True)
+class Json:
+    """A JSON document. `data` holds plain Python JSON data; compare through `text()`."""
+
+    data: JsonData
+
+    def text(self) -> str:
+        """TiDB's `BinaryJSON.String()`: MySQL spacing (`{"k": 1, "a": [1, 2]}`), keys sorted
+        by their UTF-8 bytes (TiDB orders object keys bytewise in its binary JSON)."""
+        return _json_text(self.data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Json) and self.text() == other.text()
+
+    def __hash__(self) -> int:
+        return hash(self.text())
+
+
+def _json_text(v: JsonData) -> str:
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return go_format_float(v, 64)
+    if isinstance(v, str):
+        return json_quote(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_json_text(x) for x in v) + "]"
+    if isinstance(v, dict):
+        keys = sorted(v, key=lambda k: k.encode("utf-8"))
+        return "{" + ", ".join(json_quote(k) + ": " + _json_text(v[k]) for k in keys) + "}"
+    raise TypeError(f"not JSON data: {v!r}")
+
+
+def json_quote(s: str) -> str:
+    """Quote a string the way TiDB's JSON printer does (no HTML escaping)."""
+    out = ['"']
+    for ch in s:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\b":
+            out.append("\\b")
+        elif ch == "\f":
+            out.append("\\f")
+        elif ord(ch) < 0x20:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+Value: TypeAlias = (
+    None | int | float | decimal.Decimal | str | bytes | Date | DateTime | Time | Json | tuple[str, ...]
+)
+Row: TypeAlias = dict[str, Value]
+
+
+# -- float32 -----------------------------------------------------------------------------
+
+FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
+FLOAT32_MIN_SUBNORMAL = struct.unpack("<f", b"\x01\x00\x00\x00")[0]
+
+
+def to_float32(x: float) -> float:
+    """Round a double to the nearest float32 (as a Python float)."""
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+
+def is_float32(x: float) -> bool:
+    return math.isfinite(x) and to_float32(x) == x
+
+
+def float32_shortest(x: float) -> str:
+    """Shortest decimal digits that round-trip through float32 (Go's FormatFloat(x,'g',-1,32))."""
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
+    for p in range(1, 10):
+        s = f"{x:.{p}g}"
+        try:
+            if to_float32(float(s)) == x:
+                return s
+        except OverflowError:  # rounded past FLOAT32_MAX
+            continue
+    return repr(x)
+
+
+def go_format_float(x: float, bits: int = 64, fmt: str = "json") -> str:
+    """Go's rendering of a float.
+
+    fmt="json": encoding/json (positional for 1e-6 <= |x| < 1e21, else exponent with the
+    `e-07` -> `e-7` clean-up). fmt="f": strconv.FormatFloat(x, 'f', -1, bits) (never exponent).
+    `bits=32` uses the shortest float32 digits.
+    """
+    if not math.isfinite(x):
+        raise ValueError(f"{x!r} has no JSON form")
+    digits = float32_shortest(x) if bits == 32 else repr(x)
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
+    d = decimal.Decimal(digits)
+    a = abs(x)
+    if fmt == "f" or (1e-6 <= a < 1e21):
+        s = format(d, "f")
+        if "." in s:
+            s = s.rstrip("0").rstrip(".")
+        return s
+    # Exponent form: mantissa with the shortest digits, exponent at least two digits in Go's
+    # strconv, then encoding/json strips a leading zero from negative two-digit exponents.
+    sign, dig, exp = d.as_tuple()
+    assert isinstance(exp, int)
+    ds = "".join(map(str, dig)).rstrip("0") or "0"
+    e = exp + len(dig) - 1
+    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+    es = f"e{'-' if e < 0 else '+'}{abs(e):02d}"
+    if es.startswith("e-0"):
+        es = "e-" + es[3:]
+    return ("-" if sign else "") + mant + es
+
+
+# -- DECIMAL -----------------------------------------------------------------------------
+
+# DECIMAL(65, 30) needs 65 significant digits; the default context keeps 28.
+DECIMAL_CONTEXT = decimal.Context(prec=200, Emax=999, Emin=-999)
+
+
+def decimal_from_unscaled(unscaled: int, scale: int) -> decimal.Decimal:
+    """unscaled * 10^-scale, exactly, with exponent -scale (no context rounding)."""
+    digits = tuple(int(c) for c in str(abs(unscaled)))
+    return decimal.Decimal((1 if unscaled < 0 else 0, digits, -scale))
+
+
+def decimal_text(v: decimal.Decimal, scale: int) -> str:
+    """TiDB's MyDecimal.String() for a DECIMAL(M, scale) value: exactly `scale` fraction
+    digits, a leading `0` before the point, never `-0`."""
+    q = v if v.as_tuple().exponent == -scale else DECIMAL_CONTEXT.quantize(v, decimal.Decimal((0, (1,), -scale)))
+    if q.is_zero():
+        q = q.copy_abs()
+    return format(q, "f")
+
+
+def decimal_unscaled(v: decimal.Decimal, scale: int) -> int:
+    """floor(v * 10^scale) as goavro computes it from a big.Rat."""
+    n = DECIMAL_CONTEXT.scaleb(v, scale)
+    return int(DECIMAL_CONTEXT.to_integral_value(n, rounding=decimal.ROUND_FLOOR))
+
+
+def twos_complement_min(n: int) -> bytes:
+    """Minimal big-endian two's complement (Java BigInteger.toByteArray; 0 -> 00, -128 -> 80)."""
+    length = 1
+    while not (-(1 << (8 * length - 1)) <= n < (1 << (8 * length - 1))):
+        length += 1
+    return n.to_bytes(length, "big", signed=True)
+
+
+def bit_bytes_min(v: int) -> bytes:
+    """BIT as TiDB's NewBinaryLiteralFromUint(v, -1): big-endian, leading zeros trimmed, 0 -> 00."""
+    if v == 0:
+        return b"\x00"
+    return v.to_bytes((v.bit_length() + 7) // 8, "big")
+
+
+def bit_bytes_padded(v: int, width_bits: int) -> bytes:
+    """BIT as TiDB stores a column value or default: big-endian, ceil(M/8) bytes."""
+    return v.to_bytes((width_bits + 7) // 8, "big")
+
+
+# -- SET / ENUM --------------------------------------------------------------------------
+
+def set_bitmask(t: SqlType, members: tuple[str, ...]) -> int:
+    idx = {e: i for i, e in enumerate(t.elements)}
+    mask = 0
+    for m in members:
+        mask |= 1 << idx[m]
+    return mask
+
+
+def enum_index(t: SqlType, name: str) -> int:
+    """1-based index (MySQL's internal ENUM value)."""
+    return t.elements.index(name) + 1
+
+
+def set_text(t: SqlType, members: tuple[str, ...]) -> str:
+    order = {e: i for i, e in enumerate(t.elements)}
+    return ",".join(sorted(members, key=order.__getitem__))
+
+
+# -- text forms --------------------------------------------------------------------------
+
+def mysql_text(t: SqlType, v: Value) -> str:
+    """The value as MySQL/TiDB prints it (`SELECT` output / TiDB `Datum.String()`).
+
+    Defined for every kind; binary values are decoded as latin-1 so that each byte maps to
+    one character (callers that need bytes use the value directly)."""
+    k = t.kind
+    if v is None:
+        raise ValueError("NULL has no text form")
+    if k is Kind.DECIMAL:
+        assert isinstance(v, decimal.Decimal) and t.scale is not None
+        return decimal_text(v, t.scale)
+    if k in (Kind.DATETIME, Kind.TIMESTAMP):
+        assert isinstance(v, DateTime)
+        return v.text(t.fsp)
+    if k is Kind.DATE:
+        assert isinstance(v, Date)
+        return v.text()
+    if k is Kind.TIME:
+        assert isinstance(v, Time)
+        return v.text(t.fsp)
+    if k is Kind.JSON:
+        assert isinstance(v, Json)
+        return v.text()
+    if k is Kind.SET:
+        assert isinstance(v, tuple)
+        return set_text(t, v)
+    if k is Kind.FLOAT:
+        assert isinstance(v, float)
+        return go_format_float(v, 32, "f")
+    if k is Kind.DOUBLE:
+        assert isinstance(v, float)
+        return go_format_float(v, 64, "f")
+    if k is Kind.YEAR:
+        assert isinstance(v, int)
+        return f"{v:04d}"
+    if isinstance(v, bytes):
+        return v.decode("latin-1")
+    return str(v)
+
+
+def values_equal(t: SqlType, a: Value, b: Value) -> bool:
+    """Equality that respects -0.0 vs 0.0 for floats (bit patterns), Decimal scale, etc."""
+    if a is None or b is None:
+        return a is b
+    if t.kind in (Kind.FLOAT, Kind.DOUBLE):
+        assert isinstance(a, float) and isinstance(b, float)
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    return a == b

@@ -1,0 +1,467 @@
+"""DML/DDL histories that stay consistent with their tables.
+
+`HistoryBuilder` keeps the state a database would: live rows by handle key, values taken in
+every unique index, the current version of each table, a TSO clock. Each step (create a
+table, insert, update, delete, add/drop a column, truncate, rename) draws its choices from a
+`Source` and appends a consistent event. The bulk sampler (`build_workload`) and hypothesis'
+`RuleBasedStateMachine` (`machine.py`) drive the same steps.
+"""
+
+from __future__ import annotations
+
+import decimal
+from dataclasses import dataclass, field
+
+from ..model.events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload, tso
+from ..model.sql import column_definition, create_table, qualified
+from ..model.table import (
+    DEFAULT_CURRENT_TIMESTAMP,
+    DEFAULT_NULL,
+    NO_DEFAULT,
+    Column,
+    Default,
+    DefaultKind,
+    Index,
+    Table,
+)
+from ..model.types import Kind, SqlType, quote_ident
+from ..model.values import Row, Value
+from .domains import ALL_KINDS, KEY_KINDS, default_allowed, sample_type, sample_value
+from .names import NamePool, column_name, database_name, kafka_mangle, table_name
+from .source import Source
+
+# 2026-01-01T00:00:00Z: TSOs stay realistic (physical part in milliseconds).
+EPOCH_MS = 1_767_225_600_000
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """Size and content knobs of a generated workload (inclusive ranges)."""
+
+    databases: tuple[int, int] = (1, 2)
+    tables: tuple[int, int] = (1, 3)
+    columns: tuple[int, int] = (1, 8)
+    transactions: tuple[int, int] = (1, 12)
+    changes_per_transaction: tuple[int, int] = (1, 4)
+    kinds: tuple[Kind, ...] = ALL_KINDS
+    key_kinds: tuple[Kind, ...] = KEY_KINDS
+    ddl_rate: float = 0.1
+    ddl_kinds: tuple[DdlKind, ...] = (DdlKind.ADD_COLUMN, DdlKind.DROP_COLUMN, DdlKind.TRUNCATE_TABLE)
+    watermark_rate: float = 0.3
+    edge_rate: float = 0.2
+    null_rate: float = 0.15
+    default_rate: float = 0.3
+    odd_name_rate: float = 0.25
+    max_rows_per_table: int = 40
+
+    def scaled(self, *, transactions: int | None = None, columns: int | None = None) -> Shape:
+        from dataclasses import replace
+
+        s = self
+        if transactions is not None:
+            s = replace(s, transactions=(transactions, transactions))
+        if columns is not None:
+            s = replace(s, columns=(columns, columns))
+        return s
+
+
+DEFAULT_SHAPE = Shape()
+
+
+def sql_equal(t: SqlType, a: Value, b: Value) -> bool:
+    """Whether SQL comparison sees the two values as equal (so an UPDATE is a no-op for the
+    column): numeric equality (-0.0 = 0.0), PAD SPACE for non-binary strings."""
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, str) and isinstance(b, str) and not t.is_binary:
+        return a.rstrip(" ") == b.rstrip(" ")
+    return a == b
+
+
+@dataclass(slots=True)
+class _TableState:
+    table: Table
+    rows: dict[tuple[object, ...], Row] = field(default_factory=dict)
+    # unique index name -> value tuples present (tuples with a NULL never conflict)
+    uniques: dict[str, set[tuple[object, ...]]] = field(default_factory=dict)
+
+
+class HistoryBuilder:
+    def __init__(self, src: Source, shape: Shape = DEFAULT_SHAPE, *, start_ms: int = EPOCH_MS) -> None:
+        self.src = src
+        self.shape = shape
+        self.events: list[Event] = []
+        self.names = NamePool()
+        self.topic_keys: set[str] = set()
+        self.databases: list[str] = []
+        self.tables: dict[int, _TableState] = {}  # by table_id
+        self._physical = start_ms
+        self._last_ts = 0
+        self._next_table_id = 100
+        # Uncommitted transaction state
+        self._pending: list[RowChange] = []
+        self._touched: set[tuple[int, tuple[object, ...]]] = set()
+        self._freed: list[tuple[_TableState, Row]] = []
+
+    # -- clock ----------------------------------------------------------------------------
+
+    def next_ts(self) -> int:
+        self._physical += self.src.integer(1, 50)
+        ts = tso(self._physical, self.src.integer(0, 3) if self.src.rare(0.2) else 0)
+        if ts <= self._last_ts:
+            ts = self._last_ts + 1
+        self._last_ts = ts
+        return ts
+
+    # -- DDL ------------------------------------------------------------------------------
+
+    def create_database(self) -> str:
+        name = database_name(self.names, self.src, odd_rate=self.shape.odd_name_rate)
+        self.databases.append(name)
+        self.events.append(Ddl(DdlKind.CREATE_DATABASE, self.next_ts(),
+                               f"CREATE DATABASE {quote_ident(name)};", database=name))
+        return name
+
+    def _table_name(self, db: str) -> str:
+        for _ in range(32):
+            name = table_name(self.names, self.src, odd_rate=self.shape.odd_name_rate)
+            key = kafka_mangle(f"{db}_{name}").casefold()
+            if key not in self.topic_keys:
+                self.topic_keys.add(key)
+                return name
+            self.names.release(name)
+        raise RuntimeError("could not find a table name with a distinct topic")
+
+    def _new_column(self, pool: NamePool, column_id: int, *, key: bool = False,
+                    for_add: bool = False) -> Column:
+        src, shape = self.src, self.shape
+        t = sample_type(src, shape.key_kinds if key else shape.kinds, key=key)
+        name = column_name(pool, src, odd_rate=shape.odd_name_rate)
+        if key:
+            nullable = False
+        elif for_add:
+            # NOT NULL only where a constant default can fill the existing rows (see _default).
+            nullable = not (src.rare(0.3) and default_allowed(t) and t.kind is not Kind.DECIMAL)
+        else:
+            nullable = src.boolean()
+        default = self._default(t, nullable, required=for_add and not nullable, key=key)
+        return Column(name, t, nullable, default, column_id)
+
+    def _default(self, t: SqlType, nullable: bool, *, required: bool, key: bool) -> Default:
+        src = self.src
+        literal_ok = default_allowed(t) and not (required and t.kind is Kind.DECIMAL)
+        if required:
+            # ADD COLUMN ... NOT NULL needs a constant default: existing rows take it. (A
+            # DECIMAL would lose its default in TiCDC Avro's precise mode, making the
+            # schema change backward-incompatible, which TiCDC reports as an error by design.)
+            assert literal_ok
+            return Default(DefaultKind.VALUE, sample_value(src, t, edge_rate=self.shape.edge_rate))
+        if not src.rare(self.shape.default_rate) or key:
+            return NO_DEFAULT
+        if t.kind in (Kind.DATETIME, Kind.TIMESTAMP) and t.fsp == 0 and src.rare(0.3) and not required:
+            return DEFAULT_CURRENT_TIMESTAMP
+        if nullable and (not literal_ok or src.boolean()):
+            return DEFAULT_NULL
+        if not literal_ok:
+            return NO_DEFAULT
+        return Default(DefaultKind.VALUE, sample_value(src, t, edge_rate=self.shape.edge_rate))
+
+    def create_table(self, db: str | None = None) -> Table:
+        src, shape = self.src, self.shape
+        db = db if db is not None else src.choice(self.databases)
+        name = self._table_name(db)
+        pool = NamePool()
+        n_key = 1 if not src.rare(0.25) else 2
+        n_cols = max(n_key, src.integer(*shape.columns))
+        cols = [self._new_column(pool, i + 1, key=i < n_key) for i in range(n_cols)]
+        key_names = tuple(c.name for c in cols[:n_key])
+        # Key columns need not come first: shuffle ordinal positions, keep IDs.
+        if len(cols) > 1 and src.boolean():
+            i = src.integer(0, len(cols) - 1)
+            cols.append(cols.pop(i))
+        indexes: list[Index] = []
+        if src.rare(0.75):
+            indexes.append(Index("PRIMARY", key_names, primary=True, index_id=1))
+        else:
+            indexes.append(Index(f"uk_{len(indexes) + 1}", key_names, unique=True, index_id=1))
+        others = [c for c in cols if c.name not in key_names and c.type.kind in shape.key_kinds]
+        if others and src.rare(0.25):
+            c = src.choice(others)
+            indexes.append(Index(f"uk_{c.name}"[:64], (c.name,), unique=True, index_id=2))
+        if others and src.rare(0.15):
+            c = src.choice(others)
+            indexes.append(Index(f"ix_{c.name}"[:64], (c.name,), index_id=3))
+        table = Table(db, name, tuple(cols), tuple(indexes), table_id=self._alloc_table_id(),
+                      version=0)
+        ts = self.next_ts()
+        table = table.evolve(version=ts)
+        self.tables[table.table_id] = _TableState(table, uniques={ix.name: set() for ix in indexes if ix.is_unique})
+        self.events.append(Ddl(DdlKind.CREATE_TABLE, ts, create_table(table), table, None, db))
+        return table
+
+    def _alloc_table_id(self) -> int:
+        self._next_table_id += self.src.integer(1, 3)
+        return self._next_table_id
+
+    def _replace_table(self, state: _TableState, new: Table, kind: DdlKind, sql: str, ts: int) -> None:
+        old = state.table
+        if new.table_id != old.table_id:
+            del self.tables[old.table_id]
+            self.tables[new.table_id] = state
+        state.table = new
+        self.events.append(Ddl(kind, ts, sql, new, old, new.database))
+
+    def add_column(self, state: _TableState) -> bool:
+        t = state.table
+        pool = NamePool()
+        for c in t.columns:
+            pool.take(c.name)
+        col = self._new_column(pool, t.next_column_id(), for_add=True)
+        cols = list(t.columns)
+        pos = "" if not self.src.rare(0.3) else self.src.choice(("FIRST", "AFTER"))
+        if pos == "FIRST":
+            cols.insert(0, col)
+        elif pos == "AFTER":
+            after = self.src.choice(t.columns)
+            cols.insert(cols.index(after) + 1, col)
+            pos = f"AFTER {quote_ident(after.name)}"
+        else:
+            cols.append(col)
+        ts = self.next_ts()
+        fill = col.default.value if col.default.kind is DefaultKind.VALUE else None
+        for row in state.rows.values():
+            row[col.name] = fill
+        sql = f"ALTER TABLE {qualified(t)} ADD COLUMN {column_definition(col)}{' ' + pos if pos else ''};"
+        self._replace_table(state, t.with_columns(cols, version=ts), DdlKind.ADD_COLUMN, sql, ts)
+        return True
+
+    def drop_column(self, state: _TableState) -> bool:
+        t = state.table
+        indexed = {c for ix in t.indexes for c in ix.columns}
+        candidates = [c for c in t.columns if c.name not in indexed]
+        if not candidates or len(t.columns) < 2:
+            return False
+        col = self.src.choice(candidates)
+        ts = self.next_ts()
+        for row in state.rows.values():
+            del row[col.name]
+        sql = f"ALTER TABLE {qualified(t)} DROP COLUMN {quote_ident(col.name)};"
+        new = t.with_columns([c for c in t.columns if c.name != col.name], version=ts)
+        self._replace_table(state, new, DdlKind.DROP_COLUMN, sql, ts)
+        return True
+
+    def truncate_table(self, state: _TableState) -> bool:
+        t = state.table
+        ts = self.next_ts()
+        state.rows.clear()
+        for s in state.uniques.values():
+            s.clear()
+        new = t.evolve(table_id=self._alloc_table_id(), version=ts)
+        self._replace_table(state, new, DdlKind.TRUNCATE_TABLE, f"TRUNCATE TABLE {qualified(t)};", ts)
+        return True
+
+    def rename_table(self, state: _TableState) -> bool:
+        t = state.table
+        name = self._table_name(t.database)
+        # TiDB keeps UpdateTS on RENAME? No: every DDL bumps the schema version; TiCDC's
+        # consumers key schemas by (database, table, version), so a rename gets a new version.
+        ts = self.next_ts()
+        new = t.evolve(name=name, version=ts)
+        sql = f"RENAME TABLE {qualified(t)} TO {qualified(new)};"
+        self._replace_table(state, new, DdlKind.RENAME_TABLE, sql, ts)
+        return True
+
+    def random_ddl(self) -> bool:
+        if not self.tables or not self.shape.ddl_kinds or self._pending:
+            return False
+        state = self.src.choice(list(self.tables.values()))
+        kind = self.src.choice(self.shape.ddl_kinds)
+        return {
+            DdlKind.ADD_COLUMN: self.add_column,
+            DdlKind.DROP_COLUMN: self.drop_column,
+            DdlKind.TRUNCATE_TABLE: self.truncate_table,
+            DdlKind.RENAME_TABLE: self.rename_table,
+        }[kind](state)
+
+    # -- DML ------------------------------------------------------------------------------
+
+    def _key(self, t: Table, row: Row) -> tuple[object, ...]:
+        return tuple(row[c.name] for c in t.handle_key_columns())
+
+    def _unique_tuples(self, t: Table, row: Row) -> dict[str, tuple[object, ...] | None]:
+        out: dict[str, tuple[object, ...] | None] = {}
+        for ix in t.unique_indexes():
+            vals = tuple(_uniq_norm(t.column(c).type, row[c]) for c in ix.columns)
+            out[ix.name] = None if any(v is None for v in vals) else vals
+        return out
+
+    def _fits(self, state: _TableState, row: Row, ignore: Row | None = None) -> bool:
+        mine = self._unique_tuples(state.table, row)
+        theirs = self._unique_tuples(state.table, ignore) if ignore is not None else {}
+        for name, tup in mine.items():
+            if tup is None or theirs.get(name) == tup:
+                continue
+            if tup in state.uniques[name]:
+                return False
+        return True
+
+    def _claim(self, state: _TableState, row: Row) -> None:
+        for name, tup in self._unique_tuples(state.table, row).items():
+            if tup is not None:
+                state.uniques[name].add(tup)
+
+    def _new_row(self, t: Table) -> Row:
+        src, shape = self.src, self.shape
+        key_cols = t.unique_key_column_names()
+        handle = {c.name for c in t.handle_key_columns()}
+        row: Row = {}
+        for c in t.columns:
+            if c.nullable and c.name not in handle and src.rare(shape.null_rate):
+                row[c.name] = None
+            else:
+                row[c.name] = sample_value(src, c.type, edge_rate=shape.edge_rate, key=c.name in key_cols)
+        return row
+
+    def insert(self, state: _TableState) -> bool:
+        t = state.table
+        if len(state.rows) >= self.shape.max_rows_per_table:
+            return False
+        for _ in range(8):
+            row = self._new_row(t)
+            k = self._key(t, row)
+            if k not in state.rows and (t.table_id, k) not in self._touched and self._fits(state, row):
+                break
+        else:
+            return False
+        state.rows[k] = row
+        self._claim(state, row)
+        self._touched.add((t.table_id, k))
+        self._pending.append(RowChange(Op.INSERT, t, None, dict(row)))
+        return True
+
+    def _pick_row(self, state: _TableState) -> tuple[tuple[object, ...], Row] | None:
+        t = state.table
+        keys = [k for k in state.rows if (t.table_id, k) not in self._touched]
+        if not keys:
+            return None
+        k = self.src.choice(keys)
+        return k, state.rows[k]
+
+    def update(self, state: _TableState) -> bool:
+        picked = self._pick_row(state)
+        if picked is None:
+            return False
+        old_key, old = picked
+        t = state.table
+        src = self.src
+        key_cols = t.unique_key_column_names()
+        handle = {c.name for c in t.handle_key_columns()}
+        changeable = [c for c in t.columns if c.name not in key_cols]
+        # Mostly plain updates; sometimes (or when nothing else can change) key columns too,
+        # which TiCDC splits into a delete and an insert.
+        candidates = list(t.columns) if (src.rare(0.15) or not changeable) else changeable
+        for _ in range(8):
+            new = dict(old)
+            cols = [c for c in candidates if src.boolean()] or [src.choice(candidates)]
+            for c in cols:
+                if c.nullable and c.name not in handle and src.rare(self.shape.null_rate):
+                    v: Value = None
+                else:
+                    v = sample_value(src, c.type, edge_rate=self.shape.edge_rate, key=c.name in key_cols)
+                # An assignment SQL sees as "unchanged" keeps the stored value as it was.
+                new[c.name] = old[c.name] if sql_equal(c.type, old[c.name], v) else v
+            if any(new[c.name] is not old[c.name] for c in t.columns):
+                new_key = self._key(t, new)
+                if new_key == old_key or (new_key not in state.rows and (t.table_id, new_key) not in self._touched):
+                    if self._fits(state, new, ignore=old):
+                        break
+        else:
+            return False
+        del state.rows[old_key]
+        state.rows[new_key] = new
+        self._freed.append((state, old))
+        self._claim(state, new)
+        self._touched.update({(t.table_id, old_key), (t.table_id, new_key)})
+        self._pending.append(RowChange(Op.UPDATE, t, dict(old), dict(new)))
+        return True
+
+    def delete(self, state: _TableState) -> bool:
+        picked = self._pick_row(state)
+        if picked is None:
+            return False
+        k, old = picked
+        del state.rows[k]
+        self._freed.append((state, old))
+        self._touched.add((state.table.table_id, k))
+        self._pending.append(RowChange(Op.DELETE, state.table, dict(old), None))
+        return True
+
+    def random_change(self) -> bool:
+        if not self.tables:
+            return False
+        state = self.src.choice(list(self.tables.values()))
+        if not state.rows:
+            return self.insert(state)
+        op = self.src.integer(0, 9)
+        if op < 5:
+            return self.insert(state) or self.update(state)
+        if op < 8:
+            return self.update(state)
+        return self.delete(state)
+
+    def commit(self) -> Transaction | None:
+        """Commit the pending changes as one transaction (None if there are none)."""
+        if not self._pending:
+            return None
+        txn = Transaction(self.next_ts(), tuple(self._pending))
+        # Unique values freed by this transaction's updates/deletes become available now,
+        # unless a live row still holds them.
+        for state, old in self._freed:
+            live = [self._unique_tuples(state.table, r) for r in state.rows.values()]
+            for name, tup in self._unique_tuples(state.table, old).items():
+                if tup is not None and all(l.get(name) != tup for l in live):
+                    state.uniques[name].discard(tup)
+        self._pending, self._touched, self._freed = [], set(), []
+        self.events.append(txn)
+        return txn
+
+    def transaction(self) -> Transaction | None:
+        n = self.src.integer(*self.shape.changes_per_transaction)
+        for _ in range(n):
+            self.random_change()
+        return self.commit()
+
+    def watermark(self) -> None:
+        if self._last_ts:
+            self.events.append(Watermark(self._last_ts))
+
+    # -- whole workloads --------------------------------------------------------------------
+
+    def build(self, *, seed: int | str | None = None, shard: int | None = None) -> Workload:
+        src, shape = self.src, self.shape
+        for _ in range(src.integer(*shape.databases)):
+            self.create_database()
+        for _ in range(src.integer(*shape.tables)):
+            self.create_table()
+        for _ in range(src.integer(*shape.transactions)):
+            if src.rare(shape.ddl_rate):
+                self.random_ddl()
+            self.transaction()
+            if src.rare(shape.watermark_rate):
+                self.watermark()
+        self.watermark()
+        return Workload(tuple(self.events), seed, shard)
+
+
+def _uniq_norm(t: SqlType, v: Value) -> object:
+    """Value as a unique index compares it (PAD SPACE strings; exact Decimal values)."""
+    if isinstance(v, str) and not t.is_binary:
+        return v.rstrip(" ")
+    if isinstance(v, decimal.Decimal):
+        return v.normalize()
+    return v
+
+
+def build_workload(src: Source, shape: Shape = DEFAULT_SHAPE, *, seed: int | str | None = None,
+                   shard: int | None = None) -> Workload:
+    return HistoryBuilder(src, shape).build(seed=seed, shard=shard)

@@ -1,0 +1,86 @@
+"""Identifiers: database, table and column names, including ones Avro and Kafka forbid.
+
+Names with `-`, `.`, a leading digit, spaces or non-ASCII letters make encoders sanitise them.
+Within one workload names stay distinct under every mangling a protocol applies (MySQL's
+case-insensitive comparison, Avro's `[A-Za-z_][A-Za-z0-9_]*` rule, Kafka's topic alphabet with
+`.` and `_` colliding): real encoders cannot tell such names apart either, and a workload that
+collides would test the collision, not the encoder.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .source import Source
+
+_PLAIN_COLUMNS = ("id", "c1", "name", "price", "qty", "flag", "data", "note", "k", "v", "amount",
+                  "created_at", "Total", "mixedCase", "UPPER")
+_ODD_COLUMNS = ("my-col", "a.b", "1st", "2nd_col", "名前", "colonne_é", "col with space", "ümlaut",
+                "$dollar", "x-1.y", "😀emoji", "9", "-lead", "日本", "dot.", "Ω")
+_PLAIN_TABLES = ("t", "orders", "users", "events", "items", "Accounts")
+_ODD_TABLES = ("t-1", "my.table", "1t", "表", "tbl_ü", "line items", "9lives", "a-b.c")
+_PLAIN_DATABASES = ("test", "db1", "shop")
+_ODD_DATABASES = ("shop-prod", "2db", "数据库", "ümlaut_db", "my.db")
+
+_AVRO_BAD = re.compile(r"[^A-Za-z0-9_]")
+_KAFKA_BAD = re.compile(r"[^A-Za-z0-9._\-]")
+
+
+def avro_mangle(name: str) -> str:
+    """The strictest Avro-name mangling a protocol applies (TiCDC's SanitizeName)."""
+    if not name:
+        return name
+    first = name[0]
+    head = first if (first.isascii() and (first.isalpha() or first == "_")) else (
+        "_" + first if first.isascii() and first.isdigit() else "_")
+    return head + _AVRO_BAD.sub("_", name[1:])
+
+
+def kafka_mangle(name: str) -> str:
+    """Kafka's topic alphabet, with `.` folded onto `_` (Kafka refuses topics that collide so)."""
+    return _KAFKA_BAD.sub("_", name).replace(".", "_")
+
+
+class NamePool:
+    """Hands out names that stay distinct under every mangling."""
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+
+    def _keys(self, name: str) -> tuple[str, ...]:
+        return ("ci:" + name.casefold(), "avro:" + avro_mangle(name).casefold(),
+                "kafka:" + kafka_mangle(name).casefold())
+
+    def taken(self, name: str) -> bool:
+        return any(k in self._taken for k in self._keys(name))
+
+    def take(self, name: str) -> None:
+        self._taken.update(self._keys(name))
+
+    def release(self, name: str) -> None:
+        self._taken.difference_update(self._keys(name))
+
+    def draw(self, src: Source, plain: tuple[str, ...], odd: tuple[str, ...], *, odd_rate: float,
+             reserved_prefixes: tuple[str, ...] = ()) -> str:
+        for attempt in range(64):
+            base = src.choice(odd) if src.rare(odd_rate) else src.choice(plain)
+            name = base if attempt == 0 and not src.rare(0.2) else f"{base}{src.integer(1, 99)}"
+            if attempt > 32:
+                name = f"{base}_{attempt}"
+            if len(name) <= 64 and not self.taken(name) and not name.startswith(reserved_prefixes):
+                self.take(name)
+                return name
+        raise RuntimeError("name pool exhausted")  # unreachable in practice: suffixes are plenty
+
+
+def column_name(pool: NamePool, src: Source, *, odd_rate: float = 0.25) -> str:
+    # `_tidb_*` names would collide with TiCDC's extension fields.
+    return pool.draw(src, _PLAIN_COLUMNS, _ODD_COLUMNS, odd_rate=odd_rate, reserved_prefixes=("_tidb", "_ticdc"))
+
+
+def table_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3) -> str:
+    return pool.draw(src, _PLAIN_TABLES, _ODD_TABLES, odd_rate=odd_rate)
+
+
+def database_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3) -> str:
+    return pool.draw(src, _PLAIN_DATABASES, _ODD_DATABASES, odd_rate=odd_rate)
