@@ -1,0 +1,1 @@
+"""Infrastructure the suite runs against: Schema Registry (embedded, remote or dumped), URL hygiene."""
