@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, Self
 
 import avro.compatibility
 import avro.errors
@@ -72,13 +72,14 @@ __all__ = [
     "IncompatibleSchema",
     "InvalidSchema",
     "ParsedSchema",
+    "RegisteredSchema",
     "Registry",
     "RegistryClient",
     "RegistryError",
     "RegistryResponse",
     "RegistryUnavailable",
-    "RegisteredSchema",
     "SchemaNotFound",
+    "SchemaTextError",
     "SubjectNotFound",
     "Unauthorized",
     "VersionNotFound",
@@ -86,13 +87,16 @@ __all__ = [
     "normalize_compatibility",
     "open_registry",
     "parse_schema",
+    "schema_key",
     "serve",
 ]
 
 #: Content type of every answer, as Confluent sends it.
 CONTENT_TYPE: Final = "application/vnd.schemaregistry.v1+json"
 #: The Accept header TiCDC (and the Confluent clients) send.
-ACCEPT: Final = "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"
+ACCEPT: Final = (
+    "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"
+)
 
 COMPATIBILITY_LEVELS: Final[tuple[str, ...]] = (
     "NONE",
@@ -243,8 +247,7 @@ _HINTS: Final[Mapping[type[RegistryError], str]] = {
     IncompatibleSchema: "Change the schema, or the subject's compatibility level (PUT /config/{subject}).",
     InvalidSchema: "Fix the schema: it must be a valid Avro schema, sent as a JSON string.",
     Unauthorized: (
-        "Pass credentials in the URL as http://user:password@host:port "
-        "(percent-encode special characters)."
+        "Pass credentials in the URL as http://user:password@host:port (percent-encode special characters)."
     ),
 }
 
@@ -280,12 +283,15 @@ def parse_schema(text: str) -> ParsedSchema:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SchemaTextError(f"the schema is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        raise SchemaTextError(
+            f"the schema is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
     with _PARSE_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore", avro.errors.IgnoredLogicalType)
         try:
             parsed = avro.schema.parse(text)
-        except Exception as exc:  # avro raises many types (and TypeError/KeyError on odd shapes)
+        # avro raises many exception types, and TypeError/KeyError on oddly shaped JSON.
+        except Exception as exc:  # noqa: BLE001
             reason = str(exc) or type(exc).__name__
             raise SchemaTextError(f"the schema is not valid Avro ({reason})") from None
     return ParsedSchema(text=text, key=schema_key(obj), avro=parsed)
@@ -301,13 +307,18 @@ def normalize_compatibility(level: str) -> str:
 
 _DESCRIPTIONS: Final[Mapping[str, str]] = {
     "READER_FIELD_MISSING_DEFAULT_VALUE": (
-        "The field '{info}' at path '{loc}' in the {reader} has no default value and is missing in the {writer}"
+        "The field '{info}' at path '{loc}' in the {reader} has no default value "
+        "and is missing in the {writer}"
     ),
     "TYPE_MISMATCH": "The type (path '{loc}') of a field in the {reader} does not match with the {writer}",
     "NAME_MISMATCH": "The name of the schema has changed (path '{loc}')",
     "MISSING_ENUM_SYMBOLS": "The {reader} is missing enum symbols '{info}' at path '{loc}' in the {writer}",
-    "MISSING_UNION_BRANCH": "The {reader} is missing a type inside a union field at path '{loc}' in the {writer}",
-    "FIXED_SIZE_MISMATCH": "The size of FIXED type field at path '{loc}' in the {reader} does not match with the {writer}",
+    "MISSING_UNION_BRANCH": (
+        "The {reader} is missing a type inside a union field at path '{loc}' in the {writer}"
+    ),
+    "FIXED_SIZE_MISMATCH": (
+        "The size of FIXED type field at path '{loc}' in the {reader} does not match with the {writer}"
+    ),
 }
 
 
@@ -323,10 +334,14 @@ def _pair_messages(reader: avro.schema.Schema, writer: avro.schema.Schema, reade
     result = checker.get_compatibility(reader=reader, writer=writer)
     if result.compatibility is not avro.compatibility.SchemaCompatibilityType.incompatible:
         return []
-    roles = {"reader": "new schema", "writer": "old schema"} if reader_is_new else {
-        "reader": "old schema",
-        "writer": "new schema",
-    }
+    roles = (
+        {"reader": "new schema", "writer": "old schema"}
+        if reader_is_new
+        else {
+            "reader": "old schema",
+            "writer": "new schema",
+        }
+    )
     kinds = [i.name.upper() for i in result.incompatibilities]
     infos = sorted(result.messages)
     locs = sorted(result.locations)
@@ -335,7 +350,9 @@ def _pair_messages(reader: avro.schema.Schema, writer: avro.schema.Schema, reade
         # One problem: message and location belong to it (the sets hold one element each).
         info, loc = (infos[0] if infos else ""), (locs[0] if locs else "/")
         desc = _DESCRIPTIONS.get(kinds[0], "{info}").format(info=info, loc=loc, **roles)
-        entries.append(f"{{errorType:'{kinds[0]}', description:'{_quote(desc)}', additionalInfo:'{_quote(info)}'}}")
+        entries.append(
+            f"{{errorType:'{kinds[0]}', description:'{_quote(desc)}', additionalInfo:'{_quote(info)}'}}"
+        )
     else:
         # avro merges messages/locations into sets, so they cannot be paired with each kind.
         loc_text = ", ".join(locs)
@@ -464,7 +481,9 @@ def _json_body(body: bytes) -> dict[str, Any]:
     try:
         obj = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError:
-        raise _ApiError(400, "The request body is not UTF-8 text; send JSON such as {\"schema\": \"...\"}") from None
+        raise _ApiError(
+            400, 'The request body is not UTF-8 text; send JSON such as {"schema": "..."}'
+        ) from None
     except json.JSONDecodeError as exc:
         raise _ApiError(
             400,
@@ -525,7 +544,9 @@ class _Server(ThreadingHTTPServer):
         self._connections_lock = threading.Lock()
         super().__init__(address, _Handler)
 
-    def process_request(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
+    def process_request(
+        self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any
+    ) -> None:
         if isinstance(request, socket.socket):
             with self._connections_lock:
                 self._connections.add(request)
@@ -722,8 +743,9 @@ class EmbeddedSchemaRegistry:
             if thread is not None:
                 thread.join(timeout=10)
 
-    def __enter__(self) -> EmbeddedSchemaRegistry:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -738,7 +760,9 @@ class EmbeddedSchemaRegistry:
     def url(self) -> str:
         """``http://host:port`` (no credentials). Available once started; kept after stop."""
         if self._url is None:
-            raise RuntimeError("The embedded Schema Registry has no URL yet: call start() or use it in a with block.")
+            raise RuntimeError(
+                "The embedded Schema Registry has no URL yet: call start() or use it in a with block."
+            )
         return self._url
 
     def __repr__(self) -> str:
@@ -803,7 +827,7 @@ class EmbeddedSchemaRegistry:
             return self._route(method.upper(), target, body)
         except _ApiError as exc:
             return _error_response(exc)
-        except Exception:  # a bug here must not kill the connection; record it for the tests
+        except Exception:  # noqa: BLE001 - a bug must not kill the connection; recorded for the tests
             with self._lock:
                 self._internal_errors.append(traceback.format_exc())
             return _error_response(_ApiError(50001, "Internal error in the embedded Schema Registry"))
@@ -884,7 +908,9 @@ class EmbeddedSchemaRegistry:
                 return _json_response(200, self._config(method, subject, body, query))
             case ["compatibility", "subjects", subject, "versions"]:
                 only("POST")
-                return _json_response(200, self._test_compatibility(subject, None, body, _flag(query, "verbose")))
+                return _json_response(
+                    200, self._test_compatibility(subject, None, body, _flag(query, "verbose"))
+                )
             case ["compatibility", "subjects", subject, "versions", raw_version]:
                 only("POST")
                 return _json_response(
@@ -990,7 +1016,12 @@ class EmbeddedSchemaRegistry:
     def _get_version(self, subject: str, raw_version: str, include_deleted: bool) -> dict[str, Any]:
         with self._lock:
             v = self._find_version(subject, raw_version, include_deleted)
-            return {"subject": subject, "version": v.version, "id": v.schema_id, "schema": self._schemas[v.schema_id].text}
+            return {
+                "subject": subject,
+                "version": v.version,
+                "id": v.schema_id,
+                "schema": self._schemas[v.schema_id].text,
+            }
 
     def _register(self, subject: str, body: bytes) -> int:
         text = _schema_from_request(_json_body(body))
@@ -1006,7 +1037,8 @@ class EmbeddedSchemaRegistry:
             if not result.compatible:
                 raise _ApiError(
                     409,
-                    f'Schema being registered is incompatible with an earlier schema for subject "{subject}", '
+                    "Schema being registered is incompatible with an earlier schema "
+                    f'for subject "{subject}", '
                     f"details: [{', '.join(result.messages)}]",
                 )
             schema_id = self._ids_by_key.get(parsed.key)
@@ -1032,7 +1064,12 @@ class EmbeddedSchemaRegistry:
             for v in reversed(visible):
                 stored = self._schemas[v.schema_id]
                 if stored.key == parsed.key:
-                    return {"subject": subject, "version": v.version, "id": v.schema_id, "schema": stored.text}
+                    return {
+                        "subject": subject,
+                        "version": v.version,
+                        "id": v.schema_id,
+                        "schema": stored.text,
+                    }
         raise _ApiError(40403, "Schema not found")
 
     def _delete_subject(self, subject: str, permanent: bool) -> list[int]:
@@ -1049,7 +1086,9 @@ class EmbeddedSchemaRegistry:
                 del self._subjects[subject]
                 return [v.version for v in versions]
             if not live:
-                raise _ApiError(40404, f"Subject '{subject}' was soft deleted.Set permanent=true to delete permanently")
+                raise _ApiError(
+                    40404, f"Subject '{subject}' was soft deleted.Set permanent=true to delete permanently"
+                )
             self._subjects[subject] = [replace(v, deleted=True) for v in versions]
             # Confluent drops the subject-level configuration with the subject.
             self._subject_levels.pop(subject, None)
@@ -1074,7 +1113,8 @@ class EmbeddedSchemaRegistry:
                 if not target.deleted:
                     raise _ApiError(
                         40407,
-                        f"Subject '{subject}' Version {number} was not deleted first before being permanently deleted",
+                        f"Subject '{subject}' Version {number} was not deleted first "
+                        "before being permanently deleted",
                     )
                 del versions[index]
                 if not versions:
@@ -1083,12 +1123,15 @@ class EmbeddedSchemaRegistry:
                 if target.deleted:
                     raise _ApiError(
                         40406,
-                        f"Subject '{subject}' Version {number} was soft deleted.Set permanent=true to delete permanently",
+                        f"Subject '{subject}' Version {number} was soft deleted."
+                        "Set permanent=true to delete permanently",
                     )
                 versions[index] = replace(target, deleted=True)
             return number
 
-    def _config(self, method: str, subject: str | None, body: bytes, query: Mapping[str, str]) -> dict[str, str]:
+    def _config(
+        self, method: str, subject: str | None, body: bytes, query: Mapping[str, str]
+    ) -> dict[str, str]:
         if method == "GET":
             with self._lock:
                 if subject is None:
@@ -1097,7 +1140,9 @@ class EmbeddedSchemaRegistry:
                     return {"compatibilityLevel": self._subject_levels[subject]}
                 if _flag(query, "defaultToGlobal"):
                     return {"compatibilityLevel": self._global_level}
-            raise _ApiError(40408, f"Subject '{subject}' does not have subject-level compatibility configured")
+            raise _ApiError(
+                40408, f"Subject '{subject}' does not have subject-level compatibility configured"
+            )
         if method == "PUT":
             obj = _json_body(body)
             raw = obj.get("compatibility", obj.get("compatibilityLevel"))
@@ -1184,7 +1229,8 @@ class RegistryClient:
             port = parts.port
         except ValueError:
             raise ValueError(
-                f"The registry URL {self.url} is malformed (bad host or port). Use http(s)://[user:password@]host:port "
+                f"The registry URL {self.url} is malformed (bad host or port). "
+                "Use http(s)://[user:password@]host:port "
                 "and percent-encode special characters in the credentials."
             ) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -1211,7 +1257,7 @@ class RegistryClient:
     def __repr__(self) -> str:
         return f"RegistryClient({self.url!r})"
 
-    def __enter__(self) -> RegistryClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -1286,7 +1332,12 @@ class RegistryClient:
                 conn.request(method, target, body=payload, headers=headers)
                 response = conn.getresponse()
                 data = response.read()
-            except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, http.client.BadStatusLine) as exc:
+            except (
+                ConnectionResetError,
+                ConnectionAbortedError,
+                BrokenPipeError,
+                http.client.BadStatusLine,
+            ) as exc:
                 conn.close()
                 # A kept-alive connection may have been closed by the server while idle:
                 # retry once on a fresh one (registration is idempotent, so POST is safe too).
@@ -1389,13 +1440,15 @@ class RegistryClient:
         answer = self._call("GET", f"/schemas/ids/{schema_id}")
         text = answer.get("schema") if isinstance(answer, dict) else None
         if not isinstance(text, str):
-            raise RegistryError(f"Schema Registry at {self.url} answered schema {schema_id} without a schema text.")
+            raise RegistryError(
+                f"Schema Registry at {self.url} answered schema {schema_id} without a schema text."
+            )
         with self._cache_lock:
             self._schemas[schema_id] = text
         return text
 
     def subjects_for_id(self, schema_id: int) -> list[tuple[str, int]]:
-        """``(subject, version)`` pairs that use ``schema_id`` (cached until a registration returns that id)."""
+        """``(subject, version)`` pairs using ``schema_id`` (cached until a registration returns that id)."""
         with self._cache_lock:
             cached = self._id_subjects.get(schema_id)
         if cached is not None:
@@ -1440,7 +1493,8 @@ class RegistryClient:
 # --------------------------------------------------------------------------------------------
 
 _DUMP_HELP: Final = (
-    'A registry dump is {"schemas": [{"subject": ..., "version": ..., "id": ..., "schema": "<schema JSON as a '
+    'A registry dump is {"schemas": [{"subject": ..., "version": ..., "id": ..., '
+    '"schema": "<schema JSON as a '
     'string>"}, ...]} as written by EmbeddedSchemaRegistry.dump().'
 )
 
@@ -1494,16 +1548,18 @@ class DumpRegistry:
         if not isinstance(data, dict) or not isinstance(data.get("schemas"), list):
             found = type(data).__name__ if not isinstance(data, dict) else f"keys {sorted(data)}"
             raise DumpFormatError(
-                source, f'the top level must be a JSON object with a "schemas" list (found {found}). ' + _DUMP_HELP
+                source,
+                f'the top level must be a JSON object with a "schemas" list (found {found}). ' + _DUMP_HELP,
             )
         entries: list[RegisteredSchema] = []
         where_version: dict[tuple[str, int], int] = {}
         where_id: dict[int, tuple[int, str]] = {}
         for index, raw in enumerate(data["schemas"]):
-            label = f"entry {index} of \"schemas\""
+            label = f'entry {index} of "schemas"'
             if not isinstance(raw, dict):
                 raise DumpFormatError(
-                    source, f"{label} is a {type(raw).__name__}, not an object with subject, version, id and schema."
+                    source,
+                    f"{label} is a {type(raw).__name__}, not an object with subject, version, id and schema.",
                 )
             if isinstance(raw.get("subject"), str):
                 label += f" (subject {raw['subject']!r})"
@@ -1514,10 +1570,14 @@ class DumpRegistry:
                     )
             subject, version, schema_id, schema = raw["subject"], raw["version"], raw["id"], raw["schema"]
             if not isinstance(subject, str) or not subject:
-                raise DumpFormatError(source, f'{label}: "subject" must be a non-empty string, not {subject!r}.')
+                raise DumpFormatError(
+                    source, f'{label}: "subject" must be a non-empty string, not {subject!r}.'
+                )
             for key, value in (("version", version), ("id", schema_id)):
                 if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                    raise DumpFormatError(source, f'{label}: "{key}" must be a positive integer, not {value!r}.')
+                    raise DumpFormatError(
+                        source, f'{label}: "{key}" must be a positive integer, not {value!r}.'
+                    )
             if not isinstance(schema, str):
                 raise DumpFormatError(
                     source,
@@ -1528,19 +1588,24 @@ class DumpRegistry:
                 key = schema_key(json.loads(schema))
             except json.JSONDecodeError as exc:
                 raise DumpFormatError(
-                    source, f'{label}: "schema" does not parse as JSON ({exc.msg} at column {exc.colno}); fix the text.'
+                    source,
+                    f'{label}: "schema" does not parse as JSON ({exc.msg} at column {exc.colno}); '
+                    "fix the text.",
                 ) from None
             previous = where_version.get((subject, version))
             if previous is not None:
                 raise DumpFormatError(
-                    source, f"entries {previous} and {index} both define subject {subject!r} version {version}; keep one."
+                    source,
+                    f"entries {previous} and {index} both define subject {subject!r} "
+                    f"version {version}; keep one.",
                 )
             where_version[(subject, version)] = index
             seen = where_id.get(schema_id)
             if seen is not None and seen[1] != key:
                 raise DumpFormatError(
                     source,
-                    f"id {schema_id} is registered with two different schemas (entries {seen[0]} and {index}); "
+                    f"id {schema_id} is registered with two different schemas "
+                    f"(entries {seen[0]} and {index}); "
                     "an id names exactly one schema: fix or drop one of them.",
                 )
             where_id.setdefault(schema_id, (index, key))
@@ -1550,7 +1615,8 @@ class DumpRegistry:
     def to_dict(self) -> dict[str, Any]:
         return {
             "schemas": [
-                {"subject": e.subject, "version": e.version, "id": e.id, "schema": e.schema} for e in self._entries
+                {"subject": e.subject, "version": e.version, "id": e.id, "schema": e.schema}
+                for e in self._entries
             ]
         }
 
@@ -1677,7 +1743,8 @@ def open_registry(spec: str) -> Iterator[Registry]:
             level = normalize_compatibility(level)
         except ValueError:
             raise ValueError(
-                f"{_safe_spec(spec)}: {level!r} is not a compatibility level; use one of {', '.join(COMPATIBILITY_LEVELS)}."
+                f"{_safe_spec(spec)}: {level!r} is not a compatibility level; "
+                f"use one of {', '.join(COMPATIBILITY_LEVELS)}."
             ) from None
         try:
             host, port = parts.hostname or "127.0.0.1", parts.port or 0

@@ -96,14 +96,22 @@ def test_parse_accepts_what_confluent_accepts() -> None:
     # bytes default given as a JSON string (Confluent's Java parser accepts it; TiCDC sends such).
     parse_schema(record({"name": "b", "type": "bytes", "default": "Aqo="}, namespace="default.testdb"))
     # decimal logical type with connect.parameters on the type object
-    dec = {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2, "connect.parameters": {"tidb_type": "DECIMAL"}}
+    dec = {
+        "type": "bytes",
+        "logicalType": "decimal",
+        "precision": 10,
+        "scale": 2,
+        "connect.parameters": {"tidb_type": "DECIMAL"},
+    }
     parse_schema(record({"name": "d", "type": dec}))
     # the project's typical nullable column
     parse_schema(record(NULLABLE_C))
 
 
 def test_invalid_decimal_is_accepted_silently() -> None:
-    bad = record({"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 2, "scale": 5}})
+    bad = record(
+        {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 2, "scale": 5}}
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         parse_schema(bad)
@@ -170,7 +178,9 @@ def test_type_change_and_promotion() -> None:
     result = check_compatibility(as_int, [as_long], "BACKWARD")
     assert not result.compatible and "TYPE_MISMATCH" in result.messages[0]
     # nullable -> required: the reader cannot read a null
-    assert not check_compatibility(record(A), [record({"name": "a", "type": ["null", INT_TIDB], "default": None})], "BACKWARD").compatible
+    assert not check_compatibility(
+        record(A), [record({"name": "a", "type": ["null", INT_TIDB], "default": None})], "BACKWARD"
+    ).compatible
 
 
 def test_forward_and_full() -> None:
@@ -269,8 +279,9 @@ def test_default_compatibility_is_validated() -> None:
 
 
 def test_url_before_start_is_an_error() -> None:
+    registry = EmbeddedSchemaRegistry()
     with pytest.raises(RuntimeError, match="call start"):
-        EmbeddedSchemaRegistry().url
+        _ = registry.url
 
 
 # ---- dumps --------------------------------------------------------------------------------------
@@ -325,15 +336,21 @@ GOOD_ENTRY = {"subject": "s", "version": 1, "id": 1, "schema": '"string"'}
         ("{oops", "not valid JSON"),
         ("[]", 'must be a JSON object with a "schemas" list'),
         ('{"subjects": []}', 'must be a JSON object with a "schemas" list'),
-        ('{"schemas": [3]}', "entry 0 of \"schemas\" is a int"),
-        (json.dumps({"schemas": [{k: v for k, v in GOOD_ENTRY.items() if k != "id"}]}), 'entry 0 of "schemas" (subject \'s\') has no "id"'),
+        ('{"schemas": [3]}', 'entry 0 of "schemas" is a int'),
+        (
+            json.dumps({"schemas": [{k: v for k, v in GOOD_ENTRY.items() if k != "id"}]}),
+            'entry 0 of "schemas" (subject \'s\') has no "id"',
+        ),
         (json.dumps({"schemas": [GOOD_ENTRY, {**GOOD_ENTRY, "version": 2, "schema": None}]}), "entry 1"),
         (json.dumps({"schemas": [{**GOOD_ENTRY, "schema": {"type": "string"}}]}), "JSON *string*"),
         (json.dumps({"schemas": [{**GOOD_ENTRY, "schema": "{nope"}]}), '"schema" does not parse as JSON'),
         (json.dumps({"schemas": [{**GOOD_ENTRY, "version": "1"}]}), '"version" must be a positive integer'),
         (json.dumps({"schemas": [{**GOOD_ENTRY, "id": 0}]}), '"id" must be a positive integer'),
         (json.dumps({"schemas": [{**GOOD_ENTRY, "subject": ""}]}), '"subject" must be a non-empty string'),
-        (json.dumps({"schemas": [GOOD_ENTRY, GOOD_ENTRY]}), "entries 0 and 1 both define subject 's' version 1"),
+        (
+            json.dumps({"schemas": [GOOD_ENTRY, GOOD_ENTRY]}),
+            "entries 0 and 1 both define subject 's' version 1",
+        ),
         (
             json.dumps({"schemas": [GOOD_ENTRY, {**GOOD_ENTRY, "subject": "t", "schema": '"int"'}]}),
             "id 1 is registered with two different schemas (entries 0 and 1)",
@@ -376,9 +393,11 @@ def test_open_registry_dump_file(tmp_path: Path) -> None:
 
 
 def test_open_registry_container_is_not_ours() -> None:
-    with pytest.raises(NotImplementedError, match="conformance.infra.containers"):
-        with open_registry("container://"):
-            pass
+    with (
+        pytest.raises(NotImplementedError, match="conformance.infra.containers"),
+        open_registry("container://"),
+    ):
+        pass
 
 
 @pytest.mark.parametrize(
@@ -392,9 +411,8 @@ def test_open_registry_container_is_not_ours() -> None:
     ],
 )
 def test_open_registry_rejects_unknown_forms(spec: str, fragment: str) -> None:
-    with pytest.raises(ValueError) as info:
-        with open_registry(spec):
-            pass
+    with pytest.raises(ValueError) as info, open_registry(spec):
+        pass
     message = str(info.value)
     assert fragment in message
     assert "hunter2" not in message
@@ -412,7 +430,9 @@ def test_client_url_and_repr_are_redacted() -> None:
     assert "cret" not in repr(client) and client.server is None
 
 
-@pytest.mark.parametrize("url", ["http://u:hunter2@host:notaport", "ftp://u:hunter2@host", "http://u:hunter2@"])
+@pytest.mark.parametrize(
+    "url", ["http://u:hunter2@host:notaport", "ftp://u:hunter2@host", "http://u:hunter2@"]
+)
 def test_client_rejects_bad_urls_without_leaking(url: str) -> None:
     with pytest.raises(ValueError) as info:
         RegistryClient(url)
