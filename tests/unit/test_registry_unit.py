@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance.infra.registry import (
     COMPATIBILITY_LEVELS,
@@ -445,3 +447,121 @@ def test_negative_id_is_not_found_without_a_request() -> None:
     with pytest.raises(SchemaNotFound) as info:
         client.schema_by_id(-1)
     assert info.value.error_code == 40403
+
+
+# ---- robustness: no input makes the handler fail ------------------------------------------------
+
+# (method, path template) of every route, plus a few that match none; methods are also mixed up.
+ROUTES = [
+    ("GET", ""),
+    ("GET", "subjects"),
+    ("POST", "subjects/{s}"),
+    ("DELETE", "subjects/{s}"),
+    ("GET", "subjects/{s}/versions"),
+    ("POST", "subjects/{s}/versions"),
+    ("GET", "subjects/{s}/versions/{v}"),
+    ("DELETE", "subjects/{s}/versions/{v}"),
+    ("GET", "subjects/{s}/versions/{v}/schema"),
+    ("GET", "subjects/{s}/versions/{v}/referencedby"),
+    ("GET", "schemas/ids/{v}"),
+    ("GET", "schemas/ids/{v}/versions"),
+    ("GET", "schemas/ids/{v}/subjects"),
+    ("GET", "schemas/types"),
+    ("GET", "config"),
+    ("PUT", "config"),
+    ("DELETE", "config"),
+    ("GET", "config/{s}"),
+    ("PUT", "config/{s}"),
+    ("DELETE", "config/{s}"),
+    ("POST", "compatibility/subjects/{s}/versions"),
+    ("POST", "compatibility/subjects/{s}/versions/{v}"),
+    ("GET", "mode"),
+    ("GET", "mode/{s}"),
+    ("GET", "{s}/{v}"),
+    ("POST", "subjects/{s}/{v}/versions"),
+]
+SUBJECTS = ["s", "b-value", "a-value", "gone", "s%2Fx", "%zz", "%C3%A9", ""]
+VERSIONS = ["latest", "-1", "0", "1", "2", "3", "abc", "99999999999", "%", "+1", " 1"]
+QUERIES = [
+    "",
+    "?deleted=true",
+    "?permanent=true",
+    "?verbose=true&defaultToGlobal=true",
+    "?offset=x&limit=y",
+    "?deleted_only=true&subjectPrefix=s",
+    "?normalize=False",
+    "?offset=1&limit=1",
+]
+requests = st.builds(
+    lambda route, other, s, v, q: (other or route[0], "/" + route[1].format(s=s, v=v) + q),
+    st.sampled_from(ROUTES),
+    st.sampled_from([None, None, None, None, "GET", "POST", "PUT", "DELETE", "PATCH"]),
+    st.sampled_from(SUBJECTS),
+    st.sampled_from(VERSIONS),
+    st.sampled_from(QUERIES),
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+schema_texts = st.one_of(
+    st.sampled_from([record(A), record(A, NULLABLE_C), record(A, REQUIRED_D), '"string"', "{", "[]", "null"]),
+    json_values.map(json.dumps),
+    st.text(max_size=20),
+)
+VALID = [record(A), record(A, NULLABLE_C), record(A, REQUIRED_D), record(A, name="u"), '"string"', '"int"']
+bodies = st.one_of(
+    st.sampled_from(VALID).map(lambda t: json.dumps({"schema": t}).encode()),
+    st.sampled_from(["none", "FULL", "backward_transitive", "bogus"]).map(
+        lambda level: json.dumps({"compatibility": level}).encode()
+    ),
+    st.just(b""),
+    st.binary(max_size=20),
+    json_values.map(lambda v: json.dumps(v).encode()),
+    st.fixed_dictionaries(
+        {"schema": schema_texts},
+        optional={
+            "schemaType": st.sampled_from(["AVRO", "avro", "JSON", 3]),
+            "references": json_values,
+            "compatibility": st.sampled_from(["none", "FULL", "bogus", 1]),
+        },
+    ).map(lambda d: json.dumps(d).encode()),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=requests, body=bodies)
+def test_handler_never_fails_on_bad_input(request: tuple[str, str], body: bytes) -> None:
+    reg = FUZZ_REGISTRY
+    response = reg.handle(*request, body)
+    assert response.status != 500, response.body
+    assert reg.internal_errors == []
+    if response.status >= 400:
+        answer = response.json()
+        assert set(answer) == {"error_code", "message"}
+        assert str(answer["error_code"]).startswith(str(response.status))
+
+
+FUZZ_REGISTRY = populated()
+
+
+def test_error_typed_records_are_compared_as_records() -> None:
+    e1 = json.dumps({"type": "error", "name": "e", "fields": [{"name": "a", "type": "int"}]})
+    e2 = json.dumps({"type": "error", "name": "e", "fields": [{"name": "a", "type": "int"}, NULLABLE_C]})
+    # avro's checker alone raises "Unknown schema type: error" here
+    assert check_compatibility(e2, [e1], "FULL").compatible
+    assert not check_compatibility(
+        json.dumps({"type": "error", "name": "e", "fields": [A, REQUIRED_D]}), [e1], "BACKWARD"
+    ).compatible
+
+
+def test_deeply_nested_input_is_rejected_cleanly() -> None:
+    deep = "[" * 50_000 + "]" * 50_000
+    reg = EmbeddedSchemaRegistry()
+    r = reg.handle("POST", "/subjects/x/versions", deep.encode())
+    assert (r.status, r.json()["error_code"]) == (400, 400)
+    r = reg.handle("POST", "/subjects/x/versions", json.dumps({"schema": deep}).encode())
+    assert (r.status, r.json()["error_code"]) == (422, 42201)
+    assert "nested too deeply" in r.json()["message"]
+    assert reg.internal_errors == []
