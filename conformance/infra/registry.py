@@ -1488,10 +1488,11 @@ class RegistryClient:
             self._schemas[schema_id] = text
         return text
 
-    def subjects_for_id(self, schema_id: int) -> list[tuple[str, int]]:
-        """``(subject, version)`` pairs using ``schema_id`` (cached until a registration returns that id)."""
+    def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
+        """``(subject, version)`` pairs using ``schema_id`` (cached until a registration returns that id;
+        ``fresh=True`` asks the registry again: another producer may have added a subject since)."""
         with self._cache_lock:
-            cached = self._id_subjects.get(schema_id)
+            cached = None if fresh else self._id_subjects.get(schema_id)
         if cached is not None:
             return list(cached)
         answer = self._call("GET", f"/schemas/ids/{schema_id}/versions")
@@ -1685,7 +1686,7 @@ class DumpRegistry:
             )
         return text
 
-    def subjects_for_id(self, schema_id: int) -> list[tuple[str, int]]:
+    def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
         self.schema_by_id(schema_id)
         return [(e.subject, e.version) for e in self._entries if e.id == schema_id]
 

@@ -42,8 +42,13 @@ class Column:
     # TiDB column IDs are allocated in creation order and never reused; some encodings
     # (TiCDC Avro with checksums, TiCDC Simple's tableSchema) order columns by ID.
     column_id: int = 0
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.name, self.type, self.nullable, self.default, self.column_id)))
         if self.default.kind is DefaultKind.NULL and not self.nullable:
             raise ValueError(f"column {self.name!r} is NOT NULL but DEFAULT NULL")
         if self.default.kind is DefaultKind.CURRENT_TIMESTAMP and self.type.kind not in (

@@ -103,8 +103,18 @@ class SqlType:
     elements: tuple[str, ...] = field(default=())
     charset: str | None = None
     collation: str | None = None
+    # Types are dictionary keys on hot paths; hash once.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __post_init__(self) -> None:
+        self._validate()
+        object.__setattr__(self, "_hash", hash((self.kind, self.unsigned, self.length, self.precision, self.scale,
+                                                self.fsp, self.elements, self.charset, self.collation)))
+
+    def _validate(self) -> None:
         k = self.kind
         if self.unsigned and not (k in INTEGER_KINDS or k in (Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL)):
             raise InvalidType(f"{k} cannot be UNSIGNED")

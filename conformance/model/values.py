@@ -266,7 +266,7 @@ def decimal_text(v: decimal.Decimal, scale: int) -> str:
 def decimal_unscaled(v: decimal.Decimal, scale: int) -> int:
     """floor(v * 10^scale) as goavro computes it from a big.Rat."""
     n = DECIMAL_CONTEXT.scaleb(v, scale)
-    return int(DECIMAL_CONTEXT.to_integral_value(n, rounding=decimal.ROUND_FLOOR))
+    return int(n.to_integral_value(rounding=decimal.ROUND_FLOOR, context=DECIMAL_CONTEXT))
 
 
 def twos_complement_min(n: int) -> bytes:

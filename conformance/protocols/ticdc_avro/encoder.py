@@ -198,7 +198,7 @@ class TiCDCAvroEncoder:
                 raise EncoderError(f"registering the {part} schema of {table.qualified_name} under "
                                    f"{self.subject(topic, part)!r} failed: {e}") from e
             try:
-                parsed = fastavro.parse_schema(strip_logical_types(schema), _write_hint=False)
+                parsed = fastavro.parse_schema(strip_logical_types(schema), _ignore_default_error=True)
             except Exception as e:  # noqa: BLE001
                 raise EncoderError(f"the {part} schema of {table.qualified_name} is not valid Avro: {e}") from e
             cols = self.key_columns(table) if part == "key" else self.value_columns(table)

@@ -9,6 +9,7 @@ real implementation.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 import struct
 import zlib
@@ -150,6 +151,7 @@ def combination_problems(o: AvroOptions, raw: Mapping[str, str]) -> list[str]:
 _AVRO_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+@functools.lru_cache(maxsize=8192)
 def sanitize_name(name: str) -> str:
     """TiCDC's SanitizeName (`common/helper.go:345-373`), per Unicode code point: the first
     character must be [A-Za-z_] (else `_`, keeping a digit after it), later characters
@@ -233,6 +235,7 @@ class Family:
            "blob", "enum", "set", "json", "date", "datetime", "timestamp", "time", "year")
 
 
+@functools.lru_cache(maxsize=8192)
 def family(col: Column) -> str:
     t = col.type
     k = t.kind
@@ -321,8 +324,11 @@ def is_precise_decimal(col: Column, o: AvroOptions) -> bool:
     return col.type.kind is Kind.DECIMAL and not o.decimal_string
 
 
+@functools.lru_cache(maxsize=8192)
 def avro_type(col: Column, o: AvroOptions) -> dict[str, Any]:
-    """The per-column Avro type object, keys in Go's order: type, connect.parameters
+    """Shared and cached: callers build new objects rather than change this one.
+
+    The per-column Avro type object, keys in Go's order: type, connect.parameters
     (sorted keys), then logicalType / precision / scale for precise decimals."""
     params: dict[str, str] = {}
     t = col.type

@@ -1,0 +1,184 @@
+"""The pipeline's stages, in-process: generate a workload, feed it to an encoder, check.
+
+These are the same stage functions the Spark harness runs on executors; `--no-spark`, the
+pytest plugin, shrinking and `reproduce` call them directly. Nothing here imports pyspark.
+
+The encoder runs on a worker thread so that a crash becomes an `encoder.no-crash` finding
+and a hang an `encoder.responsive` finding (bounded by `encoder_timeout`), never a crash or a
+hang of the suite.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
+from ..checks.registry import Actor, Failure, Location, all_checks
+from ..checks.results import Tally
+from ..encoders.spi import ConfigurationError, EncoderContext, EncoderInfo, ManualClock, Record
+from ..model.events import Ddl, Event, Transaction, Watermark, Workload, tso_physical_ms
+from ..protocols.base import ProtocolSuite
+
+
+class EncoderHung(Exception):
+    pass
+
+
+class Guard:
+    """Runs encoder calls on one worker thread, each bounded by a timeout."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="encoder")
+        self.hung = False
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self.hung:
+            raise EncoderHung("the encoder did not return from an earlier call")
+        fut = self._pool.submit(fn, *args)
+        try:
+            return fut.result(timeout=self.timeout)
+        except concurrent.futures.TimeoutError:
+            self.hung = True
+            # The worker thread cannot be killed; it is abandoned (daemon-like) and no
+            # further call is made into this encoder.
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            raise EncoderHung(f"no answer within {self.timeout:g} s") from None
+
+    def close(self) -> None:
+        if not self.hung:
+            self._pool.shutdown(wait=True)
+
+
+def make_tally(protocol: ProtocolSuite) -> Tally:
+    return Tally(all_checks(protocol.name))
+
+
+@dataclass(slots=True)
+class WorkloadResult:
+    records: int = 0
+    crashed: bool = False
+    hung: bool = False
+    dumped: list[Record] = field(default_factory=list)
+
+
+def _clock_for(event: Event, clock: ManualClock) -> None:
+    ts = event.commit_ts if isinstance(event, (Transaction, Ddl)) else event.ts if isinstance(event, Watermark) else 0
+    if ts:
+        clock.now = max(clock.now, tso_physical_ms(ts) / 1000.0)
+
+
+def run_workload(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping[str, str], registry: Any,
+                 workload: Workload, tally: Tally, *, topic_prefix: str, guard: Guard,
+                 keep_records: bool = False, time_zone: str = "UTC") -> WorkloadResult:
+    """Encode one workload and check everything it produced; findings go to `tally`."""
+    res = WorkloadResult()
+    tally.workload = (workload.seed, workload.shard)
+    clock = ManualClock()
+    ctx = EncoderContext(options=dict(options), registry=registry, clock=clock, partitions=1,
+                         topic_prefix=topic_prefix, time_zone=time_zone)
+    checker = protocol.checker(options, registry, tally, topic_prefix=topic_prefix, with_source=True)  # type: ignore[attr-defined]
+    where = Location(table=None)
+
+    def crash(stage: str, exc: BaseException) -> None:
+        res.crashed = True
+        tally.fail(ENCODER_NO_CRASH, Failure(f"the encoder raised in {stage}: {type(exc).__name__}: {exc}",
+                                             expected="records", actual=encoder_frames(exc), location=where,
+                                             actor=Actor.ENCODER))
+
+    def hang(stage: str, exc: BaseException) -> None:
+        res.hung = True
+        tally.fail(ENCODER_RESPONSIVE, Failure(f"the encoder hung in {stage}: {exc}",
+                                               expected=f"an answer within {guard.timeout:g} s",
+                                               actual="no answer", location=where))
+
+    try:
+        enc = encoder.factory()
+        guard.call(enc.open, ctx)
+    except EncoderHung as e:
+        hang("open()", e)
+        return res
+    except ConfigurationError:
+        raise
+    except Exception as e:  # noqa: BLE001 - an encoder that cannot open is a finding
+        crash("open()", e)
+        return res
+    for i, event in enumerate(workload.events):
+        _clock_for(event, clock)
+        where = Location(table=_event_table(event), part=f"event {i} ({type(event).__name__})")
+        try:
+            records = guard.call(enc.encode, event)
+            records = list(records) + list(guard.call(enc.tick, clock.now) or [])
+        except EncoderHung as e:
+            hang("encode()", e)
+            break
+        except Exception as e:  # noqa: BLE001
+            crash(f"encode() of event {i} ({type(event).__name__})", e)
+            break
+        bad = [r for r in records if not isinstance(r, Record)]
+        if bad:
+            crash(f"encode() of event {i}", TypeError(f"returned {type(bad[0]).__name__}, not Record"))
+            break
+        res.records += len(records)
+        if keep_records:
+            res.dumped.extend(records)
+        checker.check_event(event, records)
+    if not res.hung:
+        try:
+            guard.call(enc.close)
+        except EncoderHung as e:
+            hang("close()", e)
+        except Exception as e:  # noqa: BLE001
+            if not res.crashed:
+                crash("close()", e)
+    checker.finish()
+    if not res.crashed:
+        tally.passed(ENCODER_NO_CRASH)
+    if not res.hung:
+        tally.passed(ENCODER_RESPONSIVE)
+    return res
+
+
+def encoder_frames(exc: BaseException, limit: int = 4) -> str:
+    """The innermost frames of an encoder's exception, without the harness' own frames."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "concurrent/futures" not in f.filename and not f.filename.endswith("harness/local.py")]
+    lines = [f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} in {f.name}: {f.line}" for f in frames[-limit:]]
+    return "\n".join(lines + [f"{type(exc).__name__}: {exc}"])
+
+
+def _event_table(event: Event) -> str | None:
+    if isinstance(event, Transaction) and event.changes:
+        return event.changes[0].table.qualified_name
+    if isinstance(event, Ddl) and event.table is not None:
+        return event.table.qualified_name
+    return None
+
+
+def failing_checks(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping[str, str], registry: Any,
+                   workload: Workload, *, topic_prefix: str, timeout: float = 10.0) -> set[str]:
+    """Which checks fail on this workload (used by shrinking and `reproduce`)."""
+    tally = make_tally(protocol)
+    guard = Guard(timeout)
+    try:
+        run_workload(protocol, encoder, options, registry, workload, tally, topic_prefix=topic_prefix, guard=guard)
+    finally:
+        guard.close()
+    return tally.failed_ids()
+
+
+def assign_offsets(records: Iterable[Record]) -> list[Record]:
+    """Give records the offsets a log would: per (topic, partition), in order."""
+    from dataclasses import replace
+
+    nxt: dict[tuple[str, int], int] = {}
+    out = []
+    for r in records:
+        p = r.partition if r.partition is not None else 0
+        o = nxt.get((r.topic, p), 0)
+        nxt[(r.topic, p)] = o + 1
+        out.append(replace(r, partition=p, offset=o))
+    return out

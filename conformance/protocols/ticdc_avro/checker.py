@@ -1,0 +1,145 @@
+"""Runs the TiCDC Avro checks: decode, join records with the workload, evaluate, tally."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...checks.registry import CheckSpec, Location, Scope, all_checks
+from ...checks.results import Tally
+from ...encoders.spi import Record
+from ...model.events import Event, Op, Transaction
+from . import spec
+from .decoder import DecodedPart, SchemaResolver, decode_framed
+from .evidence import EventEvidence, RecordEvidence, SourceRow, StreamEvidence, freeze
+from .spec import AvroOptions
+
+
+def specs_for(options: Mapping[str, str], *, with_source: bool) -> tuple[list[CheckSpec], dict[str, str]]:
+    """The protocol's checks that apply, and the reasons the others are skipped."""
+    active, skipped = [], {}
+    for s in all_checks(spec.PROTOCOL):
+        if s.protocol != spec.PROTOCOL:
+            continue
+        missing = [f"{k}={v}" for k, v in s.needs_options if options.get(k, "") != v]
+        if missing:
+            skipped[s.id] = f"needs {', '.join(missing)}"
+        elif s.needs_source and not with_source:
+            skipped[s.id] = "needs the generated workload (decidable in `conformance run`, not on a capture)"
+        elif s.scope is Scope.EVENT and not with_source:
+            skipped[s.id] = "needs the generated workload"
+        else:
+            active.append(s)
+    return active, skipped
+
+
+class AvroChecker:
+    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
+                 with_source: bool = True) -> None:
+        self.o = AvroOptions.from_options(options)
+        self.resolver = SchemaResolver(registry)
+        self.tally = tally
+        self.prefix = topic_prefix
+        active, skipped = specs_for(options, with_source=with_source)
+        for cid, reason in skipped.items():
+            if cid in tally.checks:
+                tally.skip(cid, reason)
+        self.record_specs = [s for s in active if s.scope is Scope.RECORD]
+        self.event_specs = [s for s in active if s.scope is Scope.EVENT]
+        self.stream_specs = [s for s in active if s.scope is Scope.STREAM]
+        self.streams: dict[str, StreamEvidence] = {}
+
+    # -- evidence -------------------------------------------------------------------------
+
+    def _decode(self, raw: bytes | None) -> DecodedPart | None:
+        return None if raw is None else decode_framed(raw, self.resolver)
+
+    def evidence(self, record: Record, loc: Location) -> RecordEvidence:
+        ev = RecordEvidence(record, loc, self._decode(record.key), self._decode(record.value), self.o,
+                            self.resolver)
+        st = self.streams.get(record.topic)
+        if st is None:
+            st = self.streams[record.topic] = StreamEvidence(record.topic)
+        st.records += 1
+        for _part, d in ev.parts():
+            if d.view is not None and not d.view.error:
+                st.record_names.setdefault((d.view.namespace, d.view.name), loc)
+        return ev
+
+    def _run_record_checks(self, ev: RecordEvidence) -> None:
+        for s in self.record_specs:
+            self.tally.evaluate(s, ev)
+
+    # -- capture mode ---------------------------------------------------------------------
+
+    def check_record(self, record: Record, loc: Location) -> None:
+        self._run_record_checks(self.evidence(record, loc))
+
+    # -- run mode -------------------------------------------------------------------------
+
+    def topic_of(self, database: str, table: str) -> str:
+        return self.prefix + spec.substitute_topic(self.o.topic, database, table)
+
+    def expected_rows(self, event: Event) -> list[SourceRow]:
+        if not isinstance(event, Transaction):
+            return []
+        rows = []
+        for ch in event.changes:
+            t = ch.table
+            topic = self.topic_of(t.database, t.name)
+            ts = event.commit_ts
+            if ch.op is Op.UPDATE and not self.o.raw_change_event and ch.changes_unique_key():
+                assert ch.before is not None and ch.after is not None
+                rows.append(SourceRow(t, Op.DELETE, ch.before, ts, topic, ch, split=True))
+                rows.append(SourceRow(t, Op.INSERT, ch.after, ts, topic, ch, split=True))
+            else:
+                rows.append(SourceRow(t, ch.op, ch.image(), ts, topic, ch))
+        return rows
+
+    def _expected_key(self, s: SourceRow) -> tuple[Any, ...] | None:
+        return freeze({spec.sanitize_name(c.name): spec.native_value(c, s.image[c.name], self.o)
+                       for c in spec.key_columns(s.table)})
+
+    def join(self, expected: list[SourceRow], evs: list[RecordEvidence]) -> tuple[list[SourceRow], list[RecordEvidence]]:
+        """Attach each record to the row change it came from: by (topic, key, tombstone or
+        not), then, for what is left, by topic in order. Returns (missing rows, unexpected records)."""
+        index: dict[tuple[Any, ...], list[SourceRow]] = {}
+        for s in expected:
+            index.setdefault((s.topic, self._expected_key(s), s.op is Op.DELETE), []).append(s)
+        taken: set[int] = set()
+        loose: list[RecordEvidence] = []
+        for ev in evs:
+            kd = ev.key.datum if ev.key is not None and ev.key.datum is not None else None
+            bucket = index.get((ev.record.topic, freeze(kd), ev.record.value is None)) if kd is not None else None
+            while bucket and id(bucket[0]) in taken:
+                bucket.pop(0)
+            if bucket:
+                ev.source = bucket.pop(0)
+                taken.add(id(ev.source))
+            else:
+                loose.append(ev)
+        unexpected = []
+        for ev in loose:
+            s = next((s for s in expected if id(s) not in taken and s.topic == ev.record.topic), None)
+            if s is None:
+                unexpected.append(ev)
+            else:
+                ev.source = s
+                taken.add(id(s))
+        missing = [s for s in expected if id(s) not in taken]
+        return missing, unexpected
+
+    def check_event(self, event: Event, records: list[Record]) -> None:
+        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        expected = self.expected_rows(event)
+        missing, unexpected = self.join(expected, evs)
+        for ev in evs:
+            self._run_record_checks(ev)
+        eev = EventEvidence(event, expected, evs, missing, unexpected, self.o)
+        for s in self.event_specs:
+            self.tally.evaluate(s, eev)
+
+    def finish(self) -> None:
+        for st in self.streams.values():
+            for s in self.stream_specs:
+                self.tally.evaluate(s, st)
+        self.streams.clear()

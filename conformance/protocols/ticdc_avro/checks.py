@@ -1,0 +1,873 @@
+"""The TiCDC Avro checks.
+
+Every check here has a stable id, a level and the clause it enforces, and a mutant in
+`mutants.py` that it catches (the project's tests assert both). Checks read `RecordEvidence`
+(one Kafka record), `EventEvidence` (one source event and its records; only when the
+workload is known) or `StreamEvidence` (one topic). Without the workload (a captured topic),
+checks judge what the record itself claims (its schema's `tidb_type`, the invariants between
+key and value, commit ts and physical time…) and say `not-applicable` where only the source
+could decide.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import math
+import re
+import struct
+import zlib
+from typing import Any, Iterator
+
+from ...checks.registry import Failure, Level, NotApplicable, Scope, check
+from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
+from ...model.table import Column
+from . import spec
+from .decoder import DecodedPart, ErrorKind, FieldView
+from .evidence import EventEvidence, RecordEvidence, StreamEvidence
+from .spec import Family
+
+P = spec.PROTOCOL
+NOTES = "spec/notes/ticdc.md"
+
+Findings = Iterator[Failure | NotApplicable]
+
+
+def _decoded_views(ev: RecordEvidence) -> Iterator[tuple[str, DecodedPart]]:
+    for part, d in ev.parts():
+        if d.view is not None:
+            yield part, d
+
+
+# == framing ============================================================================
+
+@check("ticdc-avro.framing.magic-byte", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"seed 000 §Schema Registry (Confluent wire format); {NOTES} §1.2")
+def magic_byte(ev: RecordEvidence) -> Findings:
+    """Key and value start with the Confluent magic byte 0x00 and a 4-byte schema id."""
+    seen = False
+    for part, d in ev.parts():
+        seen = True
+        if d.error_kind in (ErrorKind.SHORT, ErrorKind.MAGIC):
+            yield Failure(f"{part} is not Confluent-framed: {d.error}", expected="0x00 + 4-byte big-endian id",
+                          actual="0x" + d.raw[:8].hex(), location=ev.at(part))
+    if not seen:
+        yield NotApplicable("record has neither key nor value")
+
+
+@check("ticdc-avro.framing.schema-id", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §1.2, §1.7 (consumers look schemas up by id)")
+def schema_id_known(ev: RecordEvidence) -> Findings:
+    """The schema id in the header resolves in the Schema Registry."""
+    seen = False
+    for part, d in ev.parts():
+        if d.schema_id is None:
+            continue
+        seen = True
+        if d.error_kind == ErrorKind.UNKNOWN_ID:
+            yield Failure(f"{part} names schema id {d.schema_id}, which the registry does not know",
+                          expected="a registered schema id", actual=d.schema_id, location=ev.at(part),
+                          hint=d.error)
+    if not seen:
+        yield NotApplicable("no framed part to look up")
+
+
+@check("ticdc-avro.framing.body", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"Avro spec §Binary encoding; {NOTES} §1.2 (body = one datum, nothing after it)")
+def body_decodes(ev: RecordEvidence) -> Findings:
+    """The Avro body decodes with its writer schema and nothing is left over."""
+    seen = False
+    for part, d in ev.parts():
+        if d.view is None or d.error_kind == ErrorKind.SCHEMA:
+            continue
+        seen = True
+        if d.error_kind in (ErrorKind.BODY, ErrorKind.TRAILING):
+            yield Failure(f"{part} body: {d.error}", expected="one Avro datum of the writer schema",
+                          actual="0x" + d.raw[5:40].hex() + ("…" if len(d.raw) > 40 else ""),
+                          location=ev.at(part))
+    if not seen:
+        yield NotApplicable("no part with a usable schema")
+
+
+# == registry ===========================================================================
+
+@check("ticdc-avro.registry.subject", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"seed 000 §Topic distribution (TopicNameStrategy); {NOTES} §1.7, §4.1 "
+              "(dots in the topic become underscores in the subject)")
+def subject_naming(ev: RecordEvidence) -> Findings:
+    """The schema id is registered under `<topic with . replaced by _>-key` / `-value`."""
+    seen = False
+    for part, d in ev.parts():
+        if d.view is None or d.schema_id is None:
+            continue
+        seen = True
+        want = spec.subject(ev.record.topic, part)
+        subs = ev.resolver.subjects(d.schema_id, want)
+        if isinstance(subs, str):
+            yield NotApplicable(subs)
+            continue
+        if want not in {s for s, _ in subs}:
+            yield Failure(f"{part} schema id {d.schema_id} is not registered under subject {want!r}",
+                          expected=want, actual=sorted({s for s, _ in subs}), location=ev.at(part))
+    if not seen:
+        yield NotApplicable("no resolved schema")
+
+
+# == schema shape =======================================================================
+
+_AVRO_INT_RANGE = {"int": (-(1 << 31), (1 << 31) - 1), "long": (-(1 << 63), (1 << 63) - 1)}
+
+
+def _default_problem(f: FieldView) -> str | None:
+    """Avro: a field default must be valid for the type, or for a union's first branch."""
+    if not f.has_default:
+        return None
+    first = f.type[0] if isinstance(f.type, list) and f.type else f.type
+    prim = first if isinstance(first, str) else (first.get("type") if isinstance(first, dict) else None)
+    v = f.default
+    ok = {
+        "null": v is None,
+        "boolean": isinstance(v, bool),
+        "int": isinstance(v, int) and not isinstance(v, bool) and _in_range(v, "int"),
+        "long": isinstance(v, int) and not isinstance(v, bool) and _in_range(v, "long"),
+        "float": isinstance(v, (int, float)) and not isinstance(v, bool),
+        "double": isinstance(v, (int, float)) and not isinstance(v, bool),
+        "string": isinstance(v, str),
+        "bytes": isinstance(v, str),
+    }.get(prim if isinstance(prim, str) else "", True)
+    if ok:
+        return None
+    return f"field {f.name!r}: default {json.dumps(v)[:60]} does not match the {'first union branch' if isinstance(f.type, list) else 'type'} {prim!r}"
+
+
+def _in_range(v: int, prim: str) -> bool:
+    lo, hi = _AVRO_INT_RANGE[prim]
+    return lo <= v <= hi
+
+
+@check("ticdc-avro.schema.valid-avro", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="Avro spec §Schema Declaration (names, unions, field defaults match the first branch); "
+              f"{NOTES} §1.4")
+def valid_avro(ev: RecordEvidence) -> Findings:
+    """The registered schema is valid Avro: it parses, names are legal, defaults fit their type."""
+    seen = False
+    for part, d in _decoded_views(ev):
+        seen = True
+        v = d.view
+        assert v is not None
+        if v.error or v.parse_error:
+            yield Failure(f"{part} schema {d.schema_id} is not usable: {v.error or v.parse_error}",
+                          location=ev.at(part), expected="a valid Avro record schema", actual=v.text[:200])
+            continue
+        problem = v.apache_avro_problem()
+        if problem:
+            yield Failure(f"{part} schema {d.schema_id} is rejected by Apache Avro", expected="accepted",
+                          actual=problem, location=ev.at(part))
+        for f in v.fields:
+            dp = _default_problem(f)
+            if dp:
+                yield Failure(f"{part} schema {d.schema_id}: {dp}", expected="a default of the first branch",
+                              actual=f.default, location=ev.at(part, f.name))
+    if not seen:
+        yield NotApplicable("no resolved schema")
+
+
+@check("ticdc-avro.schema.record-name", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"seed 000 §Key data format ({{{{TableName}}}}, {{{{Namespace}}}}); {NOTES} §1.4, §4.2 "
+              "(name = sanitised table, namespace = default.<sanitised schema>)")
+def record_name(ev: RecordEvidence) -> Findings:
+    """Record name is the sanitised table name; namespace is `default.<sanitised database>`."""
+    seen = False
+    for part, d in _decoded_views(ev):
+        v = d.view
+        assert v is not None
+        if v.error:
+            continue
+        seen = True
+        if ev.source is not None:
+            t = ev.source.table
+            want = (spec.namespace(t.database), spec.sanitize_name(t.name))
+            got = (v.namespace, v.name)
+            if got != want:
+                yield Failure(f"{part} record is {got[0]}.{got[1]}, not {want[0]}.{want[1]}",
+                              expected={"namespace": want[0], "name": want[1]},
+                              actual={"namespace": got[0], "name": got[1]}, location=ev.at(part))
+        else:
+            if not v.name or not spec.is_avro_name(v.name):
+                yield Failure(f"{part} record name {v.name!r} is not a sanitised Avro name",
+                              expected="[A-Za-z_][A-Za-z0-9_]*", actual=v.name, location=ev.at(part))
+            ns = (v.namespace or "").split(".")
+            if len(ns) < 2 or not all(spec.is_avro_name(x) for x in ns):
+                yield Failure(f"{part} namespace {v.namespace!r} is not <changefeed namespace>.<database>",
+                              expected="default.<database>", actual=v.namespace, location=ev.at(part),
+                              hint="TiCDC's own consumer splits the namespace on '.' to find the database")
+    if not seen:
+        yield NotApplicable("no resolved schema")
+
+
+@check("ticdc-avro.schema.key-value-names", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §1.3 (key schema: same record name and namespace as the value)")
+def key_value_names(ev: RecordEvidence) -> Findings:
+    """Key and value schemas share record name and namespace."""
+    k, v = ev.key, ev.value
+    if k is None or v is None or k.view is None or v.view is None or k.view.error or v.view.error:
+        return NotApplicable("needs both a key and a value schema")
+    if (k.view.namespace, k.view.name) != (v.view.namespace, v.view.name):
+        return Failure("key and value records are named differently",
+                       expected=f"{v.view.namespace}.{v.view.name}",
+                       actual=f"{k.view.namespace}.{k.view.name}", location=ev.at("key"))
+    return None
+
+
+def _expected_columns(ev: RecordEvidence, part: str) -> tuple[Column, ...]:
+    assert ev.source is not None
+    t = ev.source.table
+    return spec.key_columns(t) if part == "key" else spec.value_columns(t, ev.o)
+
+
+@check("ticdc-avro.schema.field-names", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §1.4 (SanitizeName per code point), §4.3")
+def field_names(ev: RecordEvidence) -> Findings:
+    """Field names are the column names sanitised by TiCDC's rule, one field per column."""
+    seen = False
+    for part, d in _decoded_views(ev):
+        v = d.view
+        assert v is not None
+        if v.error:
+            continue
+        seen = True
+        got = [f.name for f in v.column_fields]
+        if ev.source is not None:
+            want = [spec.sanitize_name(c.name) for c in _expected_columns(ev, part)]
+            if sorted(got) != sorted(want):
+                yield Failure(f"{part} fields do not match the columns of the table",
+                              expected=sorted(want), actual=sorted(got), location=ev.at(part),
+                              hint=f"missing {sorted(set(want) - set(got))}, unexpected {sorted(set(got) - set(want))}")
+        else:
+            bad = [n for n in got if not spec.is_avro_name(n)]
+            if bad:
+                yield Failure(f"{part} has field names that are not sanitised", expected="[A-Za-z_][A-Za-z0-9_]*",
+                              actual=bad, location=ev.at(part))
+    if not seen:
+        yield NotApplicable("no resolved schema")
+
+
+@check("ticdc-avro.schema.field-order", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §1.4 (table column order; column-ID order when the integrity checksum is on; "
+              "extension fields last), §4.6")
+def field_order(ev: RecordEvidence) -> Findings:
+    """Fields follow the table's column order (column-ID order with checksums), extension fields last."""
+    seen = False
+    for part, d in _decoded_views(ev):
+        v = d.view
+        assert v is not None
+        if v.error:
+            continue
+        seen = True
+        names = [f.name for f in v.fields]
+        first_ext = next((i for i, f in enumerate(v.fields) if f.is_extension), None)
+        if first_ext is not None and any(not f.is_extension for f in v.fields[first_ext:]):
+            yield Failure(f"{part}: a column field follows the extension fields", expected="extension fields last",
+                          actual=names, location=ev.at(part))
+        if ev.source is not None:
+            want = [spec.sanitize_name(c.name) for c in _expected_columns(ev, part)]
+            got = [f.name for f in v.column_fields]
+            if sorted(got) == sorted(want) and got != want:
+                order = "column-ID order" if (part == "value" and ev.o.checksum) else "table column order"
+                yield Failure(f"{part} fields are not in {order}", expected=want, actual=got, location=ev.at(part))
+    if not seen:
+        yield NotApplicable("no resolved schema")
+
+
+def _column_fields(ev: RecordEvidence) -> list[tuple[str, DecodedPart, Column | None, FieldView]]:
+    """(part, decoded part, source column or None, field) for every column field; computed once
+    per record and shared by every check."""
+    if ev.bindings is not None:
+        return ev.bindings
+    out: list[tuple[str, DecodedPart, Column | None, FieldView]] = []
+    for part, d in _decoded_views(ev):
+        v = d.view
+        assert v is not None
+        if v.error:
+            continue
+        if ev.source is not None:
+            for c in _expected_columns(ev, part):
+                f = v.by_name.get(spec.sanitize_name(c.name))
+                if f is not None:
+                    out.append((part, d, c, f))
+        else:
+            for f in v.column_fields:
+                out.append((part, d, None, f))
+    ev.bindings = out
+    fams: dict[str, list[tuple[str, DecodedPart, Column | None, FieldView]]] = {}
+    for b in out:
+        fam = spec.family(b[2]) if b[2] is not None else spec.TIDB_TYPE_FAMILY.get(b[3].tidb_type or "")
+        if fam is not None:
+            fams.setdefault(fam, []).append(b)
+    ev.by_family = fams
+    return out
+
+
+@check("ticdc-avro.schema.nullability", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"seed 000 §Column data format (nullable columns are unions with null); {NOTES} §1.4")
+def nullability(ev: RecordEvidence) -> Findings:
+    """A nullable column is a two-branch union with "null"; a NOT NULL column is not a union."""
+    seen = False
+    for part, _d, col, f in _column_fields(ev):
+        seen = True
+        if f.problem:
+            yield Failure(f"{part} field {f.name!r}: {f.problem}", expected='["null", T] or [T, "null"]',
+                          actual=f.type, location=ev.at(part, f.name))
+        elif col is not None and f.nullable != col.nullable:
+            yield Failure(f"{part} field {f.name!r} is {'nullable' if f.nullable else 'not nullable'} but the "
+                          f"column is {'NULL' if col.nullable else 'NOT NULL'}",
+                          expected="union with null" if col.nullable else "plain type",
+                          actual=f.type, location=ev.at(part, col.name))
+    if not seen:
+        yield NotApplicable("no column fields")
+
+
+@check("ticdc-avro.schema.default", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §1.4 (union order and `default` follow the DDL default; precise decimals get "
+              "none), §4.4, §4.5")
+def defaults(ev: RecordEvidence) -> Findings:
+    """`default` and union order follow the column's DDL default, converted like a value."""
+    seen = False
+    for part, _d, col, f in _column_fields(ev):
+        if f.problem:
+            continue
+        seen = True
+        if col is not None:
+            want = spec.field(col, ev.o, f.name)
+            want_null_first = None
+            if isinstance(want["type"], list):
+                want_null_first = want["type"][0] == "null"
+            got_default = f.default if f.has_default else "<absent>"
+            exp_default = want.get("default", "<absent>")
+            if got_default != exp_default or (f.nullable and f.null_first != want_null_first) \
+                    or _float_bits_differ(got_default, exp_default):
+                yield Failure(f"{part} field {f.name!r}: default/union order do not follow the DDL default",
+                              expected={"default": exp_default, "type": want["type"] if f.nullable else None},
+                              actual={"default": got_default, "type": f.type if f.nullable else None},
+                              location=ev.at(part, col.name))
+        elif f.nullable:
+            # Without the table: TiCDC puts null last only for a non-null default.
+            if f.null_first and f.has_default and f.default is not None:
+                yield Failure(f"{part} field {f.name!r}: null-first union with a non-null default",
+                              expected="default null", actual=f.default, location=ev.at(part, f.name))
+            if f.null_first is False and (not f.has_default or f.default is None):
+                yield Failure(f"{part} field {f.name!r}: null-last union without a non-null default",
+                              expected="a non-null default", actual=f.default if f.has_default else "<absent>",
+                              location=ev.at(part, f.name))
+            if f.null_first and not f.has_default:
+                yield Failure(f"{part} field {f.name!r}: nullable field without `default: null`",
+                              expected=None, actual="<absent>", location=ev.at(part, f.name))
+    if not seen:
+        yield NotApplicable("no column fields")
+
+
+def _float_bits_differ(a: Any, b: Any) -> bool:
+    return isinstance(a, float) and isinstance(b, float) and struct.pack("<d", a) != struct.pack("<d", b)
+
+
+@check("ticdc-avro.schema.connect-parameters", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"seed 000 §Column data format (connect.parameters.tidb_type); {NOTES} §1.5")
+def connect_parameters(ev: RecordEvidence) -> Findings:
+    """Every column's type carries `connect.parameters.tidb_type` with a value from the type table."""
+    seen = False
+    for part, _d, col, f in _column_fields(ev):
+        seen = True
+        tt = f.tidb_type
+        if tt not in spec.TIDB_TYPE_FAMILY:
+            yield Failure(f"{part} field {f.name!r} has no known connect.parameters.tidb_type",
+                          expected=sorted(spec.TIDB_TYPE_FAMILY), actual=f.inner,
+                          location=ev.at(part, col.name if col else f.name))
+    if not seen:
+        yield NotApplicable("no column fields")
+
+
+# == type table =========================================================================
+
+_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DATETIME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?$")
+_TIME_RE = re.compile(r"^-?(\d{2,3}):(\d{2}):(\d{2})(\.\d{1,6})?$")
+_DECIMAL_STR_RE = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def _valid_date(y: int, m: int, d: int) -> bool:
+    if (y, m, d) == (0, 0, 0):
+        return True
+    return 1 <= m <= 12 and 1 <= d <= calendar.monthrange(max(y, 1), m)[1]
+
+
+def expected_primitives(fam: str, o: spec.AvroOptions) -> tuple[str, ...]:
+    if fam == Family.INT_UNSIGNED:
+        return ("int", "long")
+    if fam == Family.BIGINT_UNSIGNED:
+        return ("string",) if o.bigint_unsigned_string else ("long",)
+    if fam == Family.FLOAT:
+        return ("double",) if o.float_as_double else ("float",)
+    if fam == Family.DECIMAL:
+        return ("string",) if o.decimal_string else ("bytes",)
+    return ({Family.INT: "int", Family.BIGINT: "long", Family.DOUBLE: "double", Family.BIT: "bytes",
+             Family.TEXT: "string", Family.BLOB: "bytes", Family.YEAR: "int"}.get(fam, "string"),)
+
+
+def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    """What is wrong with a field's schema or value judged from its own `tidb_type` alone."""
+    prims = expected_primitives(fam, o)
+    if f.primitive not in prims:
+        return f"Avro type {f.primitive!r}, expected {' or '.join(prims)}"
+    if fam == Family.DECIMAL and not o.decimal_string:
+        p, s = f.precision, f.scale
+        if f.logical != "decimal" or not isinstance(p, int) or not isinstance(s, int) or not (
+                1 <= p <= 65 and 0 <= s <= min(p, 30)):
+            return f"DECIMAL needs logicalType decimal with 1<=precision<=65, 0<=scale<=30: got {f.inner}"
+    if fam == Family.BIT:
+        ln = f.params.get("length")
+        if not (isinstance(ln, str) and ln.isdigit() and 1 <= int(ln) <= 64):
+            return f"BIT needs connect.parameters.length = bit width 1..64, got {ln!r}"
+    if fam in (Family.ENUM, Family.SET) and not isinstance(f.params.get("allowed"), str):
+        return f"{fam.upper()} needs connect.parameters.allowed"
+    if v is None:
+        return None
+    if fam == Family.INT_UNSIGNED and isinstance(v, int) and v < 0:
+        return f"negative value {v} for an unsigned column"
+    if fam == Family.BIGINT_UNSIGNED and o.bigint_unsigned_string:
+        if not (isinstance(v, str) and v.isdigit() and int(v) < 1 << 64):
+            return f"{v!r} is not an unsigned 64-bit decimal string"
+    if fam in (Family.FLOAT, Family.DOUBLE) and isinstance(v, float) and not math.isfinite(v):
+        return f"{v} is not finite (TiCDC writes 0 for NaN and infinities)"
+    if fam == Family.BIT and isinstance(v, bytes):
+        ln = int(f.params.get("length", "64"))
+        if not 1 <= len(v) <= 8 or (len(v) > 1 and v[0] == 0):
+            return f"BIT bytes 0x{v.hex()} are not minimal big-endian (leading zero bytes trimmed, 0 -> 00)"
+        if int.from_bytes(v, "big") >> ln:
+            return f"BIT value 0x{v.hex()} does not fit in {ln} bits"
+    if fam == Family.DECIMAL:
+        if o.decimal_string:
+            if not (isinstance(v, str) and _DECIMAL_STR_RE.match(v)):
+                return f"{v!r} is not a decimal string"
+        elif isinstance(v, bytes):
+            if not v:
+                return "empty decimal bytes"
+            if isinstance(f.precision, int) and abs(int.from_bytes(v, "big", signed=True)) >= 10 ** f.precision:
+                return f"unscaled value {int.from_bytes(v, 'big', signed=True)} exceeds precision {f.precision}"
+    if fam in (Family.ENUM, Family.SET) and isinstance(v, str):
+        allowed = spec.split_allowed(f.params.get("allowed", ""))
+        if fam == Family.ENUM and v not in allowed:
+            return f"{v!r} is not one of the ENUM members {allowed}"
+        if fam == Family.SET and v:
+            members = v.split(",")
+            idx = [allowed.index(m) if m in allowed else -1 for m in members]
+            if -1 in idx or idx != sorted(set(idx)):
+                return f"{v!r} is not a comma-joined subset of {allowed} in definition order"
+    if fam == Family.JSON and isinstance(v, str):
+        try:
+            json.loads(v)
+        except ValueError:
+            return f"{v[:60]!r} is not JSON text"
+    if fam == Family.DATE and isinstance(v, str):
+        m = _DATE_RE.match(v)
+        if not m or not _valid_date(*(int(x) for x in m.groups())):
+            return f"{v!r} is not YYYY-MM-DD"
+    if fam in (Family.DATETIME, Family.TIMESTAMP) and isinstance(v, str):
+        m = _DATETIME_RE.match(v)
+        if not m or not _valid_date(*(int(x) for x in m.groups()[:3])) or int(m.group(4)) > 23 \
+                or int(m.group(5)) > 59 or int(m.group(6)) > 59:
+            return f"{v!r} is not YYYY-MM-DD HH:MM:SS[.fraction]"
+    if fam == Family.TIME and isinstance(v, str):
+        m = _TIME_RE.match(v)
+        if not m or int(m.group(1)) > 838 or int(m.group(2)) > 59 or int(m.group(3)) > 59:
+            return f"{v!r} is not [-]HH:MM:SS[.fraction] within ±838:59:59"
+    if fam == Family.YEAR and isinstance(v, int) and not (v == 0 or 1901 <= v <= 2155):
+        return f"YEAR {v} is outside 1901..2155 (or 0)"
+    return None
+
+
+def same_datum(a: Any, b: Any) -> bool:
+    """Equal values of the same type; floats bit for bit (so -0.0 differs from 0.0)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    return type(a) is type(b) and a == b
+
+
+def type_findings(ev: RecordEvidence, fam: str) -> Findings:
+    seen = False
+    _column_fields(ev)
+    assert ev.by_family is not None
+    for part, d, col, f in ev.by_family.get(fam, ()):
+        if col is not None:
+            seen = True
+            want_t = spec.avro_type(col, ev.o)
+            if f.inner != want_t:
+                yield Failure(f"{part} field {f.name!r} ({col.type}): wrong Avro type", expected=want_t,
+                              actual=f.inner, location=ev.at(part, col.name))
+                continue
+            if d.datum is None or f.name not in d.datum:
+                continue
+            assert ev.source is not None
+            want_v = spec.native_value(col, ev.source.image[col.name], ev.o)
+            got_v = d.datum[f.name]
+            if not same_datum(want_v, got_v):
+                yield Failure(f"{part} field {f.name!r} ({col.type}): wrong value", expected=_show(want_v),
+                              actual=_show(got_v), location=ev.at(part, col.name))
+        else:
+            seen = True
+            got_v = d.datum.get(f.name) if d.datum is not None else None
+            problem = plausibility(fam, f, got_v, ev.o)
+            if problem:
+                yield Failure(f"{part} field {f.name!r} ({f.tidb_type}): {problem}",
+                              expected=f"{fam} per the type table", actual=_show(got_v) if got_v is not None else f.inner,
+                              location=ev.at(part, f.name))
+    if not seen:
+        yield NotApplicable(f"no {fam} column")
+
+
+def _show(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return "0x" + v.hex()
+    if isinstance(v, float):
+        return repr(v)
+    return v
+
+
+_TYPE_CHECKS: tuple[tuple[str, str, str], ...] = (
+    (Family.INT, "TINYINT / SMALLINT / MEDIUMINT / INT (and BOOL) map to int, tidb_type INT.",
+     "seed 000 §Column data format, type table rows BOOL..INT"),
+    (Family.INT_UNSIGNED, "Unsigned TINYINT..MEDIUMINT map to int, INT UNSIGNED to long; tidb_type INT UNSIGNED.",
+     "seed 000 type table (\"When it is unsigned, TIDB_TYPE is INT UNSIGNED\"; INT UNSIGNED is long)"),
+    (Family.BIGINT, "BIGINT maps to long, tidb_type BIGINT.", "seed 000 type table row BIGINT"),
+    (Family.BIGINT_UNSIGNED, "BIGINT UNSIGNED is a long that wraps above 2^63-1 (mode long) or a decimal "
+     "string (mode string).", "seed 000 avro-bigint-unsigned-handling-mode; notes §1.5"),
+    (Family.FLOAT, "FLOAT maps to float (double under the float-as-double profile), 4-byte little-endian.",
+     "notes §1.5, §5 (docs' type table says double; code float since v6.5.2/v7.0.0, #8567)"),
+    (Family.DOUBLE, "DOUBLE maps to double.", "seed 000 type table row DOUBLE"),
+    (Family.BIT, "BIT(M) maps to bytes with connect.parameters.length = M; value big-endian, leading zeros "
+     "trimmed, 0 as 00.", "seed 000 §BIT(64); notes §1.5, §4.7"),
+    (Family.DECIMAL, "DECIMAL(M,D): bytes + logicalType decimal (precision M, scale D), value floor(v*10^D) "
+     "in two's complement (mode precise); or the TiDB decimal string (mode string).",
+     "seed 000 §DECIMAL(10, 4), avro-decimal-handling-mode; notes §1.5, §4.8"),
+    (Family.TEXT, "CHAR / VARCHAR / TEXT family map to string, tidb_type TEXT; text unchanged.",
+     "seed 000 type table rows TINYTEXT..VARCHAR"),
+    (Family.BLOB, "BINARY / VARBINARY / BLOB family map to bytes, tidb_type BLOB; bytes unchanged "
+     "(BINARY(n) keeps its zero padding).", "seed 000 type table rows TINYBLOB..VARBINARY"),
+    (Family.ENUM, "ENUM maps to string with connect.parameters.allowed (\\, escapes commas); value is the "
+     "member name.", "seed 000 §ENUM/SET(a,b,c); notes §1.5"),
+    (Family.SET, "SET maps to string with connect.parameters.allowed; value is the members joined by commas "
+     "in definition order.", "seed 000 §ENUM/SET(a,b,c); notes §1.5"),
+    (Family.JSON, "JSON maps to string: TiDB's JSON text (MySQL spacing).", "seed 000 type table row JSON; notes §1.5"),
+    (Family.DATE, "DATE maps to string YYYY-MM-DD (zero date 0000-00-00).", "seed 000 type table row DATE; notes §1.5"),
+    (Family.DATETIME, "DATETIME(fsp) maps to string YYYY-MM-DD HH:MM:SS with exactly fsp fraction digits.",
+     "seed 000 type table row DATETIME; notes §1.5"),
+    (Family.TIMESTAMP, "TIMESTAMP(fsp) maps to string in the TiCDC server time zone, no offset.",
+     "seed 000 type table row TIMESTAMP; notes §1.5, §3.1"),
+    (Family.TIME, "TIME(fsp) maps to string [-]HH:MM:SS[.f] (hours up to 838).",
+     "seed 000 type table row TIME; notes §1.5"),
+    (Family.YEAR, "YEAR maps to int.", "seed 000 type table row YEAR"),
+)
+
+
+def _register_type_check(fam: str, doc: str, clause: str) -> None:
+    def fn(ev: RecordEvidence) -> Findings:
+        return type_findings(ev, fam)
+
+    fn.__doc__ = doc
+    fn.__name__ = fn.__qualname__ = f"type_{fam.replace('-', '_')}"
+    check(f"ticdc-avro.type.{fam}", level=Level.MUST, scope=Scope.RECORD, protocol=P, clause=clause)(fn)
+
+
+for _fam, _doc, _clause in _TYPE_CHECKS:
+    _register_type_check(_fam, _doc, _clause)
+
+
+@check("ticdc-avro.type.decimal-minimal-bytes", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §1.5 (goavro writes minimal two's complement: 0 -> 00, -128 -> 80); Avro spec "
+              "§Decimal does not require minimality, so readers accept both")
+def decimal_minimal(ev: RecordEvidence) -> Findings:
+    """Precise decimals use the minimal two's-complement bytes, as TiCDC (goavro) and Java write them."""
+    seen = False
+    for part, d, col, f in _column_fields(ev):
+        if f.logical != "decimal" or d.datum is None:
+            continue
+        v = d.datum.get(f.name)
+        if not isinstance(v, bytes) or not v:
+            continue
+        seen = True
+        if len(v) > 1 and ((v[0] == 0 and v[1] < 0x80) or (v[0] == 0xFF and v[1] >= 0x80)):
+            yield Failure(f"{part} field {f.name!r}: decimal bytes 0x{v.hex()} carry a redundant sign byte",
+                          expected="0x" + v[1:].hex(), actual="0x" + v.hex(),
+                          location=ev.at(part, col.name if col else f.name))
+    if not seen:
+        yield NotApplicable("no precise decimal value")
+
+
+# == keys, deletes ======================================================================
+
+@check("ticdc-avro.key.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"seed 000 §Key data format (primary key or unique index columns); {NOTES} §1.3 (handle key, "
+              "table column order)")
+def key_columns(ev: RecordEvidence) -> Findings:
+    """The key holds exactly the handle-key columns (PK, else the NOT NULL unique key) with the row's values."""
+    if ev.record.key is None:
+        return Failure("record has no key", expected="the handle-key columns", actual=None, location=ev.at("key"))
+    k, v = ev.key, ev.value
+    if k is None or k.view is None or k.view.error:
+        return NotApplicable("key schema unresolved")
+    out: list[Failure] = []
+    if ev.source is not None:
+        cols = spec.key_columns(ev.source.table)
+        want = [spec.sanitize_name(c.name) for c in cols]
+        got = [f.name for f in k.view.fields]
+        if got != want:
+            out.append(Failure("key fields are not the handle-key columns", expected=want, actual=got,
+                               location=ev.at("key")))
+        elif k.datum is not None:
+            for c, name in zip(cols, want):
+                wv = spec.native_value(c, ev.source.image[c.name], ev.o)
+                if not same_datum(wv, k.datum.get(name)):
+                    out.append(Failure(f"key value of {name!r} differs from the row", expected=_show(wv),
+                                       actual=_show(k.datum.get(name)), location=ev.at("key", c.name)))
+    for f in k.view.fields:
+        if f.nullable:
+            out.append(Failure(f"key field {f.name!r} is nullable; handle-key columns are NOT NULL",
+                               expected="plain type", actual=f.type, location=ev.at("key", f.name)))
+    if v is not None and v.view is not None and not v.view.error:
+        for f in k.view.fields:
+            vf = v.view.by_name.get(f.name)
+            if vf is None:
+                out.append(Failure(f"key field {f.name!r} is not a value field", expected="a column of the row",
+                                   actual=[x.name for x in v.view.fields], location=ev.at("key", f.name)))
+            elif vf.inner != f.inner:
+                out.append(Failure(f"key field {f.name!r} has another type than in the value", expected=vf.inner,
+                                   actual=f.inner, location=ev.at("key", f.name)))
+            elif k.datum is not None and v.datum is not None and not same_datum(
+                    k.datum.get(f.name), v.datum.get(f.name)):
+                out.append(Failure(f"key field {f.name!r} differs from the value's", expected=_show(v.datum.get(f.name)),
+                                   actual=_show(k.datum.get(f.name)), location=ev.at("key", f.name)))
+    return out or None
+
+
+@check("ticdc-avro.key.no-extension", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"seed 000 §TiDB extension fields (added to the Value); {NOTES} §1.3 (never in the key)")
+def key_no_extension(ev: RecordEvidence) -> Findings:
+    """The key schema never carries `_tidb_*` extension fields."""
+    k = ev.key
+    if k is None or k.view is None or k.view.error:
+        return NotApplicable("key schema unresolved")
+    ext = [f.name for f in k.view.fields if f.is_extension]
+    if ext:
+        return Failure("key schema has extension fields", expected=[], actual=ext, location=ev.at("key"))
+    return None
+
+
+@check("ticdc-avro.delete.tombstone", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="seed 000 (\"For Delete events, Avro only encodes the Key part. The Value part is empty\"); seed 001 "
+              f"(no extension fields for delete.on.null sinks); {NOTES} §1.1")
+def tombstone(ev: RecordEvidence) -> Findings:
+    """A DELETE is a key with a null value (a Kafka tombstone); nothing else has a null value."""
+    is_tomb = ev.record.value is None
+    if ev.source is not None:
+        if ev.source.op is Op.DELETE and not is_tomb:
+            return Failure("a DELETE was sent with a value", expected="null value (tombstone)",
+                           actual=f"{len(ev.record.value or b'')} value bytes", location=ev.at("value"))
+        if ev.source.op is not Op.DELETE and is_tomb:
+            return Failure(f"an {ev.source.op.value.upper()} was sent as a tombstone", expected="a value",
+                           actual=None, location=ev.at("value"))
+        return None
+    if not is_tomb:
+        return NotApplicable("not a tombstone (the source is unknown)")
+    if ev.record.key is None:
+        return Failure("tombstone without a key", expected="the deleted row's key", actual=None,
+                       location=ev.at("key"))
+    return None
+
+
+# == extension fields ===================================================================
+
+@check("ticdc-avro.extension.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="seed 000 §TiDB extension fields; seed 003; "
+              f"{NOTES} §1.4 (types and defaults; no defaults before v7.1.0), §1.6 (checksum fields), §5")
+def extension_fields(ev: RecordEvidence) -> Findings:
+    """With enable-tidb-extension the value ends with _tidb_op (string), _tidb_commit_ts and
+    _tidb_commit_physical_time (long) [+ the three checksum fields]; without it, none of them."""
+    v = ev.value
+    if v is None or v.view is None or v.view.error:
+        return NotApplicable("no value schema (tombstone or unresolved)")
+    got = [(f.name, f.type, f.default if f.has_default else "<absent>") for f in v.view.fields if f.is_extension]
+    want = [(n, spec._EXT_TYPES[n][0], spec._EXT_TYPES[n][1] if ev.o.extension_defaults else "<absent>")
+            for n in spec.expected_extension_names(ev.o)]
+    if got != want:
+        return Failure("extension fields differ from the option settings",
+                       expected=[{"name": n, "type": t, "default": d} for n, t, d in want],
+                       actual=[{"name": n, "type": t, "default": d} for n, t, d in got], location=ev.at("value"),
+                       hint=f"enable-tidb-extension={str(ev.o.extension).lower()}, "
+                            f"integrity checksum={'on' if ev.o.checksum else 'off'}")
+    return None
+
+
+def _ext_datum(ev: RecordEvidence) -> dict[str, Any] | NotApplicable:
+    if not ev.o.extension:
+        return NotApplicable("enable-tidb-extension is off")
+    v = ev.value
+    if v is None or v.datum is None:
+        return NotApplicable("no decoded value")
+    return v.datum
+
+
+@check("ticdc-avro.extension.op", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="seed 000 (\"c\" indicates insert and \"u\" indicates updates); " f"{NOTES} §1.6",
+       needs_options={"enable-tidb-extension": "true"})
+def extension_op(ev: RecordEvidence) -> Findings:
+    """`_tidb_op` is "c" for an insert (including the insert half of a split update), "u" for an update."""
+    d = _ext_datum(ev)
+    if isinstance(d, NotApplicable):
+        return d
+    got = d.get("_tidb_op")
+    if ev.source is not None:
+        want = "c" if ev.source.op is Op.INSERT else "u"
+        if got != want:
+            return Failure("wrong _tidb_op", expected=want, actual=got, location=ev.at("value", "_tidb_op"))
+    elif got not in ("c", "u"):
+        return Failure("_tidb_op is neither \"c\" nor \"u\"", expected=["c", "u"], actual=got,
+                       location=ev.at("value", "_tidb_op"))
+    return None
+
+
+@check("ticdc-avro.extension.commit-ts", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="seed 000 (_tidb_commit_ts, _tidb_commit_physical_time); "
+              f"{NOTES} §1.6 (physical time = commitTs >> 18)",
+       needs_options={"enable-tidb-extension": "true"})
+def extension_commit_ts(ev: RecordEvidence) -> Findings:
+    """`_tidb_commit_ts` is the transaction's commit TSO and `_tidb_commit_physical_time` its physical part (ts >> 18)."""
+    d = _ext_datum(ev)
+    if isinstance(d, NotApplicable):
+        return d
+    ts, phys = d.get("_tidb_commit_ts"), d.get("_tidb_commit_physical_time")
+    out = []
+    if ev.source is not None and ts != ev.source.commit_ts:
+        out.append(Failure("wrong _tidb_commit_ts", expected=ev.source.commit_ts, actual=ts,
+                           location=ev.at("value", "_tidb_commit_ts")))
+    if isinstance(ts, int) and phys != tso_physical_ms(ts):
+        out.append(Failure("_tidb_commit_physical_time is not _tidb_commit_ts >> 18", expected=tso_physical_ms(ts),
+                           actual=phys, location=ev.at("value", "_tidb_commit_physical_time")))
+    return out or None
+
+
+@check("ticdc-avro.extension.checksum", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §1.6 (CRC32-IEEE over columns in column-ID order); docs ticdc-avro-checksum-verification",
+       needs_options={"integrity-check-level": "correctness"})
+def extension_checksum(ev: RecordEvidence) -> Findings:
+    """`_tidb_row_level_checksum` is the CRC32 of the row's columns as a consumer recomputes it, and
+    `_tidb_corrupted` is false."""
+    if not ev.o.checksum:
+        return NotApplicable("integrity checksum is off")
+    d = _ext_datum(ev)
+    if isinstance(d, NotApplicable):
+        return d
+    v = ev.value
+    assert v is not None and v.view is not None
+    got = d.get("_tidb_row_level_checksum")
+    if d.get("_tidb_corrupted") is not False:
+        return Failure("_tidb_corrupted is set", expected=False, actual=d.get("_tidb_corrupted"),
+                       location=ev.at("value", "_tidb_corrupted"))
+    if got in (None, ""):
+        return NotApplicable("the event carried no checksum")
+    crc = 0
+    for f in v.view.fields:
+        if f.is_extension:
+            break
+        crc = zlib.crc32(spec.checksum_bytes(f.tidb_type or "", d.get(f.name), f.params, ev.o.tz), crc)
+    if str(crc) != got:
+        return Failure("row checksum does not match the columns", expected=str(crc), actual=got,
+                       location=ev.at("value", "_tidb_row_level_checksum"),
+                       hint="recomputed like TiCDC's consumer: CRC32-IEEE over the fields in schema order")
+    return None
+
+
+# == topics =============================================================================
+
+@check("ticdc-avro.topic.dispatch", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="seed 000 §Topic distribution ({schema}/{table} rule); "
+              f"{NOTES} §1.8 (characters outside [A-Za-z0-9._-] become _)", needs_source=True)
+def topic_dispatch(ev: RecordEvidence) -> Findings:
+    """A row goes to the topic its dispatcher rule names, with schema/table substituted and sanitised."""
+    if ev.source is None:
+        return NotApplicable("needs the source table")
+    if ev.record.topic != ev.source.topic:
+        return Failure("record is in the wrong topic", expected=ev.source.topic, actual=ev.record.topic,
+                       location=ev.at())
+    return None
+
+
+@check("ticdc-avro.topic.one-table", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause="seed 000 §Topic distribution (\"TiCDC Avro prohibits mapping multiple tables to the same "
+              "topic\"); seed 003")
+def one_table_per_topic(ev: StreamEvidence) -> Findings:
+    """Every record of a topic comes from one table (one record name and namespace)."""
+    if not ev.record_names:
+        return NotApplicable("no decodable record in the topic")
+    if len(ev.record_names) > 1:
+        names = sorted(f"{ns}.{n}" for ns, n in ev.record_names)
+        return Failure(f"topic {ev.topic!r} carries {len(names)} tables", expected="one table",
+                       actual=names, location=next(iter(ev.record_names.values())))
+    return None
+
+
+# == events (need the workload) =========================================================
+
+@check("ticdc-avro.event.records", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+       clause=f"{NOTES} §1.1 (one message per row change; DDL and resolved events are not sent)",
+       needs_source=True)
+def event_records(ev: EventEvidence) -> Findings:
+    """Each row change yields its records (nothing missing, nothing extra); DDL and watermarks yield none."""
+    if isinstance(ev.event, (Ddl, Watermark)):
+        if ev.records:
+            return Failure(f"a {type(ev.event).__name__} produced records; the Avro protocol sends none",
+                           expected=0, actual=len(ev.records), location=ev.records[0].at())
+        return None
+    out = []
+    for s in ev.missing:
+        out.append(Failure(f"no record for {s.op.value} of {s.table.qualified_name}",
+                           expected={"topic": s.topic, "op": s.op.value, "row": _row_text(s)},
+                           actual=None, location=_src_loc(s)))
+    for r in ev.unexpected:
+        out.append(Failure("record matches no row change of the transaction", expected=None,
+                           actual=_record_text(r), location=r.at()))
+    return out or None
+
+
+@check("ticdc-avro.update.split-key-change", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+       clause=f"{NOTES} §3.4 (an UPDATE changing a primary/unique key is sent as DELETE + INSERT unless "
+              "output-raw-change-event=true)", needs_source=True)
+def update_split(ev: EventEvidence) -> Findings:
+    """An UPDATE that changes a key column is sent as a tombstone for the old key, then an insert."""
+    if not isinstance(ev.event, Transaction):
+        return NotApplicable("not a transaction")
+    splits = [s for s in ev.expected if s.split]
+    if not splits:
+        return NotApplicable("no key-changing update" if not ev.o.raw_change_event else "raw change events")
+    out = []
+    for s in splits:
+        if s in ev.missing:
+            what = "tombstone for the old key" if s.op is Op.DELETE else "insert of the new row"
+            out.append(Failure(f"key-changing UPDATE of {s.table.qualified_name} is missing its {what}",
+                               expected=f"DELETE(old key) then INSERT(new row)", actual="not found",
+                               location=_src_loc(s)))
+    return out or None
+
+
+def _src_loc(s: Any) -> Any:
+    from ...checks.registry import Location
+
+    return Location(topic=s.topic, table=s.table.qualified_name)
+
+
+def _row_text(s: Any) -> dict[str, Any]:
+    return {c.name: _show(spec.native_value(c, s.image[c.name], spec.AvroOptions()))
+            for c in s.table.handle_key_columns()}
+
+
+def _record_text(r: RecordEvidence) -> dict[str, Any]:
+    return {"topic": r.record.topic, "key": _show(r.key.datum) if r.key and r.key.datum else None,
+            "value": "null" if r.record.value is None else f"{len(r.record.value)} bytes"}

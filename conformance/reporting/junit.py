@@ -1,0 +1,59 @@
+"""JUnit XML from the canonical JSON report: one testsuite per run, one testcase per check."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from xml.etree import ElementTree as ET
+
+
+def _text(r: dict[str, Any]) -> str:
+    lines = []
+    for f in r.get("failures", []):
+        lines.append(f"- {f['message']} (x{f.get('count', 1)})")
+        lines.append(f"  expected: {json.dumps(f.get('expected'), ensure_ascii=False)[:500]}")
+        lines.append(f"  actual:   {json.dumps(f.get('actual'), ensure_ascii=False)[:500]}")
+        if f.get("location"):
+            lines.append(f"  at: {json.dumps(f['location'], ensure_ascii=False)}")
+        if "seed" in f:
+            lines.append(f"  workload: seed {f['seed']} shard {f['shard']}")
+    if r.get("more_failures"):
+        lines.append(f"… and {r['more_failures']} more")
+    return "\n".join(lines)
+
+
+def render(report: dict[str, Any]) -> str:
+    root = ET.Element("testsuites", name="cdc-conformance", tests="0", failures="0", errors="0", skipped="0")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for run in report.get("runs", []):
+        name = f"{run['encoder']} [{run['label']}]"
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        suite = ET.SubElement(root, "testsuite", name=name, time=str(run.get("duration_s", 0)))
+        props = ET.SubElement(suite, "properties")
+        for k, v in sorted(run.get("options", {}).items()):
+            ET.SubElement(props, "property", name=f"option.{k}", value=str(v))
+        ET.SubElement(props, "property", name="seed", value=str(run.get("seed")))
+        for r in run["results"]:
+            counts["tests"] += 1
+            tc = ET.SubElement(suite, "testcase", classname=name, name=r["check"])
+            c = r["counts"]
+            tc.set("assertions", str(c["passed"] + c["failed"]))
+            if r["outcome"] == "failed":
+                counts["failures"] += 1
+                el = ET.SubElement(tc, "failure", message=f"[{r['level']}] {r['title']}", type=r["level"])
+                el.text = _text(r)
+            elif r["outcome"] == "errored":
+                counts["errors"] += 1
+                el = ET.SubElement(tc, "error", message="the check itself raised (a cdc-conformance bug)")
+                el.text = "\n\n".join(r.get("errors", []))
+            elif r["outcome"] in ("skipped", "not-applicable"):
+                counts["skipped"] += 1
+                reason = r.get("skipped") or "; ".join(r.get("not_applicable_reasons", {})) or "not applicable"
+                ET.SubElement(tc, "skipped", message=f"{r['outcome']}: {reason}")
+        for k, v in counts.items():
+            suite.set(k, str(v))
+            totals[k] += v
+    for k, v in totals.items():
+        root.set(k, str(v))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,27 @@
+"""A short Markdown summary (GitHub step summaries, PR comments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ICON = {"passed": "✅", "failed": "❌", "errored": "💥", "skipped": "⏭", "not-applicable": "➖"}
+
+
+def render(report: dict[str, Any]) -> str:
+    v = report["verdict"]
+    out = [f"## cdc-conformance: **{v.upper()}** {ICON['passed'] if v == 'pass' else ICON['failed']}", ""]
+    out.append("| encoder | options | workloads | records | passed | failed | errored | verdict |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---|")
+    for run in report["runs"]:
+        oc = [r["outcome"] for r in run["results"]]
+        out.append(f"| `{run['encoder']}` | {run['label']} | {run['workloads']} | {run['records']} | "
+                   f"{oc.count('passed')} | {oc.count('failed')} | {oc.count('errored')} | {run['verdict']} |")
+    failed = [(run, r) for run in report["runs"] for r in run["results"] if r["outcome"] in ("failed", "errored")]
+    if failed:
+        out += ["", "### Findings", ""]
+        for run, r in failed[:50]:
+            first = r["failures"][0]["message"] if r.get("failures") else "(errored)"
+            out.append(f"- {ICON[r['outcome']]} `{r['check']}` [{r['level']}] ({run['label']}): {first}")
+    for e in report.get("errors", []):
+        out.append(f"- 💥 {e}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,106 @@
+"""The result model every report is rendered from.
+
+The canonical JSON report (`report.json`, `format_version` 1) is `Report.to_json()`; JUnit
+XML, the HTML matrix and the Markdown summary are rendered from that JSON, never from live
+objects, so that `conformance` can re-render old reports and other tools can read them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checks.registry import Level, Outcome
+from ..checks.results import Tally
+
+FORMAT_VERSION = 1
+
+
+def tool_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("cdc-conformance")
+    except Exception:  # noqa: BLE001 - running from a source tree
+        return "0+unknown"
+
+
+@dataclass
+class Section:
+    """One encoder under one option combination."""
+
+    protocol: str
+    encoder: str
+    encoder_kind: str
+    options: dict[str, str]
+    label: str
+    tally: Tally
+    workloads: int = 0
+    records: int = 0
+    seed: Any = None
+    duration_s: float = 0.0
+    reproductions: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def verdict(self, strict: bool = False) -> str:
+        failed = [t for t in self.tally if t.outcome is Outcome.FAILED and (strict or t.level is Level.MUST)]
+        if failed:
+            return "fail"
+        if any(t.outcome is Outcome.ERRORED for t in self.tally):
+            return "error"
+        return "pass"
+
+    def to_json(self, strict: bool = False) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol, "encoder": self.encoder, "encoder_kind": self.encoder_kind,
+            "options": self.options, "label": self.label, "verdict": self.verdict(strict),
+            "workloads": self.workloads, "records": self.records, "seed": self.seed,
+            "duration_s": round(self.duration_s, 3),
+            "results": [t.to_json() for t in self.tally],
+            "reproductions": self.reproductions, "notes": self.notes,
+        }
+
+
+@dataclass
+class Report:
+    mode: str  # "run" | "check" | "reproduce"
+    sections: list[Section] = field(default_factory=list)
+    command: str = ""
+    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    duration_s: float = 0.0
+    strict: bool = False
+    errors: list[str] = field(default_factory=list)  # infrastructure errors that stopped work
+
+    def verdict(self) -> str:
+        vs = [s.verdict(self.strict) for s in self.sections]
+        if "fail" in vs:
+            return "fail"
+        if self.errors or "error" in vs:
+            return "error"
+        return "pass"
+
+    def exit_code(self) -> int:
+        return {"pass": 0, "fail": 1}.get(self.verdict(), 2)
+
+    def to_json(self) -> dict[str, Any]:
+        sections = [s.to_json(self.strict) for s in self.sections]
+        flat = []
+        for s in sections:
+            for r in s["results"]:
+                flat.append({**r, "encoder": s["encoder"], "options": s["options"], "label": s["label"]})
+        return {
+            "format_version": FORMAT_VERSION,
+            "verdict": self.verdict(),
+            "mode": self.mode,
+            "tool": {"name": "cdc-conformance", "version": tool_version(),
+                     "python": platform.python_version()},
+            "command": self.command,
+            "started": self.started.isoformat(timespec="seconds"),
+            "duration_s": round(self.duration_s, 3),
+            "strict": self.strict,
+            "errors": self.errors,
+            "runs": sections,
+            "results": flat,
+        }
