@@ -10,7 +10,8 @@ hang of the suite.
 
 from __future__ import annotations
 
-import concurrent.futures
+import queue
+import threading
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
@@ -28,29 +29,50 @@ class EncoderHung(Exception):
 
 
 class Guard:
-    """Runs encoder calls on one worker thread, each bounded by a timeout."""
+    """Runs encoder calls on one daemon worker thread, each bounded by a timeout.
+
+    A plain daemon thread, not a ThreadPoolExecutor: the interpreter joins executor workers
+    at exit, so a hung encoder would hang the suite on its way out."""
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="encoder")
         self.hung = False
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], queue.SimpleQueue[Any]] | None] = (
+            queue.SimpleQueue())
+        self._thread = threading.Thread(target=self._work, name="encoder", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            fn, args, out = job
+            try:
+                out.put((True, fn(*args)))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                out.put((False, e))
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self.hung:
             raise EncoderHung("the encoder did not return from an earlier call")
-        fut = self._pool.submit(fn, *args)
+        out: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._jobs.put((fn, args, out))
         try:
-            return fut.result(timeout=self.timeout)
-        except concurrent.futures.TimeoutError:
+            ok, value = out.get(timeout=self.timeout)
+        except queue.Empty:
+            # The worker cannot be killed; it is abandoned (a daemon: it does not keep the
+            # process alive) and no further call is made into this encoder.
             self.hung = True
-            # The worker thread cannot be killed; it is abandoned (daemon-like) and no
-            # further call is made into this encoder.
-            self._pool.shutdown(wait=False, cancel_futures=True)
             raise EncoderHung(f"no answer within {self.timeout:g} s") from None
+        if ok:
+            return value
+        raise value
 
     def close(self) -> None:
         if not self.hung:
-            self._pool.shutdown(wait=True)
+            self._jobs.put(None)
+            self._thread.join(timeout=self.timeout)
 
 
 def make_tally(protocol: ProtocolSuite) -> Tally:
@@ -144,8 +166,7 @@ def run_workload(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping
 
 def encoder_frames(exc: BaseException, limit: int = 4) -> str:
     """The innermost frames of an encoder's exception, without the harness' own frames."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if "concurrent/futures" not in f.filename and not f.filename.endswith("harness/local.py")]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("harness/local.py")]
     lines = [f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} in {f.name}: {f.line}" for f in frames[-limit:]]
     return "\n".join(lines + [f"{type(exc).__name__}: {exc}"])
 

@@ -40,6 +40,7 @@ class RunPlan:
     repro_dir: Path | None = None
     command_prefix: str = "conformance"
     time_zone: str = "UTC"
+    first_shard: int = 0
     shape_overrides: dict[str, Any] = field(default_factory=dict)
 
 
@@ -82,7 +83,8 @@ def _run_combo(plan: RunPlan, ci: int, options: dict[str, str], registry: Any, p
     shape = shape_for(plan)
     guard = Guard(plan.encoder_timeout)
     try:
-        for shard in range(plan.examples):
+        for i in range(plan.examples):
+            shard = plan.first_shard + i
             before = {cid: t.failed for cid, t in tally.checks.items()}
             w = sample_workload(plan.seed, shard, shape)
             res = run_workload(plan.protocol, plan.encoder, options, registry, w, tally,
@@ -100,7 +102,7 @@ def _run_combo(plan: RunPlan, ci: int, options: dict[str, str], registry: Any, p
             if res.hung:
                 section.notes.append(f"stopped after shard {shard}: the encoder hung, so no further call was made")
                 if progress:
-                    progress(plan.examples - shard - 1)
+                    progress(plan.examples - i - 1)
                 break
     finally:
         guard.close()

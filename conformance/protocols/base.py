@@ -21,6 +21,8 @@ class OptionSpec:
     matrix: bool = False
     # Where the option comes from, for the docs (e.g. "sink-uri", "profile switch").
     kind: str = "sink-uri"
+    # Short name used in report labels (e.g. "ext" for enable-tidb-extension).
+    short: str | None = None
 
     def validate(self, value: str) -> str:
         v = value.strip()
@@ -114,7 +116,8 @@ class ProtocolSuite:
 
 def describe_options(options: Mapping[str, str], suite: ProtocolSuite) -> str:
     """Short label of an option combination: only what differs from the defaults."""
-    diffs = [f"{k}={v}" for k, v in options.items()
+    short = {o.name: o.short or o.name for o in suite.options}
+    diffs = [f"{short[k]}={v}" for k, v in options.items()
              if k != "profile" and any(o.name == k and o.default != v for o in suite.options)]
     if "profile" in options:
         diffs.insert(0, f"profile={options['profile']}")

@@ -117,16 +117,27 @@ class AvroChecker:
                 taken.add(id(ev.source))
             else:
                 loose.append(ev)
-        unexpected = []
-        for ev in loose:
-            s = next((s for s in expected if id(s) not in taken and s.topic == ev.record.topic), None)
-            if s is None:
-                unexpected.append(ev)
-            else:
-                ev.source = s
-                taken.add(id(s))
+        # Records the exact match left over: same topic in order, then (a record in the wrong
+        # topic) the same key anywhere, then anything left in order, so that the checks can
+        # still say what is wrong with them rather than only that they are unexpected.
+        keys = {id(s): self._expected_key(s) for s in expected}
+        passes = (
+            lambda ev, s: s.topic == ev.record.topic,
+            lambda ev, s: ev.key is not None and ev.key.datum is not None and keys[id(s)] == freeze(ev.key.datum),
+            lambda ev, s: True,
+        )
+        for match in passes:
+            still = []
+            for ev in loose:
+                s = next((s for s in expected if id(s) not in taken and match(ev, s)), None)
+                if s is None:
+                    still.append(ev)
+                else:
+                    ev.source = s
+                    taken.add(id(s))
+            loose = still
         missing = [s for s in expected if id(s) not in taken]
-        return missing, unexpected
+        return missing, loose
 
     def check_event(self, event: Event, records: list[Record]) -> None:
         evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]

@@ -344,8 +344,7 @@ def defaults(ev: RecordEvidence) -> Findings:
                 want_null_first = want["type"][0] == "null"
             got_default = f.default if f.has_default else "<absent>"
             exp_default = want.get("default", "<absent>")
-            if got_default != exp_default or (f.nullable and f.null_first != want_null_first) \
-                    or _float_bits_differ(got_default, exp_default):
+            if not _same_default(got_default, exp_default) or (f.nullable and f.null_first != want_null_first):
                 yield Failure(f"{part} field {f.name!r}: default/union order do not follow the DDL default",
                               expected={"default": exp_default, "type": want["type"] if f.nullable else None},
                               actual={"default": got_default, "type": f.type if f.nullable else None},
@@ -366,8 +365,12 @@ def defaults(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no column fields")
 
 
-def _float_bits_differ(a: Any, b: Any) -> bool:
-    return isinstance(a, float) and isinstance(b, float) and struct.pack("<d", a) != struct.pack("<d", b)
+def _same_default(got: Any, want: Any) -> bool:
+    """JSON defaults compared as JSON compares them: a float default may come back as an
+    integer (Go prints 1e20 as 100000000000000000000, and -0 loses its sign)."""
+    if isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        return float(got) == want
+    return type(got) is type(want) and got == want
 
 
 @check("ticdc-avro.schema.connect-parameters", level=Level.MUST, scope=Scope.RECORD, protocol=P,

@@ -43,16 +43,16 @@ PROTOCOL = "ticdc-avro"
 # -- options -----------------------------------------------------------------------------
 
 OPTIONS = (
-    OptionSpec("enable-tidb-extension", "false", ("false", "true"), matrix=True,
+    OptionSpec("enable-tidb-extension", "false", ("false", "true"), matrix=True, short="ext",
                doc="Append _tidb_op, _tidb_commit_ts, _tidb_commit_physical_time to values."),
-    OptionSpec("avro-decimal-handling-mode", "precise", ("precise", "string"), matrix=True,
+    OptionSpec("avro-decimal-handling-mode", "precise", ("precise", "string"), matrix=True, short="decimal",
                doc="DECIMAL as bytes with the decimal logical type, or as a string."),
-    OptionSpec("avro-bigint-unsigned-handling-mode", "long", ("long", "string"), matrix=True,
+    OptionSpec("avro-bigint-unsigned-handling-mode", "long", ("long", "string"), matrix=True, short="bigint-unsigned",
                doc="BIGINT UNSIGNED as a (wrapping) long, or as a decimal string."),
-    OptionSpec("integrity-check-level", "none", ("none", "correctness"), kind="changefeed config",
+    OptionSpec("integrity-check-level", "none", ("none", "correctness"), kind="changefeed config", short="integrity",
                doc="correctness: row checksum fields, columns ordered by column ID. Needs "
                    "enable-tidb-extension=true and both handling modes = string."),
-    OptionSpec("output-raw-change-event", "false", ("false", "true"), kind="changefeed config",
+    OptionSpec("output-raw-change-event", "false", ("false", "true"), kind="changefeed config", short="raw-change",
                doc="false: an UPDATE that changes a primary/unique key becomes DELETE + INSERT."),
     OptionSpec("topic", "tidb_{schema}_{table}", None, kind="dispatcher rule",
                doc="Topic expression; Avro needs {schema} and {table} in it (one table per topic)."),

@@ -1,0 +1,422 @@
+"""The `conformance` command.
+
+Exit codes: 0 everything conforms · 1 a check failed · 2 usage, input or infrastructure error
+(the message says who must act).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from rich.console import Console
+
+from ..checks.common import CAPTURE_RECORD_FORMAT, ENCODER_NO_CRASH, ENCODER_RESPONSIVE
+from ..checks.registry import Actor, Failure, Location, Outcome, all_checks, get_check
+from ..encoders import all_encoders, find_encoder
+from ..encoders.spi import ConfigurationError
+from ..infra.urls import redact, redact_text
+from ..protocols import DEFAULT_PROTOCOL, PROTOCOLS, get_protocol
+from ..protocols.base import ProtocolSuite, describe_options, parse_option_args
+from ..reporting import Report, Section, write_reports
+
+EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+
+console = Console(highlight=False, soft_wrap=False)
+if not console.is_terminal and (console.width or 0) < 120:
+    # Logs and CI: a width that keeps the summary table readable.
+    console = Console(highlight=False, soft_wrap=False, width=120)
+err = Console(stderr=True, highlight=False)
+
+
+class UsageError(Exception):
+    """Bad arguments or input: the user must act."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="conformance", description="Protocol conformance suite for CDC encoders.")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="generate workloads, encode them, check everything")
+    r.add_argument("--protocol", default=DEFAULT_PROTOCOL, choices=sorted(PROTOCOLS))
+    r.add_argument("--encoder", default="reference", help="encoder name (see `conformance list`)")
+    r.add_argument("--examples", type=int, default=100, help="workloads per option combination (default 100)")
+    r.add_argument("--seed", default=None, help="generation seed (default: random, printed)")
+    r.add_argument("--shard", type=int, default=0, help="first shard to generate (replay one workload)")
+    r.add_argument("--option", action="append", default=[], metavar="K=V",
+                   help="pin a protocol option; repeat, or K=V1,V2 for several values")
+    r.add_argument("--no-matrix", action="store_true",
+                   help="run only the defaults for options not pinned (default: every combination)")
+    r.add_argument("--registry", default="embedded://", help="schema registry URL (default embedded://)")
+    r.add_argument("--report-dir", default="reports/latest", help="where to write reports (default reports/latest)")
+    r.add_argument("--dump-records", default=None, metavar="FILE", help="also write every record as records.jsonl")
+    r.add_argument("--encoder-timeout", type=float, default=30.0, help="seconds an encoder call may take")
+    r.add_argument("--no-shrink", action="store_true", help="do not shrink failing workloads")
+    r.add_argument("--strict", action="store_true", help="SHOULD-level failures also fail the run")
+
+    c = sub.add_parser("check", help="check captured records (records.jsonl) against a registry")
+    c.add_argument("--protocol", default=DEFAULT_PROTOCOL, choices=sorted(PROTOCOLS))
+    c.add_argument("--input", required=True, help="records.jsonl (one JSON object per line)")
+    c.add_argument("--registry", required=True, help="registry URL or registry dump file")
+    c.add_argument("--option", action="append", default=[], metavar="K=V", help="protocol option the encoder used")
+    c.add_argument("--report-json", default=None, metavar="FILE", help="write the JSON report here")
+    c.add_argument("--report-dir", default=None, help="write all reports here")
+    c.add_argument("--strict", action="store_true", help="SHOULD-level failures also fail the check")
+
+    ls = sub.add_parser("list", help="list checks and encoders")
+    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--protocol", default=None, choices=sorted(PROTOCOLS))
+
+    ex = sub.add_parser("explain", help="show what a check enforces and which mutant it catches")
+    ex.add_argument("check")
+
+    rp = sub.add_parser("reproduce", help="replay a stored reproduction against an encoder")
+    rp.add_argument("file")
+    rp.add_argument("--encoder", default=None, help="encoder to replay against (default: the one recorded)")
+    rp.add_argument("--registry", default="embedded://")
+
+    sv = sub.add_parser("serve", help="run embedded infrastructure until interrupted")
+    svs = sv.add_subparsers(dest="what", required=True)
+    sr = svs.add_parser("registry", help="a Confluent-compatible Schema Registry on 127.0.0.1")
+    sr.add_argument("--host", default="127.0.0.1")
+    sr.add_argument("--port", type=int, default=8081)
+    sr.add_argument("--auth", default=None, metavar="USER:PASS", help="require HTTP basic auth")
+    sr.add_argument("--compatibility", default="BACKWARD")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int({"run": cmd_run, "check": cmd_check, "list": cmd_list, "explain": cmd_explain,
+                    "reproduce": cmd_reproduce, "serve": cmd_serve}[args.command](args))
+    except (UsageError, ConfigurationError) as e:
+        err.print(f"[bold red]error:[/] {redact_text(str(e))}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return EXIT_ERROR
+    except Exception as e:  # noqa: BLE001 - last line of defence: a clear message, exit 2
+        from ..infra.registry import RegistryError
+        from ..protocols.ticdc_avro.decoder import RegistryDown
+
+        if isinstance(e, (RegistryError, RegistryDown, OSError)):
+            err.print(f"[bold red]infrastructure error:[/] {redact_text(str(e))}")
+            return EXIT_ERROR
+        err.print(f"[bold red]internal error in cdc-conformance:[/] {type(e).__name__}: {redact_text(str(e))}")
+        err.print("This is a bug in the suite, not in your encoder; please report it with --debug output.")
+        if args.debug:
+            import traceback
+
+            err.print(redact_text(traceback.format_exc()))
+        return EXIT_ERROR
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def _options(protocol: ProtocolSuite, pairs: list[str], *, matrix: bool) -> list[dict[str, str]]:
+    pinned = parse_option_args(pairs)
+    return protocol.matrix(pinned, full=matrix)
+
+
+def _command_line() -> str:
+    return redact_text(" ".join(shlex.quote(a) for a in ["conformance", *sys.argv[1:]]))
+
+
+def _print_summary(report: Report, paths: dict[str, Path] | None) -> None:
+    from rich.table import Table
+
+    data = report.to_json()
+    t = Table(title=None, show_lines=False, pad_edge=False)
+    for col in ("encoder", "options", "workloads", "records", "passed", "failed", "errored", "n/a·skip", "verdict"):
+        t.add_column(col, justify="right" if col in ("workloads", "records", "passed", "failed", "errored",
+                                                     "n/a·skip") else "left")
+    for run in data["runs"]:
+        oc = [r["outcome"] for r in run["results"]]
+        colour = {"pass": "green", "fail": "red", "error": "magenta"}[run["verdict"]]
+        t.add_row(run["encoder"], run["label"], str(run["workloads"]), str(run["records"]), str(oc.count("passed")),
+                  str(oc.count("failed")), str(oc.count("errored")),
+                  str(oc.count("not-applicable") + oc.count("skipped")), f"[{colour}]{run['verdict']}[/]")
+    console.print(t)
+    shown = 0
+    for run in data["runs"]:
+        repro = {x["check"]: x for x in run.get("reproductions", [])}
+        for r in run["results"]:
+            if r["outcome"] not in ("failed", "errored") or shown >= 25:
+                continue
+            shown += 1
+            colour = "yellow" if r["level"] == "SHOULD" else "red"
+            console.print(f"\n[bold {colour}]✗ {r['check']}[/] [{r['level']}] ({run['label']}) — {r['title']}")
+            console.print(f"  [dim]{r['clause']}[/]")
+            for f in r.get("failures", [])[:2]:
+                console.print(f"  {f['message']}  [dim](×{f.get('count', 1)})[/]")
+                console.print(f"    expected: {json.dumps(f.get('expected'), ensure_ascii=False)[:300]}")
+                console.print(f"    actual:   {json.dumps(f.get('actual'), ensure_ascii=False)[:300]}")
+                loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())
+                if loc:
+                    console.print(f"    at: {loc}")
+                if "seed" in f:
+                    console.print(f"    workload: seed {f['seed']}, shard {f['shard']}")
+            for tb in r.get("errors", [])[:1]:
+                console.print(f"[magenta]{tb}[/]")
+            rp = repro.get(r["check"])
+            if rp:
+                console.print(f"  [bold]shrunk workload[/] (seed {rp['seed']}, shard {rp['shard']}, "
+                              f"{rp['events']} events):")
+                for line in rp["sql"].rstrip().splitlines():
+                    console.print(f"    {line}", markup=False)
+                console.print(f"  replay: [cyan]{rp['command']}[/]")
+    for e in data["errors"]:
+        err.print(f"[bold magenta]error:[/] {e}")
+    if paths:
+        console.print(f"\nreports: {paths['html']}  {paths['json']}  {paths['junit']}")
+    v = data["verdict"]
+    colour = {"pass": "green", "fail": "red", "error": "magenta"}[v]
+    console.print(f"[bold {colour}]VERDICT: {v.upper()}[/]")
+
+
+# -- run ----------------------------------------------------------------------------------------
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from ..harness.run import RunPlan, run_plan
+    from ..infra.registry import open_registry
+
+    if args.examples < 1:
+        raise UsageError("--examples must be at least 1")
+    protocol = get_protocol(args.protocol)
+    try:
+        encoder = find_encoder(args.encoder, protocol.name)
+    except LookupError as e:
+        raise UsageError(str(e)) from None
+    combos = _options(protocol, args.option, matrix=not args.no_matrix)
+    if not combos:
+        raise UsageError("no valid option combination to run")
+    seed: int | str = args.seed if args.seed is not None else random.randrange(1 << 31)
+    if isinstance(seed, str) and seed.isdigit():
+        seed = int(seed)
+    report_dir = Path(args.report_dir)
+    plan = RunPlan(protocol=protocol, encoder=encoder, combos=combos, examples=args.examples, seed=seed,
+                   encoder_timeout=args.encoder_timeout, shrink=not args.no_shrink,
+                   dump_records=Path(args.dump_records) if args.dump_records else None,
+                   repro_dir=report_dir / "repro", first_shard=args.shard)
+    report = Report("run", command=_command_line(), strict=args.strict)
+    t0 = time.monotonic()
+    console.print(f"[bold]{protocol.title}[/] · encoder [cyan]{encoder.name}[/] · seed [bold]{seed}[/] · "
+                  f"{args.examples} workload(s) × {len(combos)} option combination(s) · registry {redact(args.registry)}")
+    with open_registry(args.registry) as registry:
+        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+                      disable=not console.is_terminal) as progress:
+            task = progress.add_task("workloads", total=args.examples * len(combos))
+
+            def on_section(s: Section) -> None:
+                progress.update(task, description=f"done: {s.label}")
+
+            report.sections = run_plan(plan, registry, progress=lambda n: progress.advance(task, n),
+                                       on_section=on_section)
+        dump_hint = None
+        if plan.dump_records is not None and getattr(registry, "server", None) is not None:
+            # The embedded registry disappears with the run: keep what it held, so that the
+            # dumped records can be checked again later with `conformance check`.
+            reg_path = plan.dump_records.with_name(plan.dump_records.stem + ".registry.json")
+            reg_path.write_text(json.dumps(registry.server.dump(), ensure_ascii=False) + "\n", encoding="utf-8")
+            dump_hint = (f"records: {plan.dump_records} (check them again: conformance check --protocol "
+                         f"{protocol.name} --input {plan.dump_records} --registry {reg_path}"
+                         + "".join(f" --option {k}={v}" for k, v in combos[0].items()
+                                   if len(combos) == 1 and k != "profile" and any(
+                                       o.name == k and o.default != v for o in protocol.options)) + ")")
+    report.duration_s = time.monotonic() - t0
+    paths = write_reports(report, report_dir)
+    _print_summary(report, paths)
+    if dump_hint:
+        console.print(dump_hint, markup=False)
+    return report.exit_code()
+
+
+# -- check --------------------------------------------------------------------------------------
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..harness.capture import BadLine, count_lines, read_records
+    from ..harness.local import make_tally
+    from ..infra.registry import DumpFormatError, open_registry
+    from ..protocols.ticdc_avro.decoder import RegistryDown
+
+    protocol = get_protocol(args.protocol)
+    pinned = {k: v[0] for k, v in parse_option_args(args.option).items()}
+    options = protocol.resolve_options(pinned)
+    path = Path(args.input)
+    if not path.is_file():
+        raise UsageError(f"input file {path} does not exist (pass a records.jsonl capture with --input)")
+    registry_spec = args.registry
+    if not registry_spec.startswith(("http://", "https://", "embedded://", "container://")) \
+            and not Path(registry_spec).is_file():
+        raise UsageError(f"--registry {redact(registry_spec)} is neither an http(s):// URL nor an existing "
+                         "registry dump file")
+    tally = make_tally(protocol)
+    for cid in (ENCODER_NO_CRASH, ENCODER_RESPONSIVE):
+        tally.skip(cid, "captured records: there is no encoder to call")
+    t0 = time.monotonic()
+    total = count_lines(path)
+    report = Report("check", command=_command_line(), strict=args.strict)
+    section = Section(protocol.name, f"capture:{path.name}", "capture", options,
+                      describe_options(options, protocol), tally)
+    report.sections.append(section)
+    try:
+        with open_registry(registry_spec) as registry:
+            checker = protocol.checker(options, registry, tally, with_source=False)  # type: ignore[attr-defined]
+            with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=console, transient=True, disable=not console.is_terminal) as progress:
+                task = progress.add_task("records", total=total)
+                for n, item in read_records(path):
+                    if isinstance(item, BadLine):
+                        tally.fail(CAPTURE_RECORD_FORMAT, Failure(
+                            f"line {item.line}: {item.problem}", expected="records.jsonl format v1",
+                            actual=item.excerpt, location=Location(line=item.line), actor=Actor.CAPTURE,
+                            hint="fix the tool that wrote the capture; this line was not checked"))
+                    else:
+                        tally.passed(CAPTURE_RECORD_FORMAT)
+                        section.records += 1
+                        checker.check_record(item, Location(topic=item.topic, partition=item.partition,
+                                                            offset=item.offset, line=n))
+                    if n % 2048 == 0:
+                        progress.update(task, completed=n)
+            checker.finish()
+    except DumpFormatError as e:
+        raise UsageError(str(e)) from None
+    except RegistryDown as e:
+        report.errors.append(f"schema registry unreachable: {redact_text(str(e))}")
+    section.workloads = 0
+    section.duration_s = report.duration_s = time.monotonic() - t0
+    paths = None
+    if args.report_dir:
+        paths = write_reports(report, args.report_dir)
+    if args.report_json:
+        Path(args.report_json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report_json).write_text(json.dumps(report.to_json(), indent=1, ensure_ascii=False, default=str)
+                                          + "\n", encoding="utf-8")
+    console.print(f"checked {section.records} records from {path} in {section.duration_s:.1f} s")
+    _print_summary(report, paths)
+    return report.exit_code()
+
+
+# -- list / explain -----------------------------------------------------------------------------
+
+def cmd_list(args: argparse.Namespace) -> int:
+    checks = all_checks(args.protocol)
+    encs = all_encoders(args.protocol)
+    if args.json:
+        out = {"checks": [{"id": c.id, "level": c.level.value, "clause": c.clause, "protocol": c.protocol,
+                           "scope": c.scope.value, "title": c.title} for c in checks],
+               "encoders": [{"name": e.name, "protocol": e.protocol, "kind": e.kind.value,
+                             **({"catches": e.catches} if e.catches else {}),
+                             **({"needs_options": dict(e.needs_options)} if e.needs_options else {}),
+                             "description": e.description} for e in encs]}
+        sys.stdout.write(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    from rich.table import Table
+
+    t = Table(title=f"{len(checks)} checks")
+    for col in ("id", "level", "scope", "what it enforces"):
+        t.add_column(col)
+    for c in checks:
+        t.add_row(c.id, c.level.value, c.scope.value, c.title)
+    console.print(t)
+    t2 = Table(title=f"{len(encs)} encoders")
+    for col in ("name", "kind", "caught by"):
+        t2.add_column(col)
+    for e in encs:
+        t2.add_row(e.name, e.kind.value, e.catches or "")
+    console.print(t2)
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    try:
+        c = get_check(args.check)
+    except KeyError:
+        raise UsageError(f"no check {args.check!r}; see `conformance list`") from None
+    console.print(f"[bold]{c.id}[/]  [{c.level.value}]  scope: {c.scope.value}  protocol: {c.protocol}")
+    console.print(c.doc)
+    console.print(f"[dim]clause:[/] {c.clause}")
+    if c.needs_options:
+        console.print(f"[dim]applies with:[/] {', '.join(f'{k}={v}' for k, v in c.needs_options)}")
+    mutants = [e for e in all_encoders() if e.catches == c.id]
+    for m in mutants:
+        console.print(f"[dim]caught mutant:[/] {m.name} — {m.description}")
+    return EXIT_OK
+
+
+# -- reproduce ----------------------------------------------------------------------------------
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ..harness.local import Guard, make_tally, run_workload
+    from ..infra.registry import open_registry
+    from ..model.serde import WorkloadFormatError, workload_from_json
+
+    path = Path(args.file)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != "cdc-conformance/reproduction":
+            raise UsageError(f"{path} is not a cdc-conformance reproduction file")
+        if data.get("format_version") != 1:
+            raise UsageError(f"{path} has format_version {data.get('format_version')!r}; this suite reads 1")
+        workload = workload_from_json(data["workload"])
+    except (OSError, ValueError, KeyError, WorkloadFormatError) as e:
+        raise UsageError(f"cannot read reproduction {path}: {e}") from None
+    protocol = get_protocol(data["protocol"])
+    try:
+        encoder = find_encoder(args.encoder or data["encoder"], protocol.name)
+    except LookupError as e:
+        raise UsageError(str(e)) from None
+    options = protocol.resolve_options({k: v for k, v in data["options"].items() if k != "profile"})
+    tally = make_tally(protocol)
+    guard = Guard(30.0)
+    console.print(f"replaying {path.name}: {len(workload.events)} events, target check {data['check']}, "
+                  f"encoder {encoder.name}")
+    console.print(workload.sql(), markup=False)
+    with open_registry(args.registry) as registry:
+        try:
+            run_workload(protocol, encoder, options, registry, workload, tally,
+                         topic_prefix=f"repro{int(time.time())}-", guard=guard)
+        finally:
+            guard.close()
+    report = Report("reproduce", [Section(protocol.name, encoder.name, encoder.kind.value, options,
+                                          describe_options(options, protocol), tally, workloads=1)])
+    _print_summary(report, None)
+    still = tally.checks[data["check"]].outcome is Outcome.FAILED
+    console.print(f"target check {data['check']}: {'[red]still fails[/]' if still else '[green]passes now[/]'}")
+    return report.exit_code()
+
+
+# -- serve --------------------------------------------------------------------------------------
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ..infra.registry import serve
+
+    auth = None
+    if args.auth:
+        if ":" not in args.auth:
+            raise UsageError("--auth needs USER:PASS")
+        u, p = args.auth.split(":", 1)
+        auth = (u, p)
+
+    def ready(url: str) -> None:
+        console.print(f"Schema Registry listening on {url}{' (basic auth on)' if auth else ''} — Ctrl-C to stop")
+
+    serve(args.host, args.port, auth, args.compatibility, ready)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+# Hypothesis writes its example database into the working directory unless told otherwise.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(__file__).resolve().parent.parent / ".hypothesis"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")

@@ -1,0 +1,69 @@
+"""Running encoders over generated workloads in tests (no sockets: in-process registry)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping
+
+from conformance.checks.results import Tally
+from conformance.encoders import find_encoder
+from conformance.harness.local import Guard, make_tally, run_workload
+from conformance.infra.inprocess import InProcessRegistry
+from conformance.model.events import Workload
+from conformance.protocols import get_protocol
+from conformance.strategies import DEFAULT_SHAPE, Shape, sample_workload
+
+_counter = [0]
+
+
+def run_encoder(encoder: str, options: Mapping[str, str] | None = None, *, workloads: int = 20, seed: Any = 0,
+                shape: Shape = DEFAULT_SHAPE, stop_when_failing: str | None = None, timeout: float = 10.0,
+                registry: Any = None, protocol: str = "ticdc-avro") -> Tally:
+    p = get_protocol(protocol)
+    info = find_encoder(encoder, protocol)
+    opts = p.resolve_options(dict(options or {}))
+    tally = make_tally(p)
+    reg = registry if registry is not None else InProcessRegistry()
+    guard = Guard(timeout)
+    try:
+        for shard in range(workloads):
+            w = sample_workload(seed, shard, shape)
+            _counter[0] += 1
+            run_workload(p, info, opts, reg, w, tally, topic_prefix=f"t{_counter[0]}-", guard=guard)
+            if guard.hung:
+                break
+            if stop_when_failing and stop_when_failing in tally.failed_ids():
+                break
+    finally:
+        guard.close()
+    return tally
+
+
+def run_workloads(encoder: str, workloads: list[Workload], options: Mapping[str, str] | None = None,
+                  protocol: str = "ticdc-avro") -> Tally:
+    p = get_protocol(protocol)
+    info = find_encoder(encoder, protocol)
+    opts = p.resolve_options(dict(options or {}))
+    tally = make_tally(p)
+    reg = InProcessRegistry()
+    guard = Guard(10.0)
+    try:
+        for w in workloads:
+            _counter[0] += 1
+            run_workload(p, info, opts, reg, w, tally, topic_prefix=f"t{_counter[0]}-", guard=guard)
+    finally:
+        guard.close()
+    return tally
+
+
+def shape_with(**overrides: Any) -> Shape:
+    return replace(DEFAULT_SHAPE, **overrides)
+
+
+def problems(tally: Tally) -> dict[str, list[str]]:
+    """Failed or errored checks with their first messages (for assertion output)."""
+    out = {}
+    for t in tally:
+        if t.failed or t.errored:
+            out[t.id] = [f.message for f in list(t.failures.values())[:3]] + t.errors[:1]
+    return out
