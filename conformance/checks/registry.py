@@ -167,7 +167,7 @@ def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
             raise ValueError(f"duplicate check id {id!r}")
         doc = inspect.cleandoc(fn.__doc__ or "")
         spec = CheckSpec(id=id, level=level, clause=clause, scope=scope, protocol=protocol, fn=fn,
-                         title=doc.splitlines()[0] if doc else id,
+                         title=" ".join(doc.split("\n\n")[0].split()) if doc else id,
                          needs_options=tuple(sorted((needs_options or {}).items())),
                          needs_source=needs_source)
         _REGISTRY[id] = spec

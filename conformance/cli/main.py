@@ -32,7 +32,7 @@ console = Console(highlight=False, soft_wrap=False)
 if not console.is_terminal and (console.width or 0) < 120:
     # Logs and CI: a width that keeps the summary table readable.
     console = Console(highlight=False, soft_wrap=False, width=120)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class UsageError(Exception):

@@ -1,0 +1,395 @@
+#!/usr/bin/env python
+"""Throughput of `conformance check` on TiCDC Avro reference records, against plain fastavro.
+
+    python benchmarks/check_throughput.py [--records N] [--repeat R] [--profile]
+
+1. Generates >= N records (default 100,000) with the TiCDC Avro reference encoder
+   (`enable-tidb-extension=true`, one encoder per `sample_workload` shard, one in-process
+   registry), writes them as `records.jsonl` plus the registry dump to a temporary directory.
+2. Reads the capture back (base64 decoded, outside any timing) and measures, in this same
+   process and interleaved round by round so that machine noise hits every measurement alike:
+
+   * baseline         plain fastavro: strip the 5-byte Confluent header of every key and
+                      value, `schemaless_reader` with `parse_schema(json.loads(text))` (logical
+                      types on; `_ignore_default_error=True`, without which fastavro refuses
+                      TiCDC's integer-written double defaults), parsed lazily and cached per
+                      schema id (a fresh cache each round: `check` pays for parsing too);
+   * baseline-stripped the same with the schemas exactly as the checker's decoder parses them
+                      (logical types stripped, `_ignore_default_error=True`): the pure decode
+                      floor of the check;
+   * check in-process  `AvroChecker.check_record` on every record + `finish()`, as
+                      `conformance check` does, on the same in-memory records (the registry
+                      dump is loaded once, outside the timing);
+   * check CLI         `conformance check ... --report-json` as a subprocess: wall time,
+                      interpreter start, JSONL parsing and reports included.
+
+3. Prints a table (best and median of R rounds, records/s, ratios to the baseline) and writes
+   `reports/bench/check_throughput.json`. With `--profile`, profiles one in-process check
+   with cProfile and prints the top functions by cumulative and by own time.
+
+Not part of CI; the numbers depend on the machine, compare ratios, not absolute rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import cProfile
+import datetime as dt
+import gc
+import io
+import json
+import os
+import platform
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import fastavro
+
+from conformance.checks.registry import Location
+from conformance.checks.results import Tally
+from conformance.encoders.spi import EncoderContext, Record
+from conformance.harness.capture import BadLine, read_records
+from conformance.harness.local import assign_offsets, make_tally
+from conformance.infra.inprocess import InProcessRegistry
+from conformance.infra.registry import DumpRegistry
+from conformance.protocols import get_protocol
+from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder, strip_logical_types
+from conformance.strategies import sample_workload
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_JSON = REPO / "reports" / "bench" / "check_throughput.json"
+PROTOCOL = "ticdc-avro"
+OPTIONS = {"enable-tidb-extension": "true"}
+
+
+# -- input ------------------------------------------------------------------------------------
+
+
+def _b64(v: bytes | None) -> str | None:
+    return None if v is None else base64.b64encode(v).decode("ascii")
+
+
+def generate(n: int, seed: str, workdir: Path) -> dict[str, Any]:
+    """Write >= n reference records (whole shards) to workdir/records.jsonl and the registry
+    dump to workdir/dump.json."""
+    t0 = time.perf_counter()
+    reg = InProcessRegistry()
+    out: list[Record] = []
+    shard = 0
+    events = 0
+    while len(out) < n:
+        workload = sample_workload(seed, shard)
+        enc = TiCDCAvroEncoder()
+        enc.open(EncoderContext(dict(OPTIONS), reg, topic_prefix=f"b{shard}-"))
+        for ev in workload.events:
+            out.extend(enc.encode(ev))
+        enc.close()
+        events += len(workload.events)
+        shard += 1
+    records = assign_offsets(out)
+    with (workdir / "records.jsonl").open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps({"topic": r.topic, "partition": r.partition, "offset": r.offset,
+                                 "key": _b64(r.key), "value": _b64(r.value), "timestamp": None,
+                                 "headers": [[h, _b64(v)] for h, v in r.headers]},
+                                separators=(",", ":")) + "\n")
+    dump = reg.server.dump()
+    with (workdir / "dump.json").open("w", encoding="utf-8") as fh:
+        json.dump(dump, fh)
+    return {"records": len(records), "shards": shard, "events": events, "schemas": len(dump["schemas"]),
+            "seconds": time.perf_counter() - t0}
+
+
+def load_records(path: Path) -> list[Record]:
+    records = []
+    for _n, item in read_records(path):
+        if isinstance(item, BadLine):
+            raise SystemExit(f"{path}:{item.line}: {item.problem}")
+        records.append(item)
+    return records
+
+
+def load_schema_texts(dump_path: Path) -> dict[int, str]:
+    with dump_path.open(encoding="utf-8") as fh:
+        return {int(e["id"]): e["schema"] for e in json.load(fh)["schemas"]}
+
+
+# -- measurements -----------------------------------------------------------------------------
+
+
+def plain_parse(text: str) -> Any:
+    # `_ignore_default_error`: TiCDC writes a double's default as Go prints it (`-1`, `0`), which
+    # fastavro refuses without this switch (the checker's decoder sets it too).
+    return fastavro.parse_schema(json.loads(text), _ignore_default_error=True)
+
+
+def decoder_parse(text: str) -> Any:
+    # What conformance.protocols.ticdc_avro.decoder.schema_view hands to fastavro.
+    return fastavro.parse_schema(strip_logical_types(json.loads(text)), _ignore_default_error=True)
+
+
+def baseline(records: list[Record], texts: dict[int, str], parse: Callable[[str], Any]) -> int:
+    """Decode every key and value with fastavro; returns how many parts were decoded."""
+    reader = fastavro.schemaless_reader
+    cache: dict[int, Any] = {}
+    parts = 0
+    for r in records:
+        for raw in (r.key, r.value):
+            if raw is None:
+                continue
+            sid = int.from_bytes(raw[1:5], "big", signed=True)
+            schema = cache.get(sid)
+            if schema is None:
+                schema = cache[sid] = parse(texts[sid])
+            reader(io.BytesIO(raw[5:]), schema)
+            parts += 1
+    return parts
+
+
+def check_inprocess(records: list[Record], registry: DumpRegistry) -> Tally:
+    p = get_protocol(PROTOCOL)
+    opts = p.resolve_options(OPTIONS)
+    tally = make_tally(p)
+    checker = p.checker(opts, registry, tally, with_source=False)  # type: ignore[attr-defined]
+    for r in records:
+        checker.check_record(r, Location(topic=r.topic, partition=r.partition, offset=r.offset))
+    checker.finish()
+    return tally
+
+
+def assert_conforms(tally: Tally) -> None:
+    failed = tally.failed_ids()
+    errored = {t.id for t in tally if t.errored}
+    if failed or errored:
+        detail = {cid: [f.message for f in tally.checks[cid].failures.values()][:3] for cid in failed}
+        raise SystemExit(f"the reference records do not pass: failed {sorted(failed)} {detail}, "
+                         f"errored {sorted(errored)}")
+
+
+def cli_command(cli: list[str], workdir: Path) -> list[str]:
+    return [*cli, "check", "--protocol", PROTOCOL, "--input", str(workdir / "records.jsonl"),
+            "--registry", str(workdir / "dump.json"),
+            *[a for k, v in OPTIONS.items() for a in ("--option", f"{k}={v}")],
+            "--report-json", str(workdir / "out.json")]
+
+
+def check_cli(cmd: list[str], workdir: Path) -> float:
+    """Runs the CLI; returns the duration the CLI itself reports (its check loop)."""
+    (workdir / "out.json").unlink(missing_ok=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"`{' '.join(cmd)}` exited {proc.returncode}\n{proc.stdout[-3000:]}\n"
+                         f"{proc.stderr[-3000:]}")
+    report = json.loads((workdir / "out.json").read_text(encoding="utf-8"))
+    if report["verdict"] != "pass":
+        raise SystemExit(f"the CLI's verdict is {report['verdict']!r}, not 'pass'")
+    return float(report["duration_s"])
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    t0 = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - t0, result
+
+
+# -- reporting --------------------------------------------------------------------------------
+
+
+def summary(seconds: list[float], records: int) -> dict[str, Any]:
+    best, med = min(seconds), statistics.median(seconds)
+    return {"seconds": [round(s, 4) for s in seconds], "best_s": round(best, 4), "median_s": round(med, 4),
+            "best_records_per_s": round(records / best, 1), "median_records_per_s": round(records / med, 1)}
+
+
+def ratios(check: list[float], base: list[float]) -> dict[str, float]:
+    """check throughput / baseline throughput (1.0 = as fast as plain fastavro)."""
+    paired = [b / c for b, c in zip(base, check)]  # same round, same noise
+    return {"best": round(min(base) / min(check), 4), "median": round(statistics.median(base) /
+                                                                      statistics.median(check), 4),
+            "median_of_paired_rounds": round(statistics.median(paired), 4)}
+
+
+def profile_check(records: list[Record], registry: DumpRegistry, top: int, prof_path: Path) -> list[dict[str, Any]]:
+    prof = cProfile.Profile()
+    gc.collect()
+    prof.enable()
+    check_inprocess(records, registry)
+    prof.disable()
+    prof.dump_stats(str(prof_path))
+    for key in ("cumulative", "tottime"):
+        print(f"\ncProfile of one in-process check, top {top} by {key} (profiler overhead included; "
+              f"stats saved to {prof_path}):")
+        pstats.Stats(prof, stream=sys.stdout).strip_dirs().sort_stats(key).print_stats(top)
+    st = pstats.Stats(prof)
+    rows = []
+    for (file, line, name), (cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        rows.append({"function": f"{_short_path(file)}:{line}({name})", "ncalls": nc, "primitive_calls": cc,
+                     "tottime_s": round(tt, 4), "cumtime_s": round(ct, 4)})
+    rows.sort(key=lambda r: -r["cumtime_s"])
+    return rows[:top]
+
+
+def _short_path(file: str) -> str:
+    for marker in ("/conformance/", "/site-packages/", "/lib/python"):
+        i = file.rfind(marker)
+        if i >= 0:
+            return file[i + 1:]
+    return file
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--records", type=int, default=100_000, help="at least this many records (default 100000)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of each measurement (default 3)")
+    ap.add_argument("--profile", action="store_true", help="cProfile one in-process check, print the top")
+    ap.add_argument("--top", type=int, default=15, help="profile rows to print (default 15)")
+    ap.add_argument("--seed", default="bench", help="workload seed (default 'bench')")
+    ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess measurement")
+    ap.add_argument("--cli", default=None, help="the conformance executable (default: next to this python)")
+    ap.add_argument("--workdir", default=None, help="keep records.jsonl/dump.json here (default: a temp dir)")
+    ap.add_argument("--json", default=str(DEFAULT_JSON), help=f"result file (default {DEFAULT_JSON})")
+    args = ap.parse_args(argv)
+    if args.records < 1 or args.repeat < 1:
+        ap.error("--records and --repeat must be positive")
+
+    cli: list[str] = []
+    if not args.no_cli:
+        exe = args.cli or str(Path(sys.executable).parent / "conformance")
+        cli = [exe] if Path(exe).is_file() else [shutil.which("conformance") or ""]
+        if not cli[0]:
+            cli = [sys.executable, "-m", "conformance"]
+
+    tmp = None
+    if args.workdir:
+        workdir = Path(args.workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="bench-check-")
+        workdir = Path(tmp.name)
+    try:
+        return _run(args, workdir, cli)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
+    print(f"generating >= {args.records} reference records in {workdir} …", flush=True)
+    gen = generate(args.records, args.seed, workdir)
+    print(f"  {gen['records']} records from {gen['shards']} shards ({gen['events']} events), "
+          f"{gen['schemas']} registered schemas, {gen['seconds']:.1f} s", flush=True)
+
+    records = load_records(workdir / "records.jsonl")
+    texts = load_schema_texts(workdir / "dump.json")
+    t0 = time.perf_counter()
+    registry = DumpRegistry.from_file(workdir / "dump.json")
+    registry_load_s = time.perf_counter() - t0
+    n = len(records)
+    keys = sum(r.key is not None for r in records)
+    values = sum(r.value is not None for r in records)
+    in_bytes = sum(len(r.key or b"") + len(r.value or b"") for r in records)
+    cmd = cli_command(cli, workdir) if cli else []
+
+    times: dict[str, list[float]] = {"baseline": [], "baseline_stripped": [], "check_inprocess": [],
+                                     "check_cli": []}
+    cli_reported: list[float] = []
+    for rnd in range(1, args.repeat + 1):
+        s, parts = timed(lambda: baseline(records, texts, plain_parse))
+        assert parts == keys + values, (parts, keys, values)
+        times["baseline"].append(s)
+        s, parts = timed(lambda: baseline(records, texts, decoder_parse))
+        assert parts == keys + values
+        times["baseline_stripped"].append(s)
+        s, tally = timed(lambda: check_inprocess(records, registry))
+        assert_conforms(tally)
+        times["check_inprocess"].append(s)
+        line = (f"round {rnd}/{args.repeat}: baseline {times['baseline'][-1]:.2f} s, "
+                f"baseline-stripped {times['baseline_stripped'][-1]:.2f} s, check in-process {s:.2f} s")
+        if cmd:
+            s, reported = timed(lambda: check_cli(cmd, workdir))
+            times["check_cli"].append(s)
+            cli_reported.append(reported)
+            line += f", check CLI {s:.2f} s (its own check loop {reported:.2f} s)"
+        print(line, flush=True)
+    if not cmd:
+        del times["check_cli"]
+
+    results = {k: summary(v, n) for k, v in times.items()}
+    if cli_reported:
+        results["check_cli"]["cli_reported_duration_s"] = cli_reported
+    rat = {"check_inprocess/baseline": ratios(times["check_inprocess"], times["baseline"]),
+           "check_inprocess/baseline_stripped": ratios(times["check_inprocess"], times["baseline_stripped"])}
+    if cmd:
+        rat["check_cli/baseline"] = ratios(times["check_cli"], times["baseline"])
+        rat["check_cli/check_inprocess"] = ratios(times["check_cli"], times["check_inprocess"])
+
+    labels = {"baseline": "baseline (fastavro)", "baseline_stripped": "baseline, decoder's schemas",
+              "check_inprocess": "check in-process", "check_cli": "check CLI (subprocess)"}
+    print(f"\n{n} records ({keys} keys + {values} values = {keys + values} Avro parts, "
+          f"{in_bytes / 1e6:.1f} MB, {gen['schemas']} schema ids); best and median of {args.repeat} rounds")
+    print("ratio = throughput / baseline throughput (1.000 = as fast as plain fastavro decoding)\n")
+    hdr = f"{'measurement':<30}{'best s':>9}{'median s':>10}{'best rec/s':>13}{'median rec/s':>14}" \
+          f"{'ratio best':>12}{'ratio med':>11}"
+    print(hdr)
+    print("-" * len(hdr))
+    base = times["baseline"]
+    for k, v in times.items():
+        r = ratios(v, base)
+        res = results[k]
+        print(f"{labels[k]:<30}{res['best_s']:>9.3f}{res['median_s']:>10.3f}{res['best_records_per_s']:>13,.0f}"
+              f"{res['median_records_per_s']:>14,.0f}{r['best']:>12.3f}{r['median']:>11.3f}")
+    print()
+    for k, r in rat.items():
+        print(f"{k:<36} best {r['best']:.3f}  median {r['median']:.3f}  paired-rounds median "
+              f"{r['median_of_paired_rounds']:.3f}  (slowdown x{1 / r['best']:.1f} best)")
+    print(f"registry dump load (outside the timings): {registry_load_s:.3f} s")
+
+    out_json = Path(args.json)
+    out_json.parent.mkdir(parents=True, exist_ok=True)
+    profile = None
+    if args.profile:
+        profile = profile_check(records, registry, args.top, out_json.with_suffix(".prof"))
+
+    doc = {
+        "benchmark": "check_throughput",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "protocol": PROTOCOL, "options": OPTIONS, "seed": args.seed,
+        "records": n, "keys_decoded": keys, "values_decoded": values, "parts_decoded": keys + values,
+        "avro_bytes": in_bytes, "schema_ids": gen["schemas"], "shards": gen["shards"], "events": gen["events"],
+        "generation_s": round(gen["seconds"], 3), "registry_dump_load_s": round(registry_load_s, 4),
+        "repeat": args.repeat,
+        "python": platform.python_version(), "python_implementation": platform.python_implementation(),
+        "fastavro": fastavro.__version__, "fastavro_c_extension": _fastavro_is_c(),
+        "cpu_count": os.cpu_count(), "platform": platform.platform(),
+        "cli_command": cmd,
+        "measurements": results,
+        "ratios": rat,
+        "ratio_meaning": "check throughput / baseline throughput (best: best/best; median: median/median; "
+                         "median_of_paired_rounds: median over rounds of the same round's ratio)",
+        "profile_top_cumulative": profile,
+    }
+    out_json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(f"\nwrote {out_json}")
+    return 0
+
+
+def _fastavro_is_c() -> bool:
+    try:
+        from fastavro import _read  # type: ignore[attr-defined]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())

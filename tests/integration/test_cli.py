@@ -1,0 +1,198 @@
+"""The command line, end to end, over the embedded registry on 127.0.0.1."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.cli.main import main
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A small capture from the reference encoder (records + registry dump)."""
+    d = tmp_path_factory.mktemp("capture")
+    rec = d / "records.jsonl"
+    code = main(["run", "--examples", "12", "--seed", "5", "--no-matrix", "--option", "enable-tidb-extension=true",
+                 "--report-dir", str(d / "rep"), "--dump-records", str(rec)])
+    assert code == 0
+    return rec, d / "records.registry.json"
+
+
+def test_run_reference_passes_and_writes_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "run", "--examples", "5", "--seed", "3", "--report-dir", str(tmp_path))
+    assert code == 0, out
+    assert "VERDICT: PASS" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["format_version"] == 1 and report["verdict"] == "pass"
+    assert len(report["runs"]) == 8  # the default option matrix
+    assert {"check", "outcome", "failures"} <= set(report["results"][0])
+    assert all(r["outcome"] != "failed" for r in report["results"])
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "<testsuites" in junit and "ticdc-avro.framing.magic-byte" in junit
+    assert "<table class=matrix>" in (tmp_path / "report.html").read_text()
+
+
+def test_failing_run_prints_seed_and_shrunk_sql(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "run", "--encoder", "mutant/enum-as-index", "--examples", "30", "--seed", "11",
+                        "--no-matrix", "--report-dir", str(tmp_path))
+    assert code == 1
+    assert "ticdc-avro.type.enum" in out and "VERDICT: FAIL" in out
+    assert "seed 11" in out and "CREATE TABLE" in out and "INSERT INTO" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    rep = report["runs"][0]["reproductions"]
+    target = next(r for r in rep if r["check"] == "ticdc-avro.type.enum")
+    assert target["seed"] == 11 and "ENUM(" in target["sql"]
+    # the stored reproduction replays: against the mutant it still fails, against the reference it passes
+    code2, out2 = run_cli(capsys, "reproduce", target["file"])
+    assert code2 == 1 and "still fails" in out2
+    code3, out3 = run_cli(capsys, "reproduce", target["file"], "--encoder", "reference")
+    assert code3 == 0 and "passes now" in out3
+
+
+def test_replay_one_shard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "run", "--encoder", "mutant/float-as-double", "--examples", "1", "--shard", "2",
+                        "--seed", "7", "--no-matrix", "--no-shrink", "--report-dir", str(tmp_path))
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["runs"][0]["workloads"] == 1
+    assert code in (0, 1)
+
+
+def test_check_clean_capture(capture: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rec, reg = capture
+    out_json = tmp_path / "r.json"
+    code, out = run_cli(capsys, "check", "--input", str(rec), "--registry", str(reg), "--option",
+                        "enable-tidb-extension=true", "--report-json", str(out_json))
+    assert code == 0, out
+    data = json.loads(out_json.read_text())
+    assert data["verdict"] == "pass"
+    skipped = {r["check"] for r in data["results"] if r["outcome"] == "skipped"}
+    assert "ticdc-avro.event.records" in skipped  # needs the workload: said, not guessed
+
+
+def _mutate(capture: tuple[Path, Path], tmp_path: Path, fn) -> Path:  # type: ignore[no-untyped-def]
+    lines = capture[0].read_text().splitlines()
+    out = tmp_path / "bad.jsonl"
+    out.write_text("\n".join(fn(lines)) + "\n")
+    return out
+
+
+def _with_value(line: str, value: bytes | None) -> str:
+    obj = json.loads(line)
+    obj["value"] = None if value is None else base64.b64encode(value).decode()
+    return json.dumps(obj)
+
+
+def _value(line: str) -> bytes:
+    return base64.b64decode(json.loads(line)["value"])
+
+
+def _first_with_value(lines: list[str]) -> int:
+    return next(i for i, l in enumerate(lines) if json.loads(l)["value"])
+
+
+BAD_CASES = {
+    "truncated-avro": (lambda v: v[:-3], "ticdc-avro.framing.body"),
+    "wrong-magic-byte": (lambda v: b"\x07" + v[1:], "ticdc-avro.framing.magic-byte"),
+    "unknown-schema-id": (lambda v: b"\x00\x00\x0f\x42\x3f" + v[5:], "ticdc-avro.framing.schema-id"),
+    "garbage": (lambda v: b"\x00\x00\x00\x00\x01\xff\xfe\xfd\xfc\xfb\xfa", "ticdc-avro.framing.body"),
+    "short": (lambda v: b"\x00\x01", "ticdc-avro.framing.magic-byte"),
+    "trailing-bytes": (lambda v: v + b"\x00\x00", "ticdc-avro.framing.body"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CASES))
+def test_check_bad_values_become_findings(case: str, capture: tuple[Path, Path], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    fn, check = BAD_CASES[case]
+
+    def mutate(lines: list[str]) -> list[str]:
+        i = _first_with_value(lines)
+        lines[i] = _with_value(lines[i], fn(_value(lines[i])))
+        return lines
+
+    bad = _mutate(capture, tmp_path, mutate)
+    out_json = tmp_path / "r.json"
+    code, out = run_cli(capsys, "check", "--input", str(bad), "--registry", str(capture[1]), "--option",
+                        "enable-tidb-extension=true", "--report-json", str(out_json))
+    assert code == 1, out
+    assert "Traceback" not in out
+    res = {r["check"]: r for r in json.loads(out_json.read_text())["results"]}
+    assert res[check]["outcome"] == "failed"
+    assert res[check]["failures"][0]["location"]["offset"] is not None
+
+
+@pytest.mark.parametrize("line", ["{not json", '"a string"', '{"topic": "t", "partition": 0, "offset": 1, "key": "***", "value": null}',
+                                  '{"topic": "t", "partition": -1, "offset": 0, "key": null, "value": null}',
+                                  '{"partition": 0, "offset": 0, "key": null, "value": null}'])
+def test_check_malformed_lines_are_findings(line: str, capture: tuple[Path, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _mutate(capture, tmp_path, lambda lines: lines[:3] + [line] + lines[3:])
+    out_json = tmp_path / "r.json"
+    code, out = run_cli(capsys, "check", "--input", str(bad), "--registry", str(capture[1]), "--report-json",
+                        str(out_json), "--option", "enable-tidb-extension=true")
+    assert code == 1 and "Traceback" not in out
+    res = {r["check"]: r for r in json.loads(out_json.read_text())["results"]}
+    f = res["capture.record-format"]["failures"][0]
+    assert f["location"]["line"] == 4 and f["actor"] == "capture"
+    assert res["capture.record-format"]["counts"]["passed"] > 10  # the other lines were still checked
+
+
+def test_check_with_registry_down_is_a_clear_error(capture: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "check", "--input", str(capture[0]), "--registry", "http://alice:s3cret@127.0.0.1:1")
+    assert code == 2
+    assert "unreachable" in out and "Traceback" not in out
+    assert "s3cret" not in out and "alice" not in out
+
+
+def test_check_usage_errors(capture: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "check", "--input", str(tmp_path / "missing.jsonl"), "--registry", str(capture[1]))
+    assert code == 2 and "does not exist" in out
+    bad_dump = tmp_path / "dump.json"
+    bad_dump.write_text("{nope")
+    code, out = run_cli(capsys, "check", "--input", str(capture[0]), "--registry", str(bad_dump))
+    assert code == 2 and "Traceback" not in out
+    code, out = run_cli(capsys, "check", "--input", str(capture[0]), "--registry", str(capture[1]),
+                        "--option", "avro-decimal-handling-mode=bytes")
+    assert code == 2 and "precise" in out
+
+
+def test_run_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out = run_cli(capsys, "run", "--encoder", "nope", "--report-dir", str(tmp_path))
+    assert code == 2 and "conformance list" in out
+    code, out = run_cli(capsys, "run", "--option", "integrity-check-level=correctness", "--no-matrix",
+                        "--report-dir", str(tmp_path))
+    assert code == 2 and "needs enable-tidb-extension=true" in out
+
+
+def test_list_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "list", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert {"id", "level", "clause", "protocol", "scope"} <= set(data["checks"][0])
+    names = {e["name"] for e in data["encoders"]}
+    assert "ticdc-avro/reference" in names and "ticdc-avro/mutant/float-as-double" in names
+    assert {e["kind"] for e in data["encoders"]} == {"reference", "mutant"}
+
+
+def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "explain", "ticdc-avro.type.float")
+    assert code == 0 and "float-as-double" in out and "#8567" in out
+
+
+def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--examples", "3", "--seed", "1", "--no-matrix",
+                           "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "report.json").exists()
