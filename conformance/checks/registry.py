@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import enum
 import inspect
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 
 class Level(enum.StrEnum):
@@ -113,6 +114,10 @@ class Failure(Exception):
 @dataclass(frozen=True, slots=True)
 class NotApplicable:
     reason: str
+
+
+# What a check function may return (generators yield the same items).
+Verdict = Failure | NotApplicable | Iterable[Failure | NotApplicable] | None
 
 
 @dataclass(frozen=True, slots=True)

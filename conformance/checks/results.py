@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import traceback
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .registry import Actor, CheckSpec, Failure, Level, Location, NotApplicable, Outcome
 

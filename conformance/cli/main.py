@@ -12,8 +12,8 @@ import random
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
 
 from rich.console import Console
 
@@ -185,7 +185,14 @@ def _print_summary(report: Report, paths: dict[str, Path] | None) -> None:
 # -- run ----------------------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from ..harness.run import RunPlan, run_plan
     from ..infra.registry import open_registry
@@ -211,7 +218,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     report = Report("run", command=_command_line(), strict=args.strict)
     t0 = time.monotonic()
     console.print(f"[bold]{protocol.title}[/] · encoder [cyan]{encoder.name}[/] · seed [bold]{seed}[/] · "
-                  f"{args.examples} workload(s) × {len(combos)} option combination(s) · registry {redact(args.registry)}")
+                  f"{args.examples} workload(s) × {len(combos)} option combination(s) · "
+                  f"registry {redact(args.registry)}")
     with open_registry(args.registry) as registry:
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
@@ -224,11 +232,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             report.sections = run_plan(plan, registry, progress=lambda n: progress.advance(task, n),
                                        on_section=on_section)
         dump_hint = None
-        if plan.dump_records is not None and getattr(registry, "server", None) is not None:
+        server = getattr(registry, "server", None)
+        if plan.dump_records is not None and server is not None:
             # The embedded registry disappears with the run: keep what it held, so that the
             # dumped records can be checked again later with `conformance check`.
             reg_path = plan.dump_records.with_name(plan.dump_records.stem + ".registry.json")
-            reg_path.write_text(json.dumps(registry.server.dump(), ensure_ascii=False) + "\n", encoding="utf-8")
+            reg_path.write_text(json.dumps(server.dump(), ensure_ascii=False) + "\n", encoding="utf-8")
             dump_hint = (f"records: {plan.dump_records} (check them again: conformance check --protocol "
                          f"{protocol.name} --input {plan.dump_records} --registry {reg_path}"
                          + "".join(f" --option {k}={v}" for k, v in combos[0].items()

@@ -16,8 +16,9 @@ In-process encoders are found through the `conformance.encoders` entry-point gro
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..model.events import Event
 

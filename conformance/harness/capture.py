@@ -11,9 +11,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..encoders.spi import Record
 
@@ -39,8 +40,8 @@ def _b64(v: Any, what: str) -> bytes | None:
 def parse_line(text: str) -> Record:
     try:
         obj = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"not JSON ({e.msg} at column {getattr(e, 'colno', '?')})") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(obj, dict):
         raise ValueError(f"a line must be a JSON object, not {type(obj).__name__}")
     topic = obj.get("topic")

@@ -13,8 +13,9 @@ from __future__ import annotations
 import queue
 import threading
 import traceback
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.registry import Actor, Failure, Location, all_checks

@@ -19,8 +19,8 @@ until a full round changes nothing or the budget runs out.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Callable, Iterable
 
 from ..model.events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload
 from ..model.sql import create_table
@@ -130,7 +130,8 @@ def _rewrite(w: Workload, lineage: int, table_fn: Callable[[Table], Table],
             if e.table is not None and lin.get(_tkey(e.table)) == lineage and drop_ddl(e):
                 continue
             nt, npre = tab(e.table), tab(e.pre_table)
-            sql = create_table(nt) if (e.kind is DdlKind.CREATE_TABLE and nt is not None and nt is not e.table) else e.sql
+            rewritten = e.kind is DdlKind.CREATE_TABLE and nt is not None and nt is not e.table
+            sql = create_table(nt) if rewritten and nt is not None else e.sql
             events.append(replace(e, table=nt, pre_table=npre, sql=sql))
         elif isinstance(e, Transaction):
             changes = []

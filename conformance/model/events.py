@@ -7,8 +7,9 @@ order; every DML refers to the table version current at its commit.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, TypeAlias
+from typing import TypeAlias
 
 from .table import Table
 from .values import Row

@@ -153,7 +153,7 @@ def _row_from_json(t: Table, j: list[Any] | None) -> Row | None:
         return None
     if len(j) != len(t.columns):
         raise WorkloadFormatError(f"row has {len(j)} values, table {t.name!r} has {len(t.columns)} columns")
-    return {c.name: value_from_json(c.type, v) for c, v in zip(t.columns, j)}
+    return {c.name: value_from_json(c.type, v) for c, v in zip(t.columns, j, strict=True)}
 
 
 def workload_to_json(w: Workload) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 from .types import Kind, SqlType
 from .values import Value

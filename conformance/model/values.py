@@ -70,7 +70,7 @@ class DateTime:
 
     def to_python(self) -> _dt.datetime:
         return _dt.datetime(self.year, self.month, self.day, self.hour, self.minute, self.second,
-                            self.microsecond, tzinfo=_dt.timezone.utc)
+                            self.microsecond, tzinfo=_dt.UTC)
 
     @classmethod
     def from_python(cls, d: _dt.datetime) -> DateTime:
@@ -83,7 +83,7 @@ class DateTime:
         return DateTime.from_python(self.to_python().astimezone(tz))
 
     def epoch_micros(self) -> int:
-        d = self.to_python() - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        d = self.to_python() - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
         return (d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..encoders.spi import ConfigurationError, EncoderInfo
 
@@ -96,7 +97,7 @@ class ProtocolSuite:
                     axes.append((o.name, o.choices))
         combos = []
         for values in itertools.product(*(v for _, v in axes)):
-            given = {name: value for (name, _), value in zip(axes, values)}
+            given = {name: value for (name, _), value in zip(axes, values, strict=True)}
             try:
                 combos.append(self.resolve_options(given))
             except ConfigurationError:

@@ -27,7 +27,8 @@ table.matrix{border-collapse:collapse;background:#fff;border:1px solid #d0d7de}
 .matrix th,.matrix td{border:1px solid #eaeef2;padding:3px 6px}
 .matrix thead th{position:sticky;top:0;background:#fff;font-weight:600;font-size:12px;max-width:130px;
  writing-mode:vertical-rl;transform:rotate(180deg);text-align:left;white-space:nowrap}
-.matrix th.check{text-align:left;font-weight:normal;font-family:ui-monospace,monospace;font-size:12px;white-space:nowrap}
+.matrix th.check{text-align:left;font-weight:normal;font-family:ui-monospace,monospace;font-size:12px;
+ white-space:nowrap}
 .matrix tr.area th{background:#f6f8fa;text-align:left;font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 .cell{text-align:center;width:26px;font-weight:700}
 .cell a{color:inherit;text-decoration:none;display:block}
@@ -77,7 +78,7 @@ def render(report: dict[str, Any]) -> str:
         for r in run["results"]:
             cells[(i, r["check"])] = r
 
-    totals = {k: 0 for k in _SYMBOL}
+    totals = dict.fromkeys(_SYMBOL, 0)
     for r in cells.values():
         totals[r["outcome"]] += 1
 
@@ -88,8 +89,10 @@ def render(report: dict[str, Any]) -> str:
     out.append(f"<header class={_e(verdict)}><h1>{_e(verdict.upper())} — {_e(first.get('protocol', ''))}"
                f" · {len(runs)} run{'s' if len(runs) != 1 else ''}</h1>"
                f"<p>{_e(report.get('mode'))} · seed {_e(first.get('seed'))} · "
-               f"{sum(r.get('workloads', 0) for r in runs)} workloads · {sum(r.get('records', 0) for r in runs)} records"
-               f" · {_e(report.get('duration_s'))} s · cdc-conformance {_e(report['tool']['version'])}</p></header><main>")
+               f"{sum(r.get('workloads', 0) for r in runs)} workloads · "
+               f"{sum(r.get('records', 0) for r in runs)} records"
+               f" · {_e(report.get('duration_s'))} s · cdc-conformance {_e(report['tool']['version'])}"
+               "</p></header><main>")
     out.append("<div class=summary>")
     for k in ("passed", "failed", "errored", "skipped", "not-applicable"):
         out.append(f"<div class=card><b class={k}>{totals[k]}</b>{_e(k)}</div>")

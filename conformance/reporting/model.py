@@ -68,7 +68,7 @@ class Report:
     mode: str  # "run" | "check" | "reproduce"
     sections: list[Section] = field(default_factory=list)
     command: str = ""
-    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     duration_s: float = 0.0
     strict: bool = False
     errors: list[str] = field(default_factory=list)  # infrastructure errors that stopped work

@@ -10,12 +10,15 @@ One description of each domain (`domains.py`, `history.py`) is driven two ways:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
 
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from ..model.events import Workload
 from ..model.table import Table
 from ..model.types import Kind, SqlType
 from ..model.values import Value
-from ..model.events import Workload
 from .domains import ALL_KINDS, KEY_KINDS, edge_values, sample_type, sample_value, simplest_value
 from .history import DEFAULT_SHAPE, HistoryBuilder, Shape, build_workload
 from .source import HypothesisSource, RandomSource, Source
@@ -39,49 +42,33 @@ def sample_workload(seed: int | str, shard: int = 0, shape: Shape = DEFAULT_SHAP
     return w
 
 
-def _st() -> Any:
-    from hypothesis import strategies as st
-
-    return st
-
-
-def sql_types(kinds: Sequence[Kind] = ALL_KINDS, *, key: bool = False) -> Any:
+def sql_types(kinds: Sequence[Kind] = ALL_KINDS, *, key: bool = False) -> st.SearchStrategy[SqlType]:
     """Strategy for `SqlType`s of the given kinds, parameters included."""
     kinds = tuple(kinds)
     if not kinds:
-        from hypothesis.errors import InvalidArgument
-
         raise InvalidArgument("sql_types() needs at least one kind")
-    st = _st()
-
     @st.composite
-    def draw_type(draw: Any) -> SqlType:
+    def draw_type(draw: st.DrawFn) -> SqlType:
         return sample_type(HypothesisSource(draw), kinds, key=key)
 
     return draw_type()
 
 
-def values_for(t: SqlType, *, edge_rate: float = 0.2, key: bool = False) -> Any:
+def values_for(t: SqlType, *, edge_rate: float = 0.2, key: bool = False) -> st.SearchStrategy[Value]:
     """Strategy for values valid in a column of type `t` (NULL excluded)."""
     if not isinstance(t, SqlType):
-        from hypothesis.errors import InvalidArgument
-
         raise InvalidArgument(f"values_for() needs a SqlType, got {t!r}")
-    st = _st()
-
     @st.composite
-    def draw_value(draw: Any) -> Value:
+    def draw_value(draw: st.DrawFn) -> Value:
         return sample_value(HypothesisSource(draw), t, edge_rate=edge_rate, key=key)
 
     return draw_value()
 
 
-def tables(shape: Shape = DEFAULT_SHAPE) -> Any:
+def tables(shape: Shape = DEFAULT_SHAPE) -> st.SearchStrategy[Table]:
     """Strategy for tables with a primary key or a NOT NULL unique key."""
-    st = _st()
-
     @st.composite
-    def draw_table(draw: Any) -> Table:
+    def draw_table(draw: st.DrawFn) -> Table:
         b = HistoryBuilder(HypothesisSource(draw), shape)
         b.create_database()
         return b.create_table()
@@ -89,12 +76,10 @@ def tables(shape: Shape = DEFAULT_SHAPE) -> Any:
     return draw_table()
 
 
-def workloads(shape: Shape = DEFAULT_SHAPE) -> Any:
+def workloads(shape: Shape = DEFAULT_SHAPE) -> st.SearchStrategy[Workload]:
     """Strategy for whole workloads: databases, tables, transactions, DDL, watermarks."""
-    st = _st()
-
     @st.composite
-    def draw_workload(draw: Any) -> Workload:
+    def draw_workload(draw: st.DrawFn) -> Workload:
         return build_workload(HypothesisSource(draw), shape, seed="hypothesis")
 
     return draw_workload()

@@ -13,7 +13,7 @@ ends in spaces (MySQL strips them on read), CURRENT_TIMESTAMP defaults only at f
 from __future__ import annotations
 
 import calendar
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..model.types import (
     BINARY_KINDS,
@@ -137,7 +137,7 @@ def edge_values(t: SqlType) -> list[Value]:
         lo, hi = t.int_range()
         if k is Kind.BOOL:
             return [0, 1, -128, 127]
-        edges = [0, 1, hi, lo]
+        edges: list[Value] = [0, 1, hi, lo]
         if not t.unsigned:
             edges.append(-1)
         if k is Kind.BIGINT and t.unsigned:

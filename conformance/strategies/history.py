@@ -419,7 +419,7 @@ class HistoryBuilder:
         for state, old in self._freed:
             live = [self._unique_tuples(state.table, r) for r in state.rows.values()]
             for name, tup in self._unique_tuples(state.table, old).items():
-                if tup is not None and all(l.get(name) != tup for l in live):
+                if tup is not None and all(other.get(name) != tup for other in live):
                     state.uniques[name].discard(tup)
         self._pending, self._touched, self._freed = [], set(), []
         self.events.append(txn)

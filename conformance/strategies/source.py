@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import random
 import struct
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol, TypeVar
 
 T = TypeVar("T")
+_SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
 
 # Character pools for the fast sampler. The hypothesis side uses st.characters() instead.
 _ASCII_PLAIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
@@ -142,12 +144,12 @@ class HypothesisSource:
         return bool(self.draw(self.st.integers(0, 99)) >= 100 - cut)
 
     def choice(self, options: Sequence[T]) -> T:
-        return options[self.draw(self.st.integers(0, len(options) - 1))]
+        return options[int(self.draw(self.st.integers(0, len(options) - 1)))]
 
     def text(self, *, min_size: int, max_size: int, max_codepoint: int = 0x10FFFF,
              allow_nul: bool = True) -> str:
         chars = self.st.characters(min_codepoint=0 if allow_nul else 1, max_codepoint=max_codepoint,
-                                   exclude_categories=("Cs",))
+                                   exclude_categories=_SURROGATES)
         return str(self.draw(self.st.text(chars, min_size=min_size, max_size=max_size)))
 
     def binary(self, *, min_size: int, max_size: int) -> bytes:

@@ -99,7 +99,7 @@ def _value(line: str) -> bytes:
 
 
 def _first_with_value(lines: list[str]) -> int:
-    return next(i for i, l in enumerate(lines) if json.loads(l)["value"])
+    return next(i for i, line in enumerate(lines) if json.loads(line)["value"])
 
 
 BAD_CASES = {

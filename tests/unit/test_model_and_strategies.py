@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.model import Column, Ddl, Index, InvalidType, Kind, Op, SqlType, Table, Transaction
-from conformance.model import gojson
+from conformance.model import Column, Ddl, Index, InvalidType, Kind, Op, SqlType, Table, Transaction, gojson
 from conformance.model.serde import WorkloadFormatError, workload_from_json, workload_to_json
 from conformance.model.values import (
     Date,

@@ -10,8 +10,7 @@ import fastavro
 import pytest
 from golden import AVRO_VECTORS, golden_table, load, sql_type
 
-from conformance.model import Column, Kind, SqlType, Table
-from conformance.model import gojson
+from conformance.model import Column, Kind, SqlType, Table, gojson
 from conformance.model.values import bit_bytes_min, decimal_unscaled, to_float32, twos_complement_min
 from conformance.protocols.ticdc_avro import spec
 from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...checks.registry import CheckSpec, Location, Scope, all_checks
 from ...checks.results import Tally
@@ -99,7 +100,8 @@ class AvroChecker:
         return freeze({spec.sanitize_name(c.name): spec.native_value(c, s.image[c.name], self.o)
                        for c in spec.key_columns(s.table)})
 
-    def join(self, expected: list[SourceRow], evs: list[RecordEvidence]) -> tuple[list[SourceRow], list[RecordEvidence]]:
+    def join(self, expected: list[SourceRow], evs: list[RecordEvidence]
+             ) -> tuple[list[SourceRow], list[RecordEvidence]]:
         """Attach each record to the row change it came from: by (topic, key, tombstone or
         not), then, for what is left, by topic in order. Returns (missing rows, unexpected records)."""
         index: dict[tuple[Any, ...], list[SourceRow]] = {}
@@ -127,14 +129,14 @@ class AvroChecker:
             lambda ev, s: True,
         )
         for match in passes:
-            still = []
+            still: list[RecordEvidence] = []
             for ev in loose:
-                s = next((s for s in expected if id(s) not in taken and match(ev, s)), None)
-                if s is None:
+                found = next((s for s in expected if id(s) not in taken and match(ev, s)), None)
+                if found is None:
                     still.append(ev)
                 else:
-                    ev.source = s
-                    taken.add(id(s))
+                    ev.source = found
+                    taken.add(id(found))
             loose = still
         missing = [s for s in expected if id(s) not in taken]
         return missing, loose

@@ -17,9 +17,10 @@ import math
 import re
 import struct
 import zlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from ...checks.registry import Failure, Level, NotApplicable, Scope, check
+from ...checks.registry import Failure, Level, NotApplicable, Scope, Verdict, check
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.table import Column
 from . import spec
@@ -137,7 +138,8 @@ def _default_problem(f: FieldView) -> str | None:
     }.get(prim if isinstance(prim, str) else "", True)
     if ok:
         return None
-    return f"field {f.name!r}: default {json.dumps(v)[:60]} does not match the {'first union branch' if isinstance(f.type, list) else 'type'} {prim!r}"
+    where = "first union branch" if isinstance(f.type, list) else "type"
+    return f"field {f.name!r}: default {json.dumps(v)[:60]} does not match the {where} {prim!r}"
 
 
 def _in_range(v: int, prim: str) -> bool:
@@ -207,7 +209,7 @@ def record_name(ev: RecordEvidence) -> Findings:
 
 @check("ticdc-avro.schema.key-value-names", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §1.3 (key schema: same record name and namespace as the value)")
-def key_value_names(ev: RecordEvidence) -> Findings:
+def key_value_names(ev: RecordEvidence) -> Verdict:
     """Key and value schemas share record name and namespace."""
     k, v = ev.key, ev.value
     if k is None or v is None or k.view is None or v.view is None or k.view.error or v.view.error:
@@ -521,7 +523,8 @@ def type_findings(ev: RecordEvidence, fam: str) -> Findings:
             problem = plausibility(fam, f, got_v, ev.o)
             if problem:
                 yield Failure(f"{part} field {f.name!r} ({f.tidb_type}): {problem}",
-                              expected=f"{fam} per the type table", actual=_show(got_v) if got_v is not None else f.inner,
+                              expected=f"{fam} per the type table",
+                              actual=_show(got_v) if got_v is not None else f.inner,
                               location=ev.at(part, f.name))
     if not seen:
         yield NotApplicable(f"no {fam} column")
@@ -610,7 +613,7 @@ def decimal_minimal(ev: RecordEvidence) -> Findings:
 @check("ticdc-avro.key.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"seed 000 §Key data format (primary key or unique index columns); {NOTES} §1.3 (handle key, "
               "table column order)")
-def key_columns(ev: RecordEvidence) -> Findings:
+def key_columns(ev: RecordEvidence) -> Verdict:
     """The key holds exactly the handle-key columns (PK, else the NOT NULL unique key) with the row's values."""
     if ev.record.key is None:
         return Failure("record has no key", expected="the handle-key columns", actual=None, location=ev.at("key"))
@@ -626,7 +629,7 @@ def key_columns(ev: RecordEvidence) -> Findings:
             out.append(Failure("key fields are not the handle-key columns", expected=want, actual=got,
                                location=ev.at("key")))
         elif k.datum is not None:
-            for c, name in zip(cols, want):
+            for c, name in zip(cols, want, strict=True):
                 wv = spec.native_value(c, ev.source.image[c.name], ev.o)
                 if not same_datum(wv, k.datum.get(name)):
                     out.append(Failure(f"key value of {name!r} differs from the row", expected=_show(wv),
@@ -646,14 +649,15 @@ def key_columns(ev: RecordEvidence) -> Findings:
                                    actual=f.inner, location=ev.at("key", f.name)))
             elif k.datum is not None and v.datum is not None and not same_datum(
                     k.datum.get(f.name), v.datum.get(f.name)):
-                out.append(Failure(f"key field {f.name!r} differs from the value's", expected=_show(v.datum.get(f.name)),
+                out.append(Failure(f"key field {f.name!r} differs from the value's",
+                                   expected=_show(v.datum.get(f.name)),
                                    actual=_show(k.datum.get(f.name)), location=ev.at("key", f.name)))
     return out or None
 
 
 @check("ticdc-avro.key.no-extension", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"seed 000 §TiDB extension fields (added to the Value); {NOTES} §1.3 (never in the key)")
-def key_no_extension(ev: RecordEvidence) -> Findings:
+def key_no_extension(ev: RecordEvidence) -> Verdict:
     """The key schema never carries `_tidb_*` extension fields."""
     k = ev.key
     if k is None or k.view is None or k.view.error:
@@ -667,7 +671,7 @@ def key_no_extension(ev: RecordEvidence) -> Findings:
 @check("ticdc-avro.delete.tombstone", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 (\"For Delete events, Avro only encodes the Key part. The Value part is empty\"); seed 001 "
               f"(no extension fields for delete.on.null sinks); {NOTES} §1.1")
-def tombstone(ev: RecordEvidence) -> Findings:
+def tombstone(ev: RecordEvidence) -> Verdict:
     """A DELETE is a key with a null value (a Kafka tombstone); nothing else has a null value."""
     is_tomb = ev.record.value is None
     if ev.source is not None:
@@ -691,7 +695,7 @@ def tombstone(ev: RecordEvidence) -> Findings:
 @check("ticdc-avro.extension.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 §TiDB extension fields; seed 003; "
               f"{NOTES} §1.4 (types and defaults; no defaults before v7.1.0), §1.6 (checksum fields), §5")
-def extension_fields(ev: RecordEvidence) -> Findings:
+def extension_fields(ev: RecordEvidence) -> Verdict:
     """With enable-tidb-extension the value ends with _tidb_op (string), _tidb_commit_ts and
     _tidb_commit_physical_time (long) [+ the three checksum fields]; without it, none of them."""
     v = ev.value
@@ -721,7 +725,7 @@ def _ext_datum(ev: RecordEvidence) -> dict[str, Any] | NotApplicable:
 @check("ticdc-avro.extension.op", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 (\"c\" indicates insert and \"u\" indicates updates); " f"{NOTES} §1.6",
        needs_options={"enable-tidb-extension": "true"})
-def extension_op(ev: RecordEvidence) -> Findings:
+def extension_op(ev: RecordEvidence) -> Verdict:
     """`_tidb_op` is "c" for an insert (including the insert half of a split update), "u" for an update."""
     d = _ext_datum(ev)
     if isinstance(d, NotApplicable):
@@ -741,8 +745,9 @@ def extension_op(ev: RecordEvidence) -> Findings:
        clause="seed 000 (_tidb_commit_ts, _tidb_commit_physical_time); "
               f"{NOTES} §1.6 (physical time = commitTs >> 18)",
        needs_options={"enable-tidb-extension": "true"})
-def extension_commit_ts(ev: RecordEvidence) -> Findings:
-    """`_tidb_commit_ts` is the transaction's commit TSO and `_tidb_commit_physical_time` its physical part (ts >> 18)."""
+def extension_commit_ts(ev: RecordEvidence) -> Verdict:
+    """`_tidb_commit_ts` is the transaction's commit TSO and `_tidb_commit_physical_time` its
+    physical part (ts >> 18)."""
     d = _ext_datum(ev)
     if isinstance(d, NotApplicable):
         return d
@@ -760,7 +765,7 @@ def extension_commit_ts(ev: RecordEvidence) -> Findings:
 @check("ticdc-avro.extension.checksum", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §1.6 (CRC32-IEEE over columns in column-ID order); docs ticdc-avro-checksum-verification",
        needs_options={"integrity-check-level": "correctness"})
-def extension_checksum(ev: RecordEvidence) -> Findings:
+def extension_checksum(ev: RecordEvidence) -> Verdict:
     """`_tidb_row_level_checksum` is the CRC32 of the row's columns as a consumer recomputes it, and
     `_tidb_corrupted` is false."""
     if not ev.o.checksum:
@@ -793,7 +798,7 @@ def extension_checksum(ev: RecordEvidence) -> Findings:
 @check("ticdc-avro.topic.dispatch", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 §Topic distribution ({schema}/{table} rule); "
               f"{NOTES} §1.8 (characters outside [A-Za-z0-9._-] become _)", needs_source=True)
-def topic_dispatch(ev: RecordEvidence) -> Findings:
+def topic_dispatch(ev: RecordEvidence) -> Verdict:
     """A row goes to the topic its dispatcher rule names, with schema/table substituted and sanitised."""
     if ev.source is None:
         return NotApplicable("needs the source table")
@@ -806,7 +811,7 @@ def topic_dispatch(ev: RecordEvidence) -> Findings:
 @check("ticdc-avro.topic.one-table", level=Level.MUST, scope=Scope.STREAM, protocol=P,
        clause="seed 000 §Topic distribution (\"TiCDC Avro prohibits mapping multiple tables to the same "
               "topic\"); seed 003")
-def one_table_per_topic(ev: StreamEvidence) -> Findings:
+def one_table_per_topic(ev: StreamEvidence) -> Verdict:
     """Every record of a topic comes from one table (one record name and namespace)."""
     if not ev.record_names:
         return NotApplicable("no decodable record in the topic")
@@ -822,7 +827,7 @@ def one_table_per_topic(ev: StreamEvidence) -> Findings:
 @check("ticdc-avro.event.records", level=Level.MUST, scope=Scope.EVENT, protocol=P,
        clause=f"{NOTES} §1.1 (one message per row change; DDL and resolved events are not sent)",
        needs_source=True)
-def event_records(ev: EventEvidence) -> Findings:
+def event_records(ev: EventEvidence) -> Verdict:
     """Each row change yields its records (nothing missing, nothing extra); DDL and watermarks yield none."""
     if isinstance(ev.event, (Ddl, Watermark)):
         if ev.records:
@@ -843,7 +848,7 @@ def event_records(ev: EventEvidence) -> Findings:
 @check("ticdc-avro.update.split-key-change", level=Level.MUST, scope=Scope.EVENT, protocol=P,
        clause=f"{NOTES} §3.4 (an UPDATE changing a primary/unique key is sent as DELETE + INSERT unless "
               "output-raw-change-event=true)", needs_source=True)
-def update_split(ev: EventEvidence) -> Findings:
+def update_split(ev: EventEvidence) -> Verdict:
     """An UPDATE that changes a key column is sent as a tombstone for the old key, then an insert."""
     if not isinstance(ev.event, Transaction):
         return NotApplicable("not a transaction")
@@ -855,7 +860,7 @@ def update_split(ev: EventEvidence) -> Findings:
         if s in ev.missing:
             what = "tombstone for the old key" if s.op is Op.DELETE else "insert of the new row"
             out.append(Failure(f"key-changing UPDATE of {s.table.qualified_name} is missing its {what}",
-                               expected=f"DELETE(old key) then INSERT(new row)", actual="not found",
+                               expected="DELETE(old key) then INSERT(new row)", actual="not found",
                                location=_src_loc(s)))
     return out or None
 

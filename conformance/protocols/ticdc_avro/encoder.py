@@ -210,11 +210,11 @@ class TiCDCAvroEncoder:
         p = self.plan(table, topic, "key")
         if not p.columns:
             return None  # no handle key (TiCDC refuses such tables for Avro anyway)
-        datum = {n: self.native_value(c, row) for c, n in zip(p.columns, p.field_names)}
+        datum = {n: self.native_value(c, row) for c, n in zip(p.columns, p.field_names, strict=True)}
         return self.frame(p.schema_id, self.write_body(p.parsed, datum))
 
     def encode_value(self, table: Table, topic: str, row: Row, op: str, commit_ts: int) -> bytes:
         p = self.plan(table, topic, "value")
-        datum = {n: self.native_value(c, row) for c, n in zip(p.columns, p.field_names)}
+        datum = {n: self.native_value(c, row) for c, n in zip(p.columns, p.field_names, strict=True)}
         datum.update(self.extension_values(op, commit_ts, table, row))
         return self.frame(p.schema_id, self.write_body(p.parsed, datum))

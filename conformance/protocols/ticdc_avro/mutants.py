@@ -13,8 +13,9 @@ import json
 import struct
 import time
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ...model.events import Ddl, Op, RowChange
 from ...model.table import Column, Table
@@ -471,7 +472,7 @@ class KeyWithExtension(TiCDCAvroEncoder):
 
     def encode_key(self, table: Table, topic: str, row: Row) -> bytes | None:
         p = self.plan(table, topic, "key")
-        datum = {n: self.native_value(c, row) for c, n in zip(p.columns, p.field_names)}
+        datum = {n: self.native_value(c, row) for c, n in zip(p.columns, p.field_names, strict=True)}
         datum.update(spec.extension_values("c", 0, None, self.o))
         return self.frame(p.schema_id, self.write_body(p.parsed, datum))
 

@@ -14,8 +14,9 @@ import re
 import struct
 import zlib
 import zoneinfo
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ...model.events import tso_physical_ms
 from ...model.table import Column, DefaultKind, Table
@@ -546,8 +547,9 @@ def _timestamp_to_utc(text: str, tz: zoneinfo.ZoneInfo) -> str:
     import datetime as dt
 
     frac = m.group(7) or ""
-    local = dt.datetime(*(int(x) for x in m.groups()[:6]), tzinfo=tz)
-    u = local.astimezone(dt.timezone.utc)
+    y, mo, d, h, mi, s = (int(x) for x in m.groups()[:6])
+    local = dt.datetime(y, mo, d, h, mi, s, tzinfo=tz)
+    u = local.astimezone(dt.UTC)
     return u.strftime("%Y-%m-%d %H:%M:%S") + frac
 
 
