@@ -25,6 +25,7 @@ from ..infra.urls import redact, redact_text
 from ..protocols import DEFAULT_PROTOCOL, PROTOCOLS, get_protocol
 from ..protocols.base import ProtocolSuite, describe_options, parse_option_args
 from ..reporting import Report, Section, write_reports
+from ..reporting.model import runs_with_results
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -138,7 +139,8 @@ def _print_summary(report: Report, paths: dict[str, Path] | None) -> None:
     for col in ("encoder", "options", "workloads", "records", "passed", "failed", "errored", "n/a·skip", "verdict"):
         t.add_column(col, justify="right" if col in ("workloads", "records", "passed", "failed", "errored",
                                                      "n/a·skip") else "left")
-    for run in data["runs"]:
+    runs = runs_with_results(data)
+    for run in runs:
         oc = [r["outcome"] for r in run["results"]]
         colour = {"pass": "green", "fail": "red", "error": "magenta"}[run["verdict"]]
         t.add_row(run["encoder"], run["label"], str(run["workloads"]), str(run["records"]), str(oc.count("passed")),
@@ -146,7 +148,7 @@ def _print_summary(report: Report, paths: dict[str, Path] | None) -> None:
                   str(oc.count("not-applicable") + oc.count("skipped")), f"[{colour}]{run['verdict']}[/]")
     console.print(t)
     shown = 0
-    for run in data["runs"]:
+    for run in runs:
         repro = {x["check"]: x for x in run.get("reproductions", [])}
         for r in run["results"]:
             if r["outcome"] not in ("failed", "errored") or shown >= 25:

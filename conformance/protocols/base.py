@@ -122,7 +122,7 @@ def describe_options(options: Mapping[str, str], suite: ProtocolSuite) -> str:
              if k != "profile" and any(o.name == k and o.default != v for o in suite.options)]
     if "profile" in options:
         diffs.insert(0, f"profile={options['profile']}")
-    return ", ".join(diffs) or "defaults"
+    return " ".join(diffs) or "defaults"
 
 
 def parse_option_args(args: Iterable[str]) -> dict[str, list[str]]:

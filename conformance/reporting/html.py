@@ -12,6 +12,8 @@ import json
 from collections import OrderedDict
 from typing import Any
 
+from .model import runs_with_results
+
 _SYMBOL = {"passed": "✓", "failed": "✗", "errored": "!", "skipped": "·", "not-applicable": "–"}
 
 _CSS = """
@@ -29,6 +31,7 @@ table.matrix{border-collapse:collapse;background:#fff;border:1px solid #d0d7de}
  writing-mode:vertical-rl;transform:rotate(180deg);text-align:left;white-space:nowrap}
 .matrix th.check{text-align:left;font-weight:normal;font-family:ui-monospace,monospace;font-size:12px;
  white-space:nowrap}
+.matrix th.check.bad{color:#cf222e;font-weight:700}
 .matrix tr.area th{background:#f6f8fa;text-align:left;font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 .cell{text-align:center;width:26px;font-weight:700}
 .cell a{color:inherit;text-decoration:none;display:block}
@@ -59,11 +62,14 @@ def _area(check_id: str) -> str:
 
 
 def _json(v: Any) -> str:
+    """Strings as they are (no JSON escaping to read through); other values as JSON."""
+    if isinstance(v, str):
+        return v[:3000]
     return json.dumps(v, ensure_ascii=False, indent=1)[:3000]
 
 
 def render(report: dict[str, Any]) -> str:
-    runs = report["runs"]
+    runs = runs_with_results(report)
     verdict = report["verdict"]
     checks: OrderedDict[str, dict[str, Any]] = OrderedDict()
     for run in runs:
@@ -86,8 +92,10 @@ def render(report: dict[str, Any]) -> str:
            "<meta name=viewport content='width=device-width,initial-scale=1'>",
            f"<title>cdc-conformance: {_e(verdict)}</title><style>{_CSS}</style></head><body>"]
     first = runs[0] if runs else {}
-    out.append(f"<header class={_e(verdict)}><h1>{_e(verdict.upper())} — {_e(first.get('protocol', ''))}"
-               f" · {len(runs)} run{'s' if len(runs) != 1 else ''}</h1>"
+    encoders = sorted({r["encoder"] for r in runs})
+    one_encoder = len(encoders) == 1
+    out.append(f"<header class={_e(verdict)}><h1>{_e(verdict.upper())} — {_e(', '.join(encoders))}"
+               f" · {len(runs)} option combination{'s' if len(runs) != 1 else ''}</h1>"
                f"<p>{_e(report.get('mode'))} · seed {_e(first.get('seed'))} · "
                f"{sum(r.get('workloads', 0) for r in runs)} workloads · "
                f"{sum(r.get('records', 0) for r in runs)} records"
@@ -104,14 +112,15 @@ def render(report: dict[str, Any]) -> str:
 
     out.append("<table class=matrix><thead><tr><th></th>")
     for run in runs:
-        out.append(f"<th title='{_e(json.dumps(run['options']))}'>{_e(run['encoder'].split('/')[-1])}"
-                   f" · {_e(run['label'])}</th>")
+        head = run["label"] if one_encoder else f"{run['encoder'].split('/')[-1]} · {run['label']}"
+        out.append(f"<th title='{_e(json.dumps(run['options']))}'>{_e(head)}</th>")
     out.append("</tr></thead><tbody>")
     for area, cids in areas.items():
         out.append(f"<tr class=area><th colspan={len(runs) + 1}>{_e(area)}</th></tr>")
         for cid in cids:
             meta = checks[cid]
-            out.append(f"<tr><th class=check title='{_e(meta['title'])}'>{_e(cid)}"
+            bad = any(cells.get((i, cid), {}).get("outcome") in ("failed", "errored") for i in range(len(runs)))
+            out.append(f"<tr><th class='check{' bad' if bad else ''}' title='{_e(meta['title'])}'>{_e(cid)}"
                        f"<span class=level>{_e(meta['level'])}</span></th>")
             for i in range(len(runs)):
                 r = cells.get((i, cid))
@@ -129,42 +138,48 @@ def render(report: dict[str, Any]) -> str:
             out.append("</tr>")
     out.append("</tbody></table>")
 
-    any_finding = False
-    for i, run in enumerate(runs):
-        bad = [r for r in run["results"] if r["outcome"] in ("failed", "errored")]
-        if not bad:
-            continue
-        if not any_finding:
-            out.append("<h2>Findings</h2>")
-            any_finding = True
-        out.append(f"<h3>{_e(run['encoder'])} · {_e(run['label'])}</h3>")
-        repro = {x["check"]: x for x in run.get("reproductions", [])}
-        for r in bad:
-            cls = "should" if r["level"] == "SHOULD" else ""
-            out.append(f"<section class='finding {cls}' id='f{i}-{_e(r['check'])}'><h3>{_e(r['check'])} "
-                       f"<span class=level>{_e(r['level'])} · {_e(r['outcome'])}</span></h3>"
-                       f"<div>{_e(r['title'])}</div><div class=clause>{_e(r['clause'])}</div>")
-            for f in r.get("failures", [])[:10]:
-                loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())
-                out.append("<div class=kv>"
-                           f"<div>finding</div><div>{_e(f['message'])} <b>×{f.get('count', 1)}</b></div>"
-                           f"<div>expected</div><div><pre>{_e(_json(f.get('expected')))}</pre></div>"
-                           f"<div>actual</div><div><pre>{_e(_json(f.get('actual')))}</pre></div>"
-                           f"<div>where</div><div>{_e(loc or '—')}</div>"
-                           f"<div>who acts</div><div>{_e(f.get('actor', 'encoder'))}</div>"
-                           + (f"<div>workload</div><div>seed {_e(f['seed'])}, shard {_e(f['shard'])}</div>"
-                              if "seed" in f else "")
-                           + (f"<div>hint</div><div>{_e(f['hint'])}</div>" if f.get("hint") else "")
-                           + "</div>")
-            if r.get("more_failures"):
-                out.append(f"<p>… and {r['more_failures']} more distinct findings</p>")
-            for tb in r.get("errors", [])[:2]:
-                out.append(f"<pre>{_e(tb)}</pre>")
-            rp = repro.get(r["check"])
-            if rp:
-                out.append(f"<details><summary>shrunk reproduction ({_e(rp.get('events', '?'))} events) — "
-                           f"<code>{_e(rp['command'])}</code></summary><pre>{_e(rp['sql'])}</pre></details>")
-            out.append("</section>")
+    # One section per failing check: where it failed, the first run's findings, its reproduction.
+    by_check: OrderedDict[str, list[int]] = OrderedDict()
+    for cid in checks:
+        for i in range(len(runs)):
+            if cells.get((i, cid), {}).get("outcome") in ("failed", "errored"):
+                by_check.setdefault(cid, []).append(i)
+    any_finding = bool(by_check)
+    if any_finding:
+        out.append("<h2>Findings</h2>")
+    for cid, idx in by_check.items():
+        i = idx[0]
+        run, r = runs[i], cells[(i, cid)]
+        cls = "should" if r["level"] == "SHOULD" else ""
+        where = ", ".join(runs[k]["label"] if one_encoder else f"{runs[k]['encoder']} · {runs[k]['label']}"
+                          for k in idx)
+        anchors = "".join(f"<a id='f{k}-{_e(cid)}'></a>" for k in idx)
+        out.append(f"<section class='finding {cls}'>{anchors}<h3>{_e(cid)} "
+                   f"<span class=level>{_e(r['level'])} · {_e(r['outcome'])}</span></h3>"
+                   f"<div>{_e(r['title'])}</div><div class=clause>{_e(r['clause'])}</div>"
+                   f"<div class=clause>{'failed' if r['outcome'] == 'failed' else 'errored'} in "
+                   f"{len(idx)} of {len(runs)} combination(s): {_e(where)}; details from the first</div>")
+        for f in r.get("failures", [])[:10]:
+            loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())
+            out.append("<div class=kv>"
+                       f"<div>finding</div><div>{_e(f['message'])} <b>×{f.get('count', 1)}</b></div>"
+                       f"<div>expected</div><div><pre>{_e(_json(f.get('expected')))}</pre></div>"
+                       f"<div>actual</div><div><pre>{_e(_json(f.get('actual')))}</pre></div>"
+                       f"<div>where</div><div>{_e(loc or '—')}</div>"
+                       f"<div>who acts</div><div>{_e(f.get('actor', 'encoder'))}</div>"
+                       + (f"<div>workload</div><div>seed {_e(f['seed'])}, shard {_e(f['shard'])}</div>"
+                          if "seed" in f else "")
+                       + (f"<div>hint</div><div>{_e(f['hint'])}</div>" if f.get("hint") else "")
+                       + "</div>")
+        if r.get("more_failures"):
+            out.append(f"<p>… and {r['more_failures']} more distinct findings</p>")
+        for tb in r.get("errors", [])[:2]:
+            out.append(f"<pre>{_e(tb)}</pre>")
+        rp = next((x for x in run.get("reproductions", []) if x["check"] == cid), None)
+        if rp:
+            out.append(f"<details open><summary>shrunk reproduction: {_e(rp.get('events', '?'))} events — "
+                       f"<code>{_e(rp['command'])}</code></summary><pre>{_e(rp['sql'])}</pre></details>")
+        out.append("</section>")
     if not any_finding:
         out.append("<p>No findings.</p>")
     out.append("</main></body></html>")

@@ -6,6 +6,8 @@ import json
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from .model import runs_with_results
+
 
 def _text(r: dict[str, Any]) -> str:
     lines = []
@@ -25,7 +27,7 @@ def _text(r: dict[str, Any]) -> str:
 def render(report: dict[str, Any]) -> str:
     root = ET.Element("testsuites", name="cdc-conformance", tests="0", failures="0", errors="0", skipped="0")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for run in report.get("runs", []):
+    for run in runs_with_results(report):
         name = f"{run['encoder']} [{run['label']}]"
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         suite = ET.SubElement(root, "testsuite", name=name, time=str(run.get("duration_s", 0)))

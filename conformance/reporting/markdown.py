@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .model import runs_with_results
+
 ICON = {"passed": "✅", "failed": "❌", "errored": "💥", "skipped": "⏭", "not-applicable": "➖"}
 
 
@@ -12,11 +14,12 @@ def render(report: dict[str, Any]) -> str:
     out = [f"## cdc-conformance: **{v.upper()}** {ICON['passed'] if v == 'pass' else ICON['failed']}", ""]
     out.append("| encoder | options | workloads | records | passed | failed | errored | verdict |")
     out.append("|---|---|---:|---:|---:|---:|---:|---|")
-    for run in report["runs"]:
+    runs = runs_with_results(report)
+    for run in runs:
         oc = [r["outcome"] for r in run["results"]]
         out.append(f"| `{run['encoder']}` | {run['label']} | {run['workloads']} | {run['records']} | "
                    f"{oc.count('passed')} | {oc.count('failed')} | {oc.count('errored')} | {run['verdict']} |")
-    failed = [(run, r) for run in report["runs"] for r in run["results"] if r["outcome"] in ("failed", "errored")]
+    failed = [(run, r) for run in runs for r in run["results"] if r["outcome"] in ("failed", "errored")]
     if failed:
         out += ["", "### Findings", ""]
         for run, r in failed[:50]:

@@ -53,6 +53,8 @@ class Section:
         return "pass"
 
     def to_json(self, strict: bool = False) -> dict[str, Any]:
+        """The run's metadata and, under "results", its check results (the report moves them
+        to its flat top-level list)."""
         return {
             "protocol": self.protocol, "encoder": self.encoder, "encoder_kind": self.encoder_kind,
             "options": self.options, "label": self.label, "verdict": self.verdict(strict),
@@ -87,9 +89,10 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         sections = [s.to_json(self.strict) for s in self.sections]
         flat = []
-        for s in sections:
-            for r in s["results"]:
-                flat.append({**r, "encoder": s["encoder"], "options": s["options"], "label": s["label"]})
+        for i, s in enumerate(sections):
+            s["run"] = i
+            for r in s.pop("results"):
+                flat.append({**r, "run": i, "encoder": s["encoder"], "options": s["options"], "label": s["label"]})
         return {
             "format_version": FORMAT_VERSION,
             "verdict": self.verdict(),
@@ -104,3 +107,11 @@ class Report:
             "runs": sections,
             "results": flat,
         }
+
+
+def runs_with_results(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's runs, each with its own results (grouped from the flat list)."""
+    by_run: dict[int, list[dict[str, Any]]] = {}
+    for r in report.get("results", []):
+        by_run.setdefault(r.get("run", 0), []).append(r)
+    return [{**run, "results": by_run.get(run.get("run", i), [])} for i, run in enumerate(report.get("runs", []))]
