@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from .values import go_format_float
+from .values import render_json
 
 _ESCAPES = {
     '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
@@ -35,22 +35,10 @@ def quote(s: str) -> str:
 
 
 def dumps(v: Any) -> str:
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return go_format_float(v, 64)
-    if isinstance(v, str):
-        return quote(v)
+    return render_json(v, quote=quote, item_sep=",", kv_sep=":", other=_bytes)
+
+
+def _bytes(v: Any) -> str:
     if isinstance(v, (bytes, bytearray)):
         return '"' + base64.b64encode(bytes(v)).decode("ascii") + '"'
-    if isinstance(v, dict):
-        return "{" + ",".join(quote(str(k)) + ":" + dumps(x) for k, x in v.items()) + "}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ",".join(dumps(x) for x in v) + "]"
     raise TypeError(f"no Go JSON form for {type(v).__name__}")

@@ -26,6 +26,7 @@ import datetime as _dt
 import decimal
 import math
 import struct
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -129,24 +130,38 @@ class Json:
 
 
 def _json_text(v: JsonData) -> str:
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return go_format_float(v, 64)
-    if isinstance(v, str):
-        return json_quote(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_json_text(x) for x in v) + "]"
-    if isinstance(v, dict):
-        keys = sorted(v, key=lambda k: k.encode("utf-8"))
-        return "{" + ", ".join(json_quote(k) + ": " + _json_text(v[k]) for k in keys) + "}"
-    raise TypeError(f"not JSON data: {v!r}")
+    return render_json(v, quote=json_quote, item_sep=", ", kv_sep=": ",
+                       key_order=lambda d: sorted(d, key=lambda k: k.encode("utf-8")))
+
+
+def render_json(v: Any, *, quote: Callable[[str], str], item_sep: str, kv_sep: str,
+                key_order: Callable[[dict[str, Any]], Iterable[str]] = list,
+                other: Callable[[Any], str] | None = None) -> str:
+    """JSON text with the printer's own choices: string quoting, separators, key order, and
+    `other` for values JSON has no form for (Go's []byte). Floats print as Go prints them."""
+
+    def emit(x: Any) -> str:
+        if x is None:
+            return "null"
+        if x is True:
+            return "true"
+        if x is False:
+            return "false"
+        if isinstance(x, int):
+            return str(x)
+        if isinstance(x, float):
+            return go_format_float(x, 64)
+        if isinstance(x, str):
+            return quote(x)
+        if isinstance(x, (list, tuple)):
+            return "[" + item_sep.join(emit(y) for y in x) + "]"
+        if isinstance(x, dict):
+            return "{" + item_sep.join(quote(str(k)) + kv_sep + emit(x[k]) for k in key_order(x)) + "}"
+        if other is not None:
+            return other(x)
+        raise TypeError(f"not JSON data: {x!r}")
+
+    return emit(v)
 
 
 def json_quote(s: str) -> str:

@@ -24,7 +24,7 @@ from ...checks.registry import Failure, Level, NotApplicable, Scope, Verdict, ch
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.table import Column
 from . import spec
-from .decoder import DecodedPart, ErrorKind, FieldView
+from .decoder import DecodedPart, ErrorKind, FieldView, SchemaView
 from .evidence import EventEvidence, RecordEvidence, StreamEvidence
 from .spec import Family
 
@@ -38,6 +38,11 @@ def _decoded_views(ev: RecordEvidence) -> Iterator[tuple[str, DecodedPart]]:
     for part, d in ev.parts():
         if d.view is not None:
             yield part, d
+
+
+def _usable_views(ev: RecordEvidence) -> list[tuple[str, SchemaView]]:
+    """(part, schema view) for every part whose registered schema is a well-formed record."""
+    return [(part, d.view) for part, d in _decoded_views(ev) if d.view is not None and not d.view.error]
 
 
 # == framing ============================================================================
@@ -179,13 +184,10 @@ def valid_avro(ev: RecordEvidence) -> Findings:
               "(name = sanitised table, namespace = default.<sanitised schema>)")
 def record_name(ev: RecordEvidence) -> Findings:
     """Record name is the sanitised table name; namespace is `default.<sanitised database>`."""
-    seen = False
-    for part, d in _decoded_views(ev):
-        v = d.view
-        assert v is not None
-        if v.error:
-            continue
-        seen = True
+    views = _usable_views(ev)
+    if not views:
+        yield NotApplicable("no resolved schema")
+    for part, v in views:
         if ev.source is not None:
             t = ev.source.table
             want = (spec.namespace(t.database), spec.sanitize_name(t.name))
@@ -203,8 +205,6 @@ def record_name(ev: RecordEvidence) -> Findings:
                 yield Failure(f"{part} namespace {v.namespace!r} is not <changefeed namespace>.<database>",
                               expected="default.<database>", actual=v.namespace, location=ev.at(part),
                               hint="TiCDC's own consumer splits the namespace on '.' to find the database")
-    if not seen:
-        yield NotApplicable("no resolved schema")
 
 
 @check("ticdc-avro.schema.key-value-names", level=Level.MUST, scope=Scope.RECORD, protocol=P,
@@ -231,13 +231,10 @@ def _expected_columns(ev: RecordEvidence, part: str) -> tuple[Column, ...]:
        clause=f"{NOTES} §1.4 (SanitizeName per code point), §4.3")
 def field_names(ev: RecordEvidence) -> Findings:
     """Field names are the column names sanitised by TiCDC's rule, one field per column."""
-    seen = False
-    for part, d in _decoded_views(ev):
-        v = d.view
-        assert v is not None
-        if v.error:
-            continue
-        seen = True
+    views = _usable_views(ev)
+    if not views:
+        yield NotApplicable("no resolved schema")
+    for part, v in views:
         got = [f.name for f in v.column_fields]
         if ev.source is not None:
             want = [spec.sanitize_name(c.name) for c in _expected_columns(ev, part)]
@@ -250,8 +247,6 @@ def field_names(ev: RecordEvidence) -> Findings:
             if bad:
                 yield Failure(f"{part} has field names that are not sanitised", expected="[A-Za-z_][A-Za-z0-9_]*",
                               actual=bad, location=ev.at(part))
-    if not seen:
-        yield NotApplicable("no resolved schema")
 
 
 @check("ticdc-avro.schema.field-order", level=Level.MUST, scope=Scope.RECORD, protocol=P,
@@ -259,13 +254,10 @@ def field_names(ev: RecordEvidence) -> Findings:
               "extension fields last), §4.6")
 def field_order(ev: RecordEvidence) -> Findings:
     """Fields follow the table's column order (column-ID order with checksums), extension fields last."""
-    seen = False
-    for part, d in _decoded_views(ev):
-        v = d.view
-        assert v is not None
-        if v.error:
-            continue
-        seen = True
+    views = _usable_views(ev)
+    if not views:
+        yield NotApplicable("no resolved schema")
+    for part, v in views:
         names = [f.name for f in v.fields]
         first_ext = next((i for i, f in enumerate(v.fields) if f.is_extension), None)
         if first_ext is not None and any(not f.is_extension for f in v.fields[first_ext:]):
@@ -277,8 +269,6 @@ def field_order(ev: RecordEvidence) -> Findings:
             if sorted(got) == sorted(want) and got != want:
                 order = "column-ID order" if (part == "value" and ev.o.checksum) else "table column order"
                 yield Failure(f"{part} fields are not in {order}", expected=want, actual=got, location=ev.at(part))
-    if not seen:
-        yield NotApplicable("no resolved schema")
 
 
 def _column_fields(ev: RecordEvidence) -> list[tuple[str, DecodedPart, Column | None, FieldView]]:
@@ -287,11 +277,9 @@ def _column_fields(ev: RecordEvidence) -> list[tuple[str, DecodedPart, Column | 
     if ev.bindings is not None:
         return ev.bindings
     out: list[tuple[str, DecodedPart, Column | None, FieldView]] = []
-    for part, d in _decoded_views(ev):
-        v = d.view
-        assert v is not None
-        if v.error:
-            continue
+    for part, v in _usable_views(ev):
+        d = ev.key if part == "key" else ev.value
+        assert d is not None
         if ev.source is not None:
             for c in _expected_columns(ev, part):
                 f = v.by_name.get(spec.sanitize_name(c.name))
