@@ -196,3 +196,29 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
                            "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "report.json").exists()
+
+
+def test_serve_registry_process_answers_confluent_clients(tmp_path: Path) -> None:
+    import re
+    import time
+    import urllib.request
+
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    proc = subprocess.Popen([sys.executable, "-m", "conformance", "serve", "registry", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        line = ""
+        deadline = time.monotonic() + 30
+        while "listening" not in line and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+", line)
+        assert url, line
+        assert urllib.request.urlopen(url.group(0) + "/", timeout=5).read() == b"{}"
+        client = SchemaRegistryClient({"url": url.group(0)})
+        sid = client.register_schema("t-value", Schema('{"type":"record","name":"t","fields":[]}', "AVRO"))
+        assert client.get_schema(sid).schema_str.startswith('{"type":"record"')
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
