@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +133,10 @@ class CheckSpec:
     needs_options: tuple[tuple[str, str], ...] = ()
     # True when the check can only be decided against the generated workload (source truth).
     needs_source: bool = False
+    # For checks that judge only what is shared by many records (a schema, a topic): the key
+    # of that shared part. The verdict is computed once per key and replayed, relocated, for
+    # every other record with the same key.
+    cache_key: Callable[[Any], Hashable] | None = field(default=None, compare=False, repr=False)
 
     @property
     def doc(self) -> str:
@@ -164,6 +168,7 @@ _REGISTRY: dict[str, CheckSpec] = {}
 
 def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
           needs_options: dict[str, str] | None = None, needs_source: bool = False,
+          cache_key: Callable[[Any], Hashable] | None = None,
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a check. Ids are `<protocol>.<area>.<rule>` and never change once published."""
 
@@ -174,7 +179,7 @@ def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
         spec = CheckSpec(id=id, level=level, clause=clause, scope=scope, protocol=protocol, fn=fn,
                          title=" ".join(doc.split("\n\n")[0].split()) if doc else id,
                          needs_options=tuple(sorted((needs_options or {}).items())),
-                         needs_source=needs_source)
+                         needs_source=needs_source, cache_key=cache_key)
         _REGISTRY[id] = spec
         fn.check_spec = spec  # type: ignore[attr-defined]
         return fn

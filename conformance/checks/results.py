@@ -10,9 +10,9 @@ first location, the workload it came from and an occurrence count.
 from __future__ import annotations
 
 import traceback
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections import Counter, OrderedDict
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .registry import Actor, CheckSpec, Failure, Level, Location, NotApplicable, Outcome
@@ -138,12 +138,46 @@ class CheckTally:
         return d
 
 
+MEMO_SIZE = 20_000
+
+
+def _relocated(items: list[Failure | NotApplicable], evidence: Any) -> list[Failure | NotApplicable]:
+    """Cached findings moved to this record's coordinates (part, table and column stay)."""
+    here = getattr(evidence, "loc", None)
+    if here is None:
+        return items
+    out: list[Failure | NotApplicable] = []
+    for i in items:
+        if isinstance(i, Failure):
+            loc = replace(i.location, topic=here.topic, partition=here.partition, offset=here.offset, line=here.line)
+            out.append(Failure(i.message, expected=i.expected, actual=i.actual, location=loc, hint=i.hint,
+                               actor=i.actor))
+        else:
+            out.append(i)
+    return out
+
+
 class Tally:
     """Outcomes of every check of one run (one encoder, one option combination)."""
 
     def __init__(self, specs: Iterable[CheckSpec]) -> None:
         self.checks: dict[str, CheckTally] = {s.id: CheckTally.for_spec(s) for s in specs}
         self.workload: tuple[Any, Any] | None = None  # set by the runner while it works on one
+        self._memo: OrderedDict[tuple[str, Hashable], list[Failure | NotApplicable]] = OrderedDict()
+
+    def _findings(self, spec: CheckSpec, evidence: Any) -> list[Failure | NotApplicable]:
+        if spec.cache_key is None:
+            return list(spec.run(evidence))
+        key = (spec.id, spec.cache_key(evidence))
+        cached = self._memo.get(key)
+        if cached is not None:
+            self._memo.move_to_end(key)
+            return _relocated(cached, evidence)
+        items = list(spec.run(evidence))
+        self._memo[key] = items
+        if len(self._memo) > MEMO_SIZE:
+            self._memo.popitem(last=False)
+        return items
 
     def evaluate(self, spec: CheckSpec, evidence: Any) -> bool:
         """Run one check on one piece of evidence; True when it passed."""
@@ -151,7 +185,7 @@ class Tally:
         failed = False
         na: str | None = None
         try:
-            for item in spec.run(evidence):
+            for item in self._findings(spec, evidence):
                 if isinstance(item, Failure):
                     failed = True
                     t.add_failure(item, self.workload)

@@ -1550,9 +1550,11 @@ class DumpRegistry:
         self.server: EmbeddedSchemaRegistry | None = None
         self._entries = tuple(sorted(entries, key=lambda e: (e.subject, e.version)))
         self._by_id: dict[int, str] = {}
+        self._id_subjects: dict[int, list[tuple[str, int]]] = {}
         self._by_subject: dict[str, list[RegisteredSchema]] = {}
         for entry in self._entries:
             self._by_id.setdefault(entry.id, entry.schema)
+            self._id_subjects.setdefault(entry.id, []).append((entry.subject, entry.version))
             self._by_subject.setdefault(entry.subject, []).append(entry)
 
     def __repr__(self) -> str:
@@ -1688,7 +1690,7 @@ class DumpRegistry:
 
     def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
         self.schema_by_id(schema_id)
-        return [(e.subject, e.version) for e in self._entries if e.id == schema_id]
+        return list(self._id_subjects.get(schema_id, ()))
 
     def _subject(self, subject: str) -> list[RegisteredSchema]:
         versions = self._by_subject.get(subject)

@@ -40,6 +40,20 @@ def _decoded_views(ev: RecordEvidence) -> Iterator[tuple[str, DecodedPart]]:
             yield part, d
 
 
+def _part_key(d: DecodedPart | None) -> tuple[int | None, bool] | None:
+    return None if d is None else (d.schema_id, d.view is not None)
+
+
+def schemas_key(ev: RecordEvidence) -> tuple[Any, ...]:
+    """Everything a schema-only check depends on: both parts' schema ids (and whether they
+    resolved) and the source table version, if known."""
+    return (_part_key(ev.key), _part_key(ev.value), ev.source.table if ev.source is not None else None)
+
+
+def topic_schemas_key(ev: RecordEvidence) -> tuple[Any, ...]:
+    return (ev.record.topic, *schemas_key(ev))
+
+
 def _usable_views(ev: RecordEvidence) -> list[tuple[str, SchemaView]]:
     """(part, schema view) for every part whose registered schema is a well-formed record."""
     return [(part, d.view) for part, d in _decoded_views(ev) if d.view is not None and not d.view.error]
@@ -99,7 +113,8 @@ def body_decodes(ev: RecordEvidence) -> Findings:
 
 @check("ticdc-avro.registry.subject", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"seed 000 §Topic distribution (TopicNameStrategy); {NOTES} §1.7, §4.1 "
-              "(dots in the topic become underscores in the subject)")
+              "(dots in the topic become underscores in the subject)",
+       cache_key=topic_schemas_key)
 def subject_naming(ev: RecordEvidence) -> Findings:
     """The schema id is registered under `<topic with . replaced by _>-key` / `-value`."""
     seen = False
@@ -154,7 +169,8 @@ def _in_range(v: int, prim: str) -> bool:
 
 @check("ticdc-avro.schema.valid-avro", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="Avro spec §Schema Declaration (names, unions, field defaults match the first branch); "
-              f"{NOTES} §1.4")
+              f"{NOTES} §1.4",
+       cache_key=schemas_key)
 def valid_avro(ev: RecordEvidence) -> Findings:
     """The registered schema is valid Avro: it parses, names are legal, defaults fit their type."""
     seen = False
@@ -181,7 +197,8 @@ def valid_avro(ev: RecordEvidence) -> Findings:
 
 @check("ticdc-avro.schema.record-name", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"seed 000 §Key data format ({{{{TableName}}}}, {{{{Namespace}}}}); {NOTES} §1.4, §4.2 "
-              "(name = sanitised table, namespace = default.<sanitised schema>)")
+              "(name = sanitised table, namespace = default.<sanitised schema>)",
+       cache_key=schemas_key)
 def record_name(ev: RecordEvidence) -> Findings:
     """Record name is the sanitised table name; namespace is `default.<sanitised database>`."""
     views = _usable_views(ev)
@@ -208,7 +225,8 @@ def record_name(ev: RecordEvidence) -> Findings:
 
 
 @check("ticdc-avro.schema.key-value-names", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"{NOTES} §1.3 (key schema: same record name and namespace as the value)")
+       clause=f"{NOTES} §1.3 (key schema: same record name and namespace as the value)",
+       cache_key=schemas_key)
 def key_value_names(ev: RecordEvidence) -> Verdict:
     """Key and value schemas share record name and namespace."""
     k, v = ev.key, ev.value
@@ -228,7 +246,8 @@ def _expected_columns(ev: RecordEvidence, part: str) -> tuple[Column, ...]:
 
 
 @check("ticdc-avro.schema.field-names", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"{NOTES} §1.4 (SanitizeName per code point), §4.3")
+       clause=f"{NOTES} §1.4 (SanitizeName per code point), §4.3",
+       cache_key=schemas_key)
 def field_names(ev: RecordEvidence) -> Findings:
     """Field names are the column names sanitised by TiCDC's rule, one field per column."""
     views = _usable_views(ev)
@@ -251,7 +270,8 @@ def field_names(ev: RecordEvidence) -> Findings:
 
 @check("ticdc-avro.schema.field-order", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §1.4 (table column order; column-ID order when the integrity checksum is on; "
-              "extension fields last), §4.6")
+              "extension fields last), §4.6",
+       cache_key=schemas_key)
 def field_order(ev: RecordEvidence) -> Findings:
     """Fields follow the table's column order (column-ID order with checksums), extension fields last."""
     views = _usable_views(ev)
@@ -299,7 +319,8 @@ def _column_fields(ev: RecordEvidence) -> list[tuple[str, DecodedPart, Column | 
 
 
 @check("ticdc-avro.schema.nullability", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"seed 000 §Column data format (nullable columns are unions with null); {NOTES} §1.4")
+       clause=f"seed 000 §Column data format (nullable columns are unions with null); {NOTES} §1.4",
+       cache_key=schemas_key)
 def nullability(ev: RecordEvidence) -> Findings:
     """A nullable column is a two-branch union with "null"; a NOT NULL column is not a union."""
     seen = False
@@ -319,7 +340,8 @@ def nullability(ev: RecordEvidence) -> Findings:
 
 @check("ticdc-avro.schema.default", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §1.4 (union order and `default` follow the DDL default; precise decimals get "
-              "none), §4.4, §4.5")
+              "none), §4.4, §4.5",
+       cache_key=schemas_key)
 def defaults(ev: RecordEvidence) -> Findings:
     """`default` and union order follow the column's DDL default, converted like a value."""
     seen = False
@@ -364,7 +386,8 @@ def _same_default(got: Any, want: Any) -> bool:
 
 
 @check("ticdc-avro.schema.connect-parameters", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"seed 000 §Column data format (connect.parameters.tidb_type); {NOTES} §1.5")
+       clause=f"seed 000 §Column data format (connect.parameters.tidb_type); {NOTES} §1.5",
+       cache_key=schemas_key)
 def connect_parameters(ev: RecordEvidence) -> Findings:
     """Every column's type carries `connect.parameters.tidb_type` with a value from the type table."""
     seen = False
@@ -644,7 +667,8 @@ def key_columns(ev: RecordEvidence) -> Verdict:
 
 
 @check("ticdc-avro.key.no-extension", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"seed 000 §TiDB extension fields (added to the Value); {NOTES} §1.3 (never in the key)")
+       clause=f"seed 000 §TiDB extension fields (added to the Value); {NOTES} §1.3 (never in the key)",
+       cache_key=schemas_key)
 def key_no_extension(ev: RecordEvidence) -> Verdict:
     """The key schema never carries `_tidb_*` extension fields."""
     k = ev.key
@@ -682,7 +706,8 @@ def tombstone(ev: RecordEvidence) -> Verdict:
 
 @check("ticdc-avro.extension.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 §TiDB extension fields; seed 003; "
-              f"{NOTES} §1.4 (types and defaults; no defaults before v7.1.0), §1.6 (checksum fields), §5")
+              f"{NOTES} §1.4 (types and defaults; no defaults before v7.1.0), §1.6 (checksum fields), §5",
+       cache_key=schemas_key)
 def extension_fields(ev: RecordEvidence) -> Verdict:
     """With enable-tidb-extension the value ends with _tidb_op (string), _tidb_commit_ts and
     _tidb_commit_physical_time (long) [+ the three checksum fields]; without it, none of them."""
@@ -785,7 +810,8 @@ def extension_checksum(ev: RecordEvidence) -> Verdict:
 
 @check("ticdc-avro.topic.dispatch", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 §Topic distribution ({schema}/{table} rule); "
-              f"{NOTES} §1.8 (characters outside [A-Za-z0-9._-] become _)", needs_source=True)
+              f"{NOTES} §1.8 (characters outside [A-Za-z0-9._-] become _)", needs_source=True,
+       cache_key=lambda ev: (ev.record.topic, ev.source.topic if ev.source is not None else None))
 def topic_dispatch(ev: RecordEvidence) -> Verdict:
     """A row goes to the topic its dispatcher rule names, with schema/table substituted and sanitised."""
     if ev.source is None:
