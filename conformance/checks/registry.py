@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,25 +142,26 @@ class CheckSpec:
     def doc(self) -> str:
         return inspect.cleandoc(self.fn.__doc__ or self.title)
 
-    def run(self, evidence: Any) -> Iterator[Failure | NotApplicable]:
-        """Evaluate; normalise every way a check can answer into a stream of findings."""
+    def run(self, evidence: Any) -> list[Failure | NotApplicable]:
+        """Evaluate; normalise every way a check can answer into a list of findings. A Failure
+        raised (rather than returned or yielded) ends the check with the findings so far."""
+        out: list[Failure | NotApplicable] = []
         try:
             res = self.fn(evidence)
             if res is None:
-                return
+                return out
             if isinstance(res, (Failure, NotApplicable)):
-                yield res
-                return
-            if inspect.isgenerator(res) or isinstance(res, Iterable):
-                for item in res:
-                    if isinstance(item, (Failure, NotApplicable)):
-                        yield item
-                    else:
-                        raise TypeError(f"check {self.id} yielded {item!r}, not a Failure/NotApplicable")
-                return
-            raise TypeError(f"check {self.id} returned {res!r}")
+                out.append(res)
+                return out
+            if not isinstance(res, Iterable):
+                raise TypeError(f"check {self.id} returned {res!r}")
+            for item in res:
+                if not isinstance(item, (Failure, NotApplicable)):
+                    raise TypeError(f"check {self.id} yielded {item!r}, not a Failure/NotApplicable")
+                out.append(item)
         except Failure as f:
-            yield f
+            out.append(f)
+        return out
 
 
 _REGISTRY: dict[str, CheckSpec] = {}

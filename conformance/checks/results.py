@@ -167,13 +167,13 @@ class Tally:
 
     def _findings(self, spec: CheckSpec, evidence: Any) -> list[Failure | NotApplicable]:
         if spec.cache_key is None:
-            return list(spec.run(evidence))
+            return spec.run(evidence)
         key = (spec.id, spec.cache_key(evidence))
         cached = self._memo.get(key)
         if cached is not None:
             self._memo.move_to_end(key)
             return _relocated(cached, evidence)
-        items = list(spec.run(evidence))
+        items = spec.run(evidence)
         self._memo[key] = items
         if len(self._memo) > MEMO_SIZE:
             self._memo.popitem(last=False)

@@ -508,13 +508,23 @@ def same_datum(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def type_findings(ev: RecordEvidence, fam: str) -> Findings:
-    seen = False
+_NO_COLUMN = {fam: NotApplicable(f"no {fam} column") for fam in Family.ALL}
+
+
+def type_findings(ev: RecordEvidence, fam: str) -> Verdict:
+    """Most records have no column of a given family: say so without starting a generator."""
     _column_fields(ev)
     assert ev.by_family is not None
-    for part, d, col, f in ev.by_family.get(fam, ()):
+    bindings = ev.by_family.get(fam)
+    if not bindings:
+        return _NO_COLUMN[fam]
+    return _type_findings(ev, bindings)
+
+
+def _type_findings(ev: RecordEvidence, bindings: list[tuple[str, DecodedPart, Column | None, FieldView]]
+                   ) -> Findings:
+    for part, d, col, f in bindings:
         if col is not None:
-            seen = True
             want_t = spec.avro_type(col, ev.o)
             if f.inner != want_t:
                 yield Failure(f"{part} field {f.name!r} ({col.type}): wrong Avro type", expected=want_t,
@@ -529,16 +539,13 @@ def type_findings(ev: RecordEvidence, fam: str) -> Findings:
                 yield Failure(f"{part} field {f.name!r} ({col.type}): wrong value", expected=_show(want_v),
                               actual=_show(got_v), location=ev.at(part, col.name))
         else:
-            seen = True
             got_v = d.datum.get(f.name) if d.datum is not None else None
-            problem = plausibility(fam, f, got_v, ev.o)
+            problem = plausibility(spec.TIDB_TYPE_FAMILY[f.tidb_type or ''], f, got_v, ev.o)
             if problem:
                 yield Failure(f"{part} field {f.name!r} ({f.tidb_type}): {problem}",
-                              expected=f"{fam} per the type table",
+                              expected=f"{spec.TIDB_TYPE_FAMILY.get(f.tidb_type or '')} per the type table",
                               actual=_show(got_v) if got_v is not None else f.inner,
                               location=ev.at(part, f.name))
-    if not seen:
-        yield NotApplicable(f"no {fam} column")
 
 
 def _show(v: Any) -> Any:
@@ -586,7 +593,7 @@ _TYPE_CHECKS: tuple[tuple[str, str, str], ...] = (
 
 
 def _register_type_check(fam: str, doc: str, clause: str) -> None:
-    def fn(ev: RecordEvidence) -> Findings:
+    def fn(ev: RecordEvidence) -> Verdict:
         return type_findings(ev, fam)
 
     fn.__doc__ = doc
