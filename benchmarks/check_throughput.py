@@ -37,6 +37,7 @@ import base64
 import cProfile
 import datetime as dt
 import gc
+import hashlib
 import io
 import json
 import os
@@ -48,8 +49,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import fastavro
 
@@ -101,6 +103,7 @@ def generate(n: int, seed: str, workdir: Path) -> dict[str, Any]:
                                  "key": _b64(r.key), "value": _b64(r.value), "timestamp": None,
                                  "headers": [[h, _b64(v)] for h, v in r.headers]},
                                 separators=(",", ":")) + "\n")
+    assert reg.server is not None
     dump = reg.server.dump()
     with (workdir / "dump.json").open("w", encoding="utf-8") as fh:
         json.dump(dump, fh)
@@ -194,6 +197,31 @@ def check_cli(cmd: list[str], workdir: Path) -> float:
     return float(report["duration_s"])
 
 
+def source_state() -> dict[str, Any]:
+    """What code is measured: the imported package's directory and a hash of its sources, and,
+    when it is this checkout's, the commit and the uncommitted files (others edit it too)."""
+    import conformance
+
+    pkg = Path(conformance.__file__).resolve().parent
+    h = hashlib.sha1()
+    for f in sorted(pkg.rglob("*.py")):
+        h.update(str(f.relative_to(pkg)).encode() + b"\0" + f.read_bytes() + b"\0")
+    state: dict[str, Any] = {"package_dir": str(pkg), "sources_sha1": h.hexdigest()}
+
+    def git(*a: str) -> str:
+        try:
+            return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True,
+                                  check=False, timeout=30).stdout.rstrip("\n")
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    if pkg == REPO / "conformance":
+        state["commit"] = git("rev-parse", "HEAD").strip()
+        state["modified"] = sorted(line[3:] for line in git("status", "--porcelain", "--", "conformance")
+                                   .splitlines())
+    return state
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     gc.collect()
     t0 = time.perf_counter()
@@ -212,7 +240,7 @@ def summary(seconds: list[float], records: int) -> dict[str, Any]:
 
 def ratios(check: list[float], base: list[float]) -> dict[str, float]:
     """check throughput / baseline throughput (1.0 = as fast as plain fastavro)."""
-    paired = [b / c for b, c in zip(base, check)]  # same round, same noise
+    paired = [b / c for b, c in zip(base, check, strict=True)]  # same round, same noise
     return {"best": round(min(base) / min(check), 4), "median": round(statistics.median(base) /
                                                                       statistics.median(check), 4),
             "median_of_paired_rounds": round(statistics.median(paired), 4)}
@@ -283,6 +311,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
+    src_start = source_state()
+    print(f"measuring {src_start['package_dir']} (sources sha1 {src_start['sources_sha1'][:12]}"
+          + (f", commit {src_start['commit'][:12]}" if src_start.get("commit") else "")
+          + (f", uncommitted changes to {', '.join(src_start['modified'])}" if src_start.get("modified") else "")
+          + ")")
     print(f"generating >= {args.records} reference records in {workdir} …", flush=True)
     gen = generate(args.records, args.seed, workdir)
     print(f"  {gen['records']} records from {gen['shards']} shards ({gen['events']} events), "
@@ -359,9 +392,16 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
     if args.profile:
         profile = profile_check(records, registry, args.top, out_json.with_suffix(".prof"))
 
+    src_end = source_state()
+    changed = src_end["sources_sha1"] != src_start["sources_sha1"]
+    if changed:
+        print(f"WARNING: the sources in {src_start['package_dir']} changed during the run; the CLI rounds "
+              "import the code afresh, the in-process rounds do not: measure again (or measure an export, "
+              "see benchmarks/README.md)", file=sys.stderr)
     doc = {
         "benchmark": "check_throughput",
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "source": {"at_start": src_start, "at_end": src_end, "changed_during_run": changed},
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "protocol": PROTOCOL, "options": OPTIONS, "seed": args.seed,
         "records": n, "keys_decoded": keys, "values_decoded": values, "parts_decoded": keys + values,
@@ -385,7 +425,7 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
 
 def _fastavro_is_c() -> bool:
     try:
-        from fastavro import _read  # type: ignore[attr-defined]  # noqa: F401
+        from fastavro import _read  # noqa: F401
     except ImportError:
         return False
     return True
