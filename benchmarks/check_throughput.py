@@ -50,6 +50,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ from conformance.infra.inprocess import InProcessRegistry
 from conformance.infra.registry import DumpRegistry
 from conformance.protocols import get_protocol
 from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder, strip_logical_types
-from conformance.strategies import sample_workload
+from conformance.strategies import DEFAULT_SHAPE, sample_workload
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_JSON = REPO / "reports" / "bench" / "check_throughput.json"
@@ -79,7 +80,17 @@ def _b64(v: bytes | None) -> str | None:
     return None if v is None else base64.b64encode(v).decode("ascii")
 
 
-def generate(n: int, seed: str, workdir: Path) -> dict[str, Any]:
+# "realistic": a capture from a deployment has few tables with long histories, so few schema
+# ids serve many records; the default shape (fresh tables per shard) has about one schema id
+# per four records and so weighs the per-schema costs far more than a real capture would.
+SHAPES = {
+    "default": DEFAULT_SHAPE,
+    "realistic": replace(DEFAULT_SHAPE, tables=(1, 2), transactions=(300, 300), ddl_rate=0.01,
+                         max_rows_per_table=400),
+}
+
+
+def generate(n: int, seed: str, workdir: Path, shape: str = "default") -> dict[str, Any]:
     """Write >= n reference records (whole shards) to workdir/records.jsonl and the registry
     dump to workdir/dump.json."""
     t0 = time.perf_counter()
@@ -88,7 +99,7 @@ def generate(n: int, seed: str, workdir: Path) -> dict[str, Any]:
     shard = 0
     events = 0
     while len(out) < n:
-        workload = sample_workload(seed, shard)
+        workload = sample_workload(seed, shard, SHAPES[shape])
         enc = TiCDCAvroEncoder()
         enc.open(EncoderContext(dict(OPTIONS), reg, topic_prefix=f"b{shard}-"))
         for ev in workload.events:
@@ -281,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true", help="cProfile one in-process check, print the top")
     ap.add_argument("--top", type=int, default=15, help="profile rows to print (default 15)")
     ap.add_argument("--seed", default="bench", help="workload seed (default 'bench')")
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="default",
+                    help="workload shape: default (many small tables) or realistic (few long-lived tables)")
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess measurement")
     ap.add_argument("--cli", default=None, help="the conformance executable (default: next to this python)")
     ap.add_argument("--workdir", default=None, help="keep records.jsonl/dump.json here (default: a temp dir)")
@@ -317,7 +330,7 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
           + (f", uncommitted changes to {', '.join(src_start['modified'])}" if src_start.get("modified") else "")
           + ")")
     print(f"generating >= {args.records} reference records in {workdir} …", flush=True)
-    gen = generate(args.records, args.seed, workdir)
+    gen = generate(args.records, args.seed, workdir, args.shape)
     print(f"  {gen['records']} records from {gen['shards']} shards ({gen['events']} events), "
           f"{gen['schemas']} registered schemas, {gen['seconds']:.1f} s", flush=True)
 
@@ -403,7 +416,7 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
         "source": {"at_start": src_start, "at_end": src_end, "changed_during_run": changed},
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "protocol": PROTOCOL, "options": OPTIONS, "seed": args.seed,
+        "protocol": PROTOCOL, "options": OPTIONS, "seed": args.seed, "shape": args.shape,
         "records": n, "keys_decoded": keys, "values_decoded": values, "parts_decoded": keys + values,
         "avro_bytes": in_bytes, "schema_ids": gen["schemas"], "shards": gen["shards"], "events": gen["events"],
         "generation_s": round(gen["seconds"], 3), "registry_dump_load_s": round(registry_load_s, 4),

@@ -238,10 +238,10 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
         max_ts: int | None = None
         firsts_seen: set[Version] = set()
         for e in entries:
-            v = index.get((e.entity, e.match)) if e.entity is not None else None
-            if v is None or v in firsts_seen:
+            first = index.get((e.entity, e.match)) if e.entity is not None else None
+            if first is None or first in firsts_seen:
                 continue
-            firsts_seen.add(v)
+            firsts_seen.add(first)
             if e.ts is None:
                 continue
             if max_ts is not None and e.ts < max_ts:

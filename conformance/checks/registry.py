@@ -143,18 +143,23 @@ class CheckSpec:
         return inspect.cleandoc(self.fn.__doc__ or self.title)
 
     def run(self, evidence: Any) -> list[Failure | NotApplicable]:
-        """Evaluate; normalise every way a check can answer into a list of findings. A Failure
-        raised (rather than returned or yielded) ends the check with the findings so far."""
+        """Evaluate; every way a check can answer becomes a list of findings. A Failure raised
+        (rather than returned or yielded) ends the check with the findings so far."""
+        try:
+            return self.normalise(self.fn(evidence))
+        except Failure as f:
+            return [f]
+
+    def normalise(self, res: Any) -> list[Failure | NotApplicable]:
+        """A check's answer as a list (iterating a generator may raise Failure: callers catch)."""
+        if res is None:
+            return []
+        if isinstance(res, (Failure, NotApplicable)):
+            return [res]
+        if not isinstance(res, Iterable):
+            raise TypeError(f"check {self.id} returned {res!r}")
         out: list[Failure | NotApplicable] = []
         try:
-            res = self.fn(evidence)
-            if res is None:
-                return out
-            if isinstance(res, (Failure, NotApplicable)):
-                out.append(res)
-                return out
-            if not isinstance(res, Iterable):
-                raise TypeError(f"check {self.id} returned {res!r}")
             for item in res:
                 if not isinstance(item, (Failure, NotApplicable)):
                     raise TypeError(f"check {self.id} yielded {item!r}, not a Failure/NotApplicable")

@@ -163,21 +163,34 @@ class Tally:
     def __init__(self, specs: Iterable[CheckSpec]) -> None:
         self.checks: dict[str, CheckTally] = {s.id: CheckTally.for_spec(s) for s in specs}
         self.workload: tuple[Any, Any] | None = None  # set by the runner while it works on one
-        self._memo: OrderedDict[tuple[str, Hashable], list[Failure | NotApplicable]] = OrderedDict()
+        # cache key -> (findings, whether any is a Failure)
+        self._memo: OrderedDict[tuple[str, Hashable], tuple[list[Failure | NotApplicable], bool]] = OrderedDict()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The memo is a per-process speed-up: never shipped between Spark workers and driver.
+        return {"checks": self.checks, "workload": self.workload}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.checks = state["checks"]
+        self.workload = state["workload"]
+        self._memo = OrderedDict()
 
     def _findings(self, spec: CheckSpec, evidence: Any) -> list[Failure | NotApplicable]:
-        if spec.cache_key is None:
-            return spec.run(evidence)
-        key = (spec.id, spec.cache_key(evidence))
+        key = (spec.id, spec.cache_key(evidence))  # type: ignore[misc]
         cached = self._memo.get(key)
         if cached is not None:
             self._memo.move_to_end(key)
-            return _relocated(cached, evidence)
+            return _relocated(cached[0], evidence) if cached[1] else cached[0]
         items = spec.run(evidence)
-        self._memo[key] = items
+        self._memo[key] = (items, any(isinstance(i, Failure) for i in items))
         if len(self._memo) > MEMO_SIZE:
             self._memo.popitem(last=False)
         return items
+
+    def _not_applicable(self, t: CheckTally, reason: str) -> None:
+        t.not_applicable += 1
+        if len(t.na_reasons) < 20 or reason in t.na_reasons:
+            t.na_reasons[reason] += 1
 
     def evaluate(self, spec: CheckSpec, evidence: Any) -> bool:
         """Run one check on one piece of evidence; True when it passed."""
@@ -185,12 +198,27 @@ class Tally:
         failed = False
         na: str | None = None
         try:
-            for item in self._findings(spec, evidence):
+            if spec.cache_key is None:
+                # Fast paths for the two commonest answers: pass, and "nothing to judge here".
+                res = spec.fn(evidence)
+                if res is None:
+                    t.passed += 1
+                    return True
+                if res.__class__ is NotApplicable:
+                    self._not_applicable(t, res.reason)
+                    return True
+                items = spec.normalise(res)
+            else:
+                items = self._findings(spec, evidence)
+            for item in items:
                 if isinstance(item, Failure):
                     failed = True
                     t.add_failure(item, self.workload)
                 elif na is None:
                     na = item.reason
+        except Failure as f:
+            failed = True
+            t.add_failure(f, self.workload)
         except Exception:  # noqa: BLE001 - a check's own bug must not stop the run
             t.errored += 1
             if len(t.errors) < MAX_ERRORS:
@@ -199,9 +227,7 @@ class Tally:
         if failed:
             t.failed += 1
         elif na is not None:
-            t.not_applicable += 1
-            if len(t.na_reasons) < 20 or na in t.na_reasons:
-                t.na_reasons[na] += 1
+            self._not_applicable(t, na)
         else:
             t.passed += 1
         return not failed
