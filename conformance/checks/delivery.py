@@ -170,12 +170,12 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
         entries.sort(key=lambda e: e.offset)
         for e in entries:
             log_fingerprints[(e.topic, e.partition, e.offset)] = e.fingerprint
-            v = index.get((e.entity, e.match)) if e.entity is not None else None
-            if v is None:
+            matched = index.get((e.entity, e.match)) if e.entity is not None else None
+            if matched is None:
                 rep.findings.append(Finding(Anomaly.UNEXPECTED, e.entity, "matches no row change of the workload",
                                             e.topic, e.partition, e.offset))
             else:
-                seen[v].append(e)
+                seen[matched].append(e)
 
     # Broker: acknowledged offsets the log does not hold (or holds something else at).
     broker_gap: set[tuple[Hashable, Hashable]] = set()
@@ -238,10 +238,10 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
         max_ts: int | None = None
         firsts_seen: set[Version] = set()
         for e in entries:
-            first = index.get((e.entity, e.match)) if e.entity is not None else None
-            if first is None or first in firsts_seen:
+            fv = index.get((e.entity, e.match)) if e.entity is not None else None
+            if fv is None or fv in firsts_seen:
                 continue
-            firsts_seen.add(first)
+            firsts_seen.add(fv)
             if e.ts is None:
                 continue
             if max_ts is not None and e.ts < max_ts:
