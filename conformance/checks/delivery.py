@@ -107,9 +107,10 @@ class Sent:
     match: Hashable | None
     topic: str
     partition: int | None
-    offset: int | None  # acknowledged offset, None if the delivery failed (or no ack was seen)
+    offset: int | None  # acknowledged offset, if the broker gave one
     error: str | None = None
     fingerprint: Hashable | None = None
+    acked: bool | None = None  # None: acked iff an offset was given
 
 
 @dataclass(slots=True)
@@ -179,8 +180,15 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
 
     # Broker: acknowledged offsets the log does not hold (or holds something else at).
     broker_gap: set[tuple[Hashable, Hashable]] = set()
+    acked_no_offset: set[tuple[Hashable, Hashable]] = set()
     for s in sent:
+        acked = s.offset is not None if s.acked is None else s.acked
+        if not acked:
+            continue
         if s.offset is None or s.partition is None:
+            # Acknowledged without an offset (seen with idempotent producers while leadership
+            # moves): whether it is in the log cannot be told by offset; judged below by content.
+            acked_no_offset.add((s.entity, s.match))
             continue
         low = lows.get((s.topic, s.partition), 0)
         if s.offset < low:
@@ -209,7 +217,10 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
                     rep.findings.append(Finding(Anomaly.DUPLICATED, ent, f"version {v.seq} seen {len(occ)} times",
                                                 occ[1].topic, occ[1].partition, occ[1].offset))
                 continue
-            if (ent, v.match) in broker_gap:
+            if (ent, v.match) in broker_gap or (ent, v.match) in acked_no_offset:
+                if (ent, v.match) in acked_no_offset and (ent, v.match) not in broker_gap:
+                    rep.findings.append(Finding(Anomaly.BROKER_LOST_ACK, ent,
+                                                f"version {v.seq} acknowledged without an offset, not in the log"))
                 rep.unknown += 1
                 continue
             if any(t == v.topic for t, _ in retained):

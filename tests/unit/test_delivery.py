@@ -92,3 +92,11 @@ def test_watermarks() -> None:
     kinds = [f.anomaly for f in found]
     assert kinds.count(Anomaly.LATE_EVENT_AFTER_WATERMARK) == 2  # ts 9 after wm 10, ts 20 after wm 25
     assert kinds.count(Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK) == 1  # wm 25 with 1 of 2 of ts 20
+
+
+def test_acked_without_offset_and_missing_is_a_broker_anomaly() -> None:
+    a = versions("a", 2)
+    sent = [Sent("a", a[0].match, T, 0, 0), Sent("a", a[1].match, T, 0, None, acked=True)]
+    rep = analyse(a, [entry(0, a[0])], sent)
+    assert rep.of(Anomaly.LOST) == [] and rep.unknown == 1
+    assert len(rep.of(Anomaly.BROKER_LOST_ACK)) == 1

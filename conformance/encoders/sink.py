@@ -1,0 +1,239 @@
+"""Sinks: how an encoder's records are produced to Kafka, and what happens when that fails.
+
+A CDC tool is judged together with its sink: producer settings and the reaction to a failed
+delivery decide whether a broker outage costs duplicates or rows. The reference sink does
+what TiCDC and MaxScale do: it stops at the first failed delivery and resumes from its last
+checkpoint (the last event all of whose messages were acknowledged), re-encoding from there:
+duplicates, never loss. It produces idempotently with librdkafka's gapless guarantee, so a
+failed message can never be overtaken by a later one of the same partition.
+
+Delivery mutants change one policy each (see `DELIVERY_MUTANTS`).
+
+Every sent message is recorded in a ledger: topic, partition, the offset the broker
+acknowledged (or the error), and a fingerprint of its bytes, so that the harness can tell an
+encoder's loss (never acknowledged, never resent) from the broker's (acknowledged, yet missing
+from the log).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.events import Event
+from .spi import EncoderContext, Record
+
+FINGERPRINT_BYTES = 8
+
+
+def fingerprint(topic: str, key: bytes | None, value: bytes | None) -> bytes:
+    """A stable digest of a message (the same in every process, unlike `hash()`)."""
+    h = hashlib.blake2b(digest_size=FINGERPRINT_BYTES)
+    h.update(topic.encode("utf-8"))
+    for part in (key, value):
+        h.update(b"\x00" if part is None else b"\x01" + len(part).to_bytes(4, "big") + part)
+    return h.digest()
+
+
+@dataclass(slots=True)
+class SentMessage:
+    event: int  # index of the source event in the workload
+    topic: str
+    partition: int | None
+    key: bytes | None
+    value: bytes | None
+    fingerprint: bytes
+    acked: bool = False  # the broker reported success (possibly without an offset)
+    offset: int | None = None  # the offset it reported, if any
+    error: str | None = None
+    attempt: int = 0  # 0 = first pass, n = after the n-th restart
+
+
+@dataclass(slots=True)
+class SinkResult:
+    ledger: list[SentMessage] = field(default_factory=list)
+    restarts: int = 0
+    gave_up: str | None = None  # why the sink stopped before the end (too many restarts…)
+    delivery_errors: int = 0
+
+
+class ReferenceSink:
+    """Idempotent, gapless producing; restart from the checkpoint on any failed delivery."""
+
+    name = "reference"
+    restart_on_failure = True
+    max_restarts = 20
+    restart_backoff_s = 0.5
+
+    def producer_config(self) -> dict[str, Any]:
+        return {
+            "enable.idempotence": True,
+            "enable.gapless.guarantee": True,  # a failed message fails the producer: nothing overtakes it
+            "acks": "all",
+            "max.in.flight.requests.per.connection": 5,
+            "message.timeout.ms": 10_000,
+            "linger.ms": 5,
+        }
+
+    def partition(self, record: Record, partitions: int) -> int | None:
+        """The encoder's dispatcher decides (None lets the producer's partitioner choose)."""
+        return record.partition
+
+    def on_failure(self, msg: SentMessage) -> None:
+        """Called for every failed delivery (the reference just records it)."""
+
+
+class Producing:
+    """One pass of a producer over events; failed deliveries are noted as they are reported."""
+
+    def __init__(self, sink: ReferenceSink, config: dict[str, Any], result: SinkResult, attempt: int) -> None:
+        from confluent_kafka import Producer
+
+        self.sink = sink
+        self.result = result
+        self.attempt = attempt
+        self.failed_events: set[int] = set()
+        self.fatal: str | None = None
+
+        def error_cb(err: Any) -> None:
+            if err.fatal():
+                self.fatal = str(err)
+
+        self.producer = Producer({**config, **sink.producer_config(), "error_cb": error_cb})
+
+    def send(self, event: int, record: Record, partitions: int) -> None:
+        msg = SentMessage(event, record.topic, None, record.key, record.value,
+                          fingerprint(record.topic, record.key, record.value), attempt=self.attempt)
+        part = self.sink.partition(record, partitions)
+        self.result.ledger.append(msg)
+
+        def on_delivery(err: Any, m: Any) -> None:
+            if err is not None:
+                msg.error = err.name() if hasattr(err, "name") else str(err)
+                msg.partition = m.partition() if m is not None and m.partition() >= 0 else part
+                self.result.delivery_errors += 1
+                self.failed_events.add(event)
+                self.sink.on_failure(msg)
+            else:
+                msg.acked = True
+                msg.partition = m.partition()
+                msg.offset = m.offset() if m.offset() >= 0 else None
+
+        kwargs: dict[str, Any] = {"key": record.key, "value": record.value, "on_delivery": on_delivery}
+        if part is not None:
+            kwargs["partition"] = part
+        if record.headers:
+            kwargs["headers"] = list(record.headers)
+        for _ in range(200):
+            try:
+                self.producer.produce(record.topic, **kwargs)
+                break
+            except BufferError:
+                self.producer.poll(0.05)  # local queue full: let deliveries drain
+            except Exception as e:  # noqa: BLE001 - a fatal producer refuses everything after
+                msg.error = f"produce() refused: {e}"
+                self.failed_events.add(event)
+                self.result.delivery_errors += 1
+                return
+        self.producer.poll(0)
+
+    def finish(self, timeout: float) -> int:
+        """Wait (bounded) for outstanding deliveries; returns how many are still unanswered."""
+        return int(self.producer.flush(timeout))
+
+
+def run_sink(sink: ReferenceSink, make_encoder: Callable[[], Any], ctx: EncoderContext, events: Sequence[Event],
+             config: dict[str, Any], *, call: Callable[..., Any], on_records: Callable[[int, list[Record]], None],
+             flush_timeout: float = 30.0) -> SinkResult:
+    """Encode `events` and produce them through `sink`, restarting from the checkpoint on
+    failures as the sink's policy says. `call` runs an encoder method under the harness'
+    guard; `on_records(i, records)` sees each event's records once (the first pass), for the
+    record checks."""
+    result = SinkResult()
+    start = 0
+    checked = -1
+    attempt = 0
+    while True:
+        enc = make_encoder()
+        call(enc.open, ctx)
+        run = Producing(sink, config, result, attempt)
+        stopped_at: int | None = None
+        for i in range(start, len(events)):
+            records = list(call(enc.encode, events[i]))
+            if i > checked:
+                on_records(i, records)
+                checked = i
+            for r in records:
+                run.send(i, r, ctx.partitions)
+            if sink.restart_on_failure and (run.failed_events or run.fatal):
+                stopped_at = i
+                break
+        unanswered = run.finish(flush_timeout)
+        call(enc.close)
+        if unanswered:
+            for m in result.ledger:
+                if m.attempt == attempt and not m.acked and m.error is None:
+                    m.error = "no delivery report within the flush timeout"
+        if not sink.restart_on_failure:
+            return result
+        # Checkpoint: every event before the first one with an unacknowledged message.
+        pending = [m.event for m in result.ledger if m.attempt == attempt and not m.acked]
+        if pending:
+            start = min(pending)
+        elif stopped_at is not None:
+            start = stopped_at + 1  # stopped early, yet everything sent so far was acknowledged
+        else:
+            return result
+        attempt += 1
+        result.restarts += 1
+        if result.restarts > sink.max_restarts:
+            result.gave_up = f"gave up after {sink.max_restarts} restarts (last checkpoint: event {start})"
+            return result
+        time.sleep(sink.restart_backoff_s)
+
+
+# -- delivery mutants --------------------------------------------------------------------------------
+
+class SkipFailuresSink(ReferenceSink):
+    """Logs a failed delivery and carries on: rows are lost once messages time out during an outage."""
+
+    name = "sink-skip-failures"
+    restart_on_failure = False
+
+    def producer_config(self) -> dict[str, Any]:
+        return {**super().producer_config(), "enable.gapless.guarantee": False, "message.timeout.ms": 2_000}
+
+
+class InflightRetriesSink(ReferenceSink):
+    """Retries without idempotence with several requests in flight: retried batches land after
+    later ones, so a key's versions are reordered."""
+
+    name = "sink-inflight-retries"
+
+    def producer_config(self) -> dict[str, Any]:
+        cfg = {k: v for k, v in super().producer_config().items() if k != "enable.gapless.guarantee"}
+        return {**cfg, "enable.idempotence": False, "max.in.flight.requests.per.connection": 5,
+                "retries": 1_000_000, "retry.backoff.ms": 1, "acks": "all", "linger.ms": 0,
+                "batch.num.messages": 1}
+
+
+class KeyScatterSink(ReferenceSink):
+    """Spreads messages over partitions round-robin, so one key's changes land in several."""
+
+    name = "sink-key-scatter"
+
+    def __init__(self) -> None:
+        self._n = 0
+
+    def partition(self, record: Record, partitions: int) -> int | None:
+        self._n += 1
+        return (zlib.crc32(record.value or b"") + self._n) % max(1, partitions)
+
+
+SINKS: dict[str, type[ReferenceSink]] = {
+    s.name: s for s in (ReferenceSink, SkipFailuresSink, InflightRetriesSink, KeyScatterSink)
+}
