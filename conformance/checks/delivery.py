@@ -154,29 +154,46 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
     by_entity: dict[Hashable, list[Version]] = defaultdict(list)
     for v in expected:
         by_entity[v.entity].append(v)
-    index: dict[tuple[Hashable, Hashable], Version] = {}
+    seen: dict[Version, list[LogEntry]] = {}
+    # (entity, match) -> versions with that content, in commit order: several versions may look
+    # alike (a key deleted twice; no commit ts in the message) and are told apart by order.
+    index: dict[tuple[Hashable, Hashable], list[Version]] = defaultdict(list)
     for ent, vs in by_entity.items():
         vs.sort(key=lambda v: v.seq)
         for v in vs:
-            index.setdefault((ent, v.match), v)
+            index[(ent, v.match)].append(v)
+
+    def attribute(e: LogEntry) -> Version | None:
+        """The first look-alike version not seen yet; if all were seen, the latest (a duplicate)."""
+        cands = index.get((e.entity, e.match)) if e.entity is not None else None
+        if not cands:
+            return None
+        for v in cands:
+            if v not in seen:
+                return v
+        return cands[-1]
+
     rep.expected = sum(len(vs) for vs in by_entity.values())
 
-    # Where every version was seen, in log order per partition.
-    seen: dict[Version, list[LogEntry]] = defaultdict(list)
+    # Where every version was seen (in log order per partition, partitions one after another).
     logs: dict[tuple[str, int], list[LogEntry]] = defaultdict(list)
     for e in log:
         logs[(e.topic, e.partition)].append(e)
     log_fingerprints: dict[tuple[str, int, int], Hashable | None] = {}
+    first_entries: set[int] = set()  # ids of entries that are their version's first occurrence
     for entries in logs.values():
         entries.sort(key=lambda e: e.offset)
         for e in entries:
             log_fingerprints[(e.topic, e.partition, e.offset)] = e.fingerprint
-            matched = index.get((e.entity, e.match)) if e.entity is not None else None
+            matched = attribute(e)
             if matched is None:
                 rep.findings.append(Finding(Anomaly.UNEXPECTED, e.entity, "matches no row change of the workload",
                                             e.topic, e.partition, e.offset))
             else:
-                seen[matched].append(e)
+                occ = seen.setdefault(matched, [])
+                if not occ:
+                    first_entries.add(id(e))
+                occ.append(e)
 
     # Broker: acknowledged offsets the log does not hold (or holds something else at).
     broker_gap: set[tuple[Hashable, Hashable]] = set()
@@ -205,7 +222,7 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
         rep.findings.append(Finding(Anomaly.RETENTION, None, f"offsets below {lows[tp]} are gone", tp[0], tp[1]))
 
     for ent, vs in by_entity.items():
-        partitions = sorted({(e.topic, e.partition) for v in vs for e in seen[v]})
+        partitions = sorted({(e.topic, e.partition) for v in vs for e in seen.get(v, ())})
         if len(partitions) > 1:
             rep.findings.append(Finding(Anomaly.KEY_IN_SEVERAL_PARTITIONS, ent,
                                         f"seen in {', '.join(f'{t}[{p}]' for t, p in partitions)}"))
@@ -247,13 +264,8 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
     # Commit ts per partition, first occurrences only (replays after restarts are duplicates).
     for (topic, part), entries in logs.items():
         max_ts: int | None = None
-        firsts_seen: set[Version] = set()
         for e in entries:
-            fv = index.get((e.entity, e.match)) if e.entity is not None else None
-            if fv is None or fv in firsts_seen:
-                continue
-            firsts_seen.add(fv)
-            if e.ts is None:
+            if e.ts is None or id(e) not in first_entries:
                 continue
             if max_ts is not None and e.ts < max_ts:
                 rep.findings.append(Finding(Anomaly.COMMIT_TS_REGRESSION, e.entity,

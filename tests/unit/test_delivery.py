@@ -100,3 +100,15 @@ def test_acked_without_offset_and_missing_is_a_broker_anomaly() -> None:
     rep = analyse(a, [entry(0, a[0])], sent)
     assert rep.of(Anomaly.LOST) == [] and rep.unknown == 1
     assert len(rep.of(Anomaly.BROKER_LOST_ACK)) == 1
+
+
+def test_look_alike_versions_are_told_apart_by_order() -> None:
+    # a key deleted twice, no commit ts in the message: both tombstones look the same
+    vs = [Version("k", 0, "ins"), Version("k", 1, "del"), Version("k", 2, "ins"), Version("k", 3, "del")]
+    log = [LogEntry(T, 0, i, "k", m) for i, m in enumerate(["ins", "del", "ins", "del"])]
+    rep = analyse(vs, log)
+    assert rep.findings == [] and rep.delivered == 4
+    rep2 = analyse(vs, log[:2])  # the second pair never arrived
+    assert len(rep2.of(Anomaly.LOST)) == 2
+    rep3 = analyse(vs, log + log[2:])  # replay of the second pair
+    assert len(rep3.of(Anomaly.DUPLICATED)) == 2 and rep3.of(Anomaly.LOST) == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import struct
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,10 +126,12 @@ class TiCDCAvroEncoder:
         return self.ctx.topic_prefix + spec.substitute_topic(self.o.topic, table.database, table.name)
 
     def partition(self, table: Table) -> int | None:
-        # The default dispatcher routes a whole table to one partition; with one partition
-        # (the in-process default) that is partition 0. Kafka runs choose their own.
+        """TiCDC's default dispatcher ("table"): a whole table goes to one partition, chosen by a
+        hash of schema and table name, so that a key's changes stay in order."""
         assert self.ctx is not None
-        return 0 if self.ctx.partitions <= 1 else None
+        if self.ctx.partitions <= 1:
+            return 0
+        return zlib.crc32((table.database + table.name).encode("utf-8")) % self.ctx.partitions
 
     def subject(self, topic: str, part: str) -> str:
         return spec.subject(topic, part)
