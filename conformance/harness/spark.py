@@ -1,0 +1,315 @@
+"""One Spark session per process, configured for a laptop by default and for a cluster on request.
+
+Starting Spark costs about 4 s and its first job another 1.6 s (later jobs ≈ 0.4 s), so a run,
+and a test session, starts it once: :func:`spark_session` is get-or-create and hands back the
+same session for the same master until :func:`stop_spark_session`.
+
+Local mode (``local``, ``local[N]``, ``local[*]``, ``local[N,F]``) is the laptop profile: the
+driver binds to 127.0.0.1 (the only network the suite may use), no UI, no console progress bar,
+few shuffle partitions, Arrow on. Python workers run this interpreter (``sys.executable``), so
+the installed (or editable) ``conformance`` package imports there as it does here. Any other
+master is treated as a cluster: the driver address is left to Spark, and the ``conformance``
+package is zipped and shipped to executors with :func:`ship_package`.
+
+The ``conformance-kafka`` data source (:mod:`conformance.harness.kafka_source`) is registered
+on every session handed out.
+
+Spark needs Java 17 (or 21). Without it, :func:`spark_session` raises :class:`SparkUnavailable`
+with a one-line explanation before any JVM is launched, instead of a gateway stack trace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "SparkUnavailable",
+    "check_java",
+    "is_local_master",
+    "package_zip",
+    "ship_package",
+    "spark_session",
+    "stop_spark_session",
+]
+
+#: What every "Spark cannot start" error ends with: the two ways out.
+JAVA_HINT = "Spark needs Java 17: install it or pass --no-spark"
+
+# The oldest Java major version Spark 4 runs on.
+_MIN_JAVA = 17
+# Bounds the `java -version` probe: a wedged JVM must not hang the suite before it starts.
+_JAVA_PROBE_TIMEOUT_S = 20.0
+
+_LOCAL_MASTER = re.compile(r"^local(\[(\*|\d+)(,\s*\d+)?\])?$")
+
+_lock = threading.Lock()
+_session: SparkSession | None = None
+_session_master: str | None = None
+# Package zips already added to a SparkContext (by its id), so repeated calls do not re-add:
+# Spark rejects a second addPyFile of the same file name.
+_shipped: dict[int, Path] = {}
+
+
+class SparkUnavailable(RuntimeError):
+    """Spark cannot be started here (no Java, wrong Java, or the JVM failed to launch)."""
+
+
+def is_local_master(master: str) -> bool:
+    """True for ``local``, ``local[N]``, ``local[*]`` and ``local[N,F]`` (retries)."""
+    return _LOCAL_MASTER.match(master.strip()) is not None
+
+
+def _local_cores(master: str) -> int:
+    match = _LOCAL_MASTER.match(master.strip())
+    cores = match.group(2) if match else None
+    if cores is None:
+        return 1
+    if cores == "*":
+        return os.cpu_count() or 1
+    return max(1, int(cores))
+
+
+def check_java() -> str:
+    """Return the ``java -version`` banner, or raise :class:`SparkUnavailable` explaining why not.
+
+    Looks where pyspark's launcher looks: ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set,
+    otherwise ``java`` on ``PATH``."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        java = str(Path(java_home) / "bin" / "java")
+        if not os.access(java, os.X_OK):
+            raise SparkUnavailable(f"JAVA_HOME={java_home} has no executable bin/java. {JAVA_HINT}")
+    else:
+        found = shutil.which("java")
+        if found is None:
+            raise SparkUnavailable(f"no `java` on PATH and JAVA_HOME is not set. {JAVA_HINT}")
+        java = found
+    try:
+        probe = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=_JAVA_PROBE_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired as e:
+        raise SparkUnavailable(
+            f"`{java} -version` did not answer within {_JAVA_PROBE_TIMEOUT_S:.0f} s. {JAVA_HINT}"
+        ) from e
+    except OSError as e:
+        raise SparkUnavailable(f"cannot run `{java} -version`: {e}. {JAVA_HINT}") from e
+    banner = (probe.stderr or probe.stdout).strip()
+    # `java -version` prints e.g. 'openjdk version "17.0.15" ...' or, for Java 8, '"1.8.0_392"'.
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', banner)
+    if probe.returncode != 0 or match is None:
+        first = banner.splitlines()[0] if banner else f"exit status {probe.returncode}"
+        raise SparkUnavailable(f"`{java} -version` failed ({first}). {JAVA_HINT}")
+    major = int(match.group(1))
+    if major == 1 and match.group(2):  # "1.8" is Java 8
+        major = int(match.group(2))
+    if major < _MIN_JAVA:
+        raise SparkUnavailable(f"{java} is Java {major}, too old for Spark 4. {JAVA_HINT}")
+    return banner
+
+
+def _package_root() -> Path:
+    """The directory that contains the ``conformance`` package directory."""
+    return Path(__file__).resolve().parents[2]
+
+
+# Spark's default log4j2 profile logs INFO until setLogLevel runs, and announces itself. This
+# one starts at WARN and silences the one warning every laptop gets (no native Hadoop library).
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
+logger.nativecode.level = error
+"""
+
+
+def _log4j2_file() -> Path:
+    # Read by the JVM at start-up only; a small file per process in the temp directory.
+    path = Path(tempfile.gettempdir()) / f"conformance-log4j2-{os.getpid()}.properties"
+    if not path.exists():
+        path.write_text(_LOG4J2, encoding="utf-8")
+    return path
+
+
+def _default_conf(master: str) -> dict[str, str]:
+    local = is_local_master(master)
+    cores = _local_cores(master) if local else (os.cpu_count() or 2)
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # Checks shuffle little data; the default 200 partitions would be 200 tiny tasks each.
+        "spark.sql.shuffle.partitions": str(max(2, 2 * cores)),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Python exceptions raised on executors (e.g. a Kafka read timeout) reach the caller as a
+        # Python traceback, not buried in a JVM one.
+        "spark.sql.pyspark.jvmStacktrace.enabled": "false",
+        "spark.python.worker.faulthandler.enabled": "true",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_log4j2_file().as_uri()}",
+    }
+    if local:
+        conf |= {
+            # The only network available is 127.0.0.1; without these Spark resolves the host name
+            # and may bind to an interface nothing can reach.
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            # In local mode the driver JVM is the executor: results of collect() and the Arrow
+            # buffers of Python UDFs live there. 1 GiB (Spark's default) is tight for a run.
+            "spark.driver.memory": "2g",
+        }
+    return conf
+
+
+def _prepare_environment(master: str) -> None:
+    """Environment the JVM (and through it every Python worker) inherits; must precede the JVM."""
+    if is_local_master(master):
+        # Workers must run this very interpreter: it is the one with pyspark, pyarrow,
+        # confluent_kafka and the conformance package installed.
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # An editable or regular install makes the package importable in workers already; a source
+        # checkout run with a sys.path tweak (as the test suite does) would not be, so put the
+        # package's parent directory on the workers' PYTHONPATH too. Harmless when redundant.
+        root = str(_package_root())
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if root not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    else:
+        # On a cluster the executors' interpreter may live elsewhere: honour an explicit choice.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+def spark_session(
+    master: str = "local[*]",
+    *,
+    app_name: str = "cdc-conformance",
+    extra_conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """Get or create this process's Spark session for ``master``.
+
+    The first call starts the JVM (≈ 4 s); later calls with the same master return the same
+    session, applying any ``extra_conf`` that can change at run time (``spark.sql.*``).
+    A JVM hosts one SparkContext, so asking for a different master while a session is running
+    raises ``ValueError``: call :func:`stop_spark_session` first.
+
+    ``extra_conf`` overrides the defaults (e.g. ``{"spark.driver.memory": "8g"}``).
+    Raises :class:`SparkUnavailable` when Java is missing or too old, or the JVM fails to start.
+    """
+    global _session, _session_master
+    master = master.strip()
+    with _lock:
+        if _session is not None and _is_alive(_session):
+            if master != _session_master:
+                raise ValueError(
+                    f"a Spark session for master {_session_master!r} is already running in this process; "
+                    f"call stop_spark_session() before asking for {master!r}"
+                )
+            _apply_runtime_conf(_session, extra_conf or {})
+            return _session
+
+        check_java()
+        _prepare_environment(master)
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.master(master).appName(app_name)
+        for key, value in (_default_conf(master) | dict(extra_conf or {})).items():
+            builder = builder.config(key, value)
+        try:
+            session = builder.getOrCreate()
+        except Exception as e:  # noqa: BLE001 - launcher failures come in many types; all mean "no Spark"
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise SparkUnavailable(f"Spark failed to start ({first}). {JAVA_HINT}") from e
+        # The launcher prints its own banner at WARN before this takes effect; from here on,
+        # only warnings and errors reach the terminal.
+        session.sparkContext.setLogLevel("WARN")
+        if not is_local_master(master):
+            ship_package(session)
+        _register_sources(session)
+        _session, _session_master = session, master
+        return session
+
+
+def stop_spark_session() -> None:
+    """Stop this process's session (if any) and its JVM context; the next call starts afresh."""
+    global _session, _session_master
+    with _lock:
+        session, _session, _session_master = _session, None, None
+        if session is not None:
+            _shipped.pop(id(session.sparkContext), None)
+            session.stop()
+
+
+def ship_package(spark: SparkSession) -> Path:
+    """Zip the ``conformance`` package and add it to ``spark``'s executors' Python path.
+
+    Needed on a cluster, where executors do not share this machine's site-packages; a no-op
+    after the first call for the same context. Returns the zip's path (kept until exit)."""
+    sc = spark.sparkContext
+    done = _shipped.get(id(sc))
+    if done is not None:
+        return done
+    # The zip must outlive this call (executors fetch it while the context runs), so it goes
+    # to a fresh temporary directory that is not deleted here.
+    target = package_zip(Path(tempfile.mkdtemp(prefix="conformance-pkg-")))
+    sc.addPyFile(str(target))
+    _shipped[id(sc)] = target
+    return target
+
+
+def package_zip(directory: Path) -> Path:
+    """Write ``directory/conformance.zip``: the ``conformance`` package (sources and package data,
+    no bytecode), importable with the zip on ``sys.path``. Returns its path."""
+    package = Path(__file__).resolve().parents[1]
+    target = directory / "conformance.zip"
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(package.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                zf.write(path, path.relative_to(package.parent).as_posix())
+    return target
+
+
+def _is_alive(session: SparkSession) -> bool:
+    # A session stopped behind our back (session.stop() called directly) has no JVM context.
+    sc = session.sparkContext
+    return getattr(sc, "_jsc", None) is not None
+
+
+def _apply_runtime_conf(session: SparkSession, extra_conf: Mapping[str, str]) -> None:
+    for key, value in extra_conf.items():
+        if session.conf.get(key, None) == value:
+            continue
+        try:
+            session.conf.set(key, value)
+        except Exception as e:  # noqa: BLE001 - Spark raises AnalysisException for static confs
+            raise ValueError(
+                f"cannot change {key} on the running Spark session (it is fixed at start-up); "
+                f"call stop_spark_session() first"
+            ) from e
+
+
+def _register_sources(session: SparkSession) -> None:
+    from .kafka_source import KafkaDataSource
+
+    # Once per session: registering a name again makes Spark log a "replaced" warning.
+    session.dataSource.register(KafkaDataSource)

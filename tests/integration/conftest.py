@@ -1,0 +1,33 @@
+"""Fixtures shared by the integration tests.
+
+``spark``: one local Spark session for the whole test session. Starting Spark costs about 4 s
+and its first job another 1.6 s, so tests share it; it is skipped (not failed) where pyspark
+or Java 17 is missing, with the reason in the skip message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    pytest.importorskip("pyspark", reason="pyspark is not installed")
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed")
+    from conformance.harness.spark import SparkUnavailable, spark_session, stop_spark_session
+
+    try:
+        # Two cores: this machine has two, and two tasks at once exercise the partitioning.
+        session = spark_session("local[2]")
+    except SparkUnavailable as e:
+        pytest.skip(str(e))
+    try:
+        yield session
+    finally:
+        stop_spark_session()
