@@ -26,6 +26,7 @@ __all__ = [
 
 _CHECK_MODULES = (
     "conformance.checks.common",
+    "conformance.checks.delivery",
     "conformance.protocols.ticdc_avro.checks",
 )
 _loaded = False

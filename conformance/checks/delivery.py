@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .registry import Actor
+from .registry import Actor, Failure, Level, Location, NotApplicable, Scope, Verdict, check
 
 
 class Anomaly(enum.StrEnum):
@@ -298,3 +298,80 @@ def watermark_findings(partition_log: Sequence[tuple[int, str, int, frozenset[in
                                        f"watermark {ts} with {delivered[cts]} of {n} messages of commit ts {cts}",
                                        topic, part, off))
     return out
+
+
+# -- the checks -----------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class DeliveryEvidence:
+    """One topic's delivery report (the log of all its partitions against the workload)."""
+
+    topic: str
+    report: DeliveryReport
+    has_commit_ts: bool = True
+    has_watermarks: bool = False
+
+
+CLAUSE = "seed 000 / notes §3.5 (at-least-once: duplicates after restarts, never loss); DESIGN delivery taxonomy"
+
+
+def _failures(ev: DeliveryEvidence, anomaly: Anomaly, limit: int = 50) -> list[Failure]:
+    kind = TAXONOMY[anomaly]
+    out = []
+    for f in ev.report.of(anomaly)[:limit]:
+        out.append(Failure(f"{anomaly.value}: {f.detail}", expected=kind.description, actual=f.detail,
+                           location=Location(topic=f.topic or ev.topic, partition=f.partition, offset=f.offset),
+                           actor=kind.actor))
+    return out
+
+
+@check("delivery.no-loss", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE, needs_source=True)
+def no_loss(ev: DeliveryEvidence) -> Verdict:
+    """Every row change of the workload reaches the log (retention and broker gaps: unknown, not lost)."""
+    if ev.report.expected == 0:
+        return NotApplicable("no row change expected in this topic")
+    return _failures(ev, Anomaly.LOST) or None
+
+
+@check("delivery.no-strays", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE, needs_source=True)
+def no_strays(ev: DeliveryEvidence) -> Verdict:
+    """Every message in the log is a row change of the workload (no phantom rows)."""
+    return _failures(ev, Anomaly.UNEXPECTED) or None
+
+
+@check("delivery.per-key-order", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+       needs_source=True)
+def per_key_order(ev: DeliveryEvidence) -> Verdict:
+    """A key's versions first appear in commit order (replays of older versions are duplicates)."""
+    if ev.report.delivered == 0:
+        return NotApplicable("nothing delivered")
+    return _failures(ev, Anomaly.REORDERED_WITHIN_KEY) or None
+
+
+@check("delivery.one-partition-per-key", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+       needs_source=True)
+def one_partition_per_key(ev: DeliveryEvidence) -> Verdict:
+    """All changes of one key go to one partition (otherwise no consumer can keep their order)."""
+    if ev.report.delivered == 0:
+        return NotApplicable("nothing delivered")
+    return _failures(ev, Anomaly.KEY_IN_SEVERAL_PARTITIONS) or None
+
+
+@check("delivery.commit-ts-order", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+       needs_source=True)
+def commit_ts_order(ev: DeliveryEvidence) -> Verdict:
+    """In each partition, first-seen messages never go back in commit ts."""
+    if not ev.has_commit_ts:
+        return NotApplicable("the messages carry no commit ts")
+    if ev.report.delivered == 0:
+        return NotApplicable("nothing delivered")
+    return _failures(ev, Anomaly.COMMIT_TS_REGRESSION) or None
+
+
+@check("infra.broker-acks", level=Level.INFO, scope=Scope.STREAM, protocol="*", clause="DESIGN measured facts "
+       "(the embedded broker can acknowledge messages it does not keep; retention keeps ~5 MiB per partition)",
+       needs_source=True)
+def broker_acks(ev: DeliveryEvidence) -> Verdict:
+    """What the broker acknowledged is in the log; offsets the broker dropped are reported, never
+    charged to the encoder (the rows they held are unknown)."""
+    return (_failures(ev, Anomaly.BROKER_LOST_ACK) + _failures(ev, Anomaly.RETENTION)) or None

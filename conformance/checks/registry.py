@@ -23,6 +23,9 @@ from typing import Any
 class Level(enum.StrEnum):
     MUST = "MUST"
     SHOULD = "SHOULD"
+    # Reported, never fails a run: findings about the infrastructure (a test broker's known
+    # gaps), not about the implementation under test.
+    INFO = "INFO"
 
 
 class Scope(enum.StrEnum):

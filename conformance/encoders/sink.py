@@ -18,6 +18,7 @@ from the log).
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -28,6 +29,8 @@ from ..model.events import Event
 from .spi import EncoderContext, Record
 
 FINGERPRINT_BYTES = 8
+# librdkafka logs connection churn during faults at INFO; the ledger is the record, not the log.
+_QUIET = logging.getLogger("conformance.kafka.producer")
 
 
 def fingerprint(topic: str, key: bytes | None, value: bytes | None) -> bytes:
@@ -74,9 +77,13 @@ class ReferenceSink:
             "enable.idempotence": True,
             "enable.gapless.guarantee": True,  # a failed message fails the producer: nothing overtakes it
             "acks": "all",
-            "max.in.flight.requests.per.connection": 5,
+            # One request in flight, as TiCDC's producer (sarama MaxOpenRequests = 1). It also keeps
+            # the embedded broker honest: it does not check idempotent sequence numbers, so with
+            # several requests in flight it can accept a batch while an earlier one is failing.
+            "max.in.flight.requests.per.connection": 1,
             "message.timeout.ms": 10_000,
             "linger.ms": 5,
+            "logger": _QUIET,
         }
 
     def partition(self, record: Record, partitions: int) -> int | None:
@@ -85,6 +92,14 @@ class ReferenceSink:
 
     def on_failure(self, msg: SentMessage) -> None:
         """Called for every failed delivery (the reference just records it)."""
+
+    def outgoing(self, event: int, records: list[Record]) -> list[tuple[int, Record]]:
+        """What to send now for an event's records (the reference: exactly those, in order)."""
+        return [(event, r) for r in records]
+
+    def drain(self) -> list[tuple[int, Record]]:
+        """Anything held back, sent at the end of a pass."""
+        return []
 
 
 class Producing:
@@ -142,7 +157,12 @@ class Producing:
         self.producer.poll(0)
 
     def finish(self, timeout: float) -> int:
-        """Wait (bounded) for outstanding deliveries; returns how many are still unanswered."""
+        """Wait (bounded) for outstanding deliveries; returns how many are still unanswered.
+        After a failure the pass is over: what is still queued or in flight is purged (it counts
+        as unacknowledged, so the restart sends it again: duplicates, never loss)."""
+        if self.fatal or (self.failed_events and self.sink.restart_on_failure):
+            self.producer.purge(in_queue=True, in_flight=True)
+            timeout = min(timeout, 5.0)
         return int(self.producer.flush(timeout))
 
 
@@ -167,11 +187,13 @@ def run_sink(sink: ReferenceSink, make_encoder: Callable[[], Any], ctx: EncoderC
             if i > checked:
                 on_records(i, records)
                 checked = i
-            for r in records:
-                run.send(i, r, ctx.partitions)
+            for ei, r in sink.outgoing(i, records):
+                run.send(ei, r, ctx.partitions)
             if sink.restart_on_failure and (run.failed_events or run.fatal):
                 stopped_at = i
                 break
+        for ei, r in sink.drain():
+            run.send(ei, r, ctx.partitions)
         unanswered = run.finish(flush_timeout)
         call(enc.close)
         if unanswered:
@@ -234,6 +256,43 @@ class KeyScatterSink(ReferenceSink):
         return (zlib.crc32(record.value or b"") + self._n) % max(1, partitions)
 
 
+class BatchReversedSink(ReferenceSink):
+    """Holds back eight events at a time and sends each batch in reverse order."""
+
+    name = "sink-batch-reversed"
+    batch = 8
+
+    def __init__(self) -> None:
+        self._held: list[tuple[int, Record]] = []
+        self._events = 0
+
+    def outgoing(self, event: int, records: list[Record]) -> list[tuple[int, Record]]:
+        self._held.extend((event, r) for r in records)
+        self._events += 1
+        if self._events % self.batch:
+            return []
+        return self.drain()
+
+    def drain(self) -> list[tuple[int, Record]]:
+        out, self._held = self._held[::-1], []
+        return out
+
+
+class StrayMessagesSink(ReferenceSink):
+    """After every tombstone, sends a stray message for the same key whose value is no row."""
+
+    name = "sink-stray-messages"
+
+    def outgoing(self, event: int, records: list[Record]) -> list[tuple[int, Record]]:
+        out = []
+        for r in records:
+            out.append((event, r))
+            if r.value is None and r.key is not None:
+                out.append((event, Record(r.topic, r.key, r.key[:5] + b"\x02", r.partition)))
+        return out
+
+
 SINKS: dict[str, type[ReferenceSink]] = {
-    s.name: s for s in (ReferenceSink, SkipFailuresSink, InflightRetriesSink, KeyScatterSink)
+    s.name: s for s in (ReferenceSink, SkipFailuresSink, InflightRetriesSink, KeyScatterSink, BatchReversedSink,
+                        StrayMessagesSink)
 }

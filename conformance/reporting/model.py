@@ -45,7 +45,8 @@ class Section:
     notes: list[str] = field(default_factory=list)
 
     def verdict(self, strict: bool = False) -> str:
-        failed = [t for t in self.tally if t.outcome is Outcome.FAILED and (strict or t.level is Level.MUST)]
+        failed = [t for t in self.tally if t.outcome is Outcome.FAILED
+                  and (t.level is Level.MUST or (strict and t.level is Level.SHOULD))]
         if failed:
             return "fail"
         if any(t.outcome is Outcome.ERRORED for t in self.tally):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ...checks.delivery import Version
 from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
+from ...model.events import Workload
 from ..base import ProtocolSuite
-from . import spec
+from . import delivery, spec
 from .checker import AvroChecker
+from .decoder import SchemaResolver
 from .encoder import TiCDCAvroEncoder
 
 
@@ -36,6 +39,20 @@ class TiCDCAvroSuite(ProtocolSuite):
 
     def needs_registry(self) -> bool:
         return True
+
+    # -- Kafka mode: delivery against the workload ---------------------------------------------
+
+    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
+                          ) -> Iterator[Version]:
+        return delivery.expected_versions(workload, options, topic_prefix)
+
+    def identifier(self, options: Mapping[str, str], registry: Any
+                   ) -> Callable[[str, bytes | None, bytes | None], tuple[bytes | None, bytes | None, int | None]]:
+        resolver = SchemaResolver(registry)
+        return lambda topic, key, value: delivery.identify(topic, key, value, resolver, options)
+
+    def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
+        return spec.AvroOptions.from_options(options).extension
 
 
 SUITE = TiCDCAvroSuite(

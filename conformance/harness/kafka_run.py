@@ -1,0 +1,84 @@
+"""Runs the Kafka stages in-process (`conformance run --no-spark`), one unit after another.
+
+The same stage functions as the Spark pipeline, so both give the same verdicts on the same
+seed; faults are injected on the embedded cluster while stage A produces.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..checks.delivery import Sent
+from ..checks.results import Tally
+from ..encoders import find_encoder
+from ..protocols import get_protocol
+from ..protocols.base import describe_options
+from ..reporting.model import Section
+from .stages import LogRecord, RunSpec, UnitResult, expected_topics, judge_topic, new_tally, produce_unit, sent_rows
+
+Progress = Callable[[int], None]
+
+
+def run_units(spec: RunSpec, cluster: Any, shards: Sequence[int], *, faults: str | None = None,
+              progress: Progress | None = None, log: Callable[[str], None] | None = None) -> list[Section]:
+    from ..infra.kafka import consume_all, log_ranges
+
+    combos = range(len(spec.combos))
+    units = [(c, s) for c in combos for s in shards]
+    injector = None
+    if faults:
+        from ..infra.faults import FaultInjector
+
+        topics = sorted({t for c, s in units for t in expected_topics(spec, c, s)})
+        for t in topics:
+            cluster.create_topic(t, spec.partitions)
+        injector = FaultInjector(cluster, faults, topics)
+        injector.start()
+    t0 = time.monotonic()
+    results: list[UnitResult] = []
+    try:
+        for c, s in units:
+            results.append(produce_unit(spec, c, s, create_topics=lambda ts, n: [cluster.create_topic(t, n) for t in ts]))  # noqa: E501
+            if progress:
+                progress(1)
+    finally:
+        if injector is not None:
+            injector.stop()
+            if log:
+                for at, what in injector.log:
+                    log(f"fault at {at:.2f} s: {what}")
+    produce_s = time.monotonic() - t0
+    tallies: dict[int, Tally] = defaultdict(lambda: new_tally(spec.protocol))
+    stats: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in results:
+        tallies[r.combo].merge(r.tally)
+        stats[r.combo]["workloads"] += 1
+        stats[r.combo]["records"] += r.records
+        stats[r.combo]["restarts"] += r.restarts
+        topics = r.topics
+        ranges = log_ranges(cluster, topics) if topics else {}
+        by_topic: dict[str, list[LogRecord]] = defaultdict(list)
+        for m in consume_all(cluster, topics, timeout=spec.flush_timeout) if topics else ():
+            by_topic[m.topic].append(LogRecord(m.topic, m.partition, m.offset, m.key, m.value))
+        ledger: dict[str, list[Sent]] = defaultdict(list)
+        for row in sent_rows(spec, r):
+            ledger[row.topic].append(row)
+        lows = {tp: lo for tp, (lo, _hi) in ranges.items()}
+        for topic in topics:
+            tallies[r.combo].merge(judge_topic(spec, topic, by_topic.get(topic, []), ledger.get(topic, []), lows))
+    info = find_encoder(spec.encoder, spec.protocol)
+    protocol = get_protocol(spec.protocol)
+    sections = []
+    for c in combos:
+        opts = spec.options(c)
+        sec = Section(spec.protocol, info.name if spec.sink == "reference" else f"{info.name}+{spec.sink}",
+                      info.kind.value, opts, describe_options(opts, protocol), tallies[c],
+                      workloads=stats[c]["workloads"], records=stats[c]["records"], seed=spec.seed)
+        sec.duration_s = produce_s / max(1, len(combos))
+        if stats[c]["restarts"]:
+            sec.notes.append(f"the sink restarted from its checkpoint {stats[c]['restarts']} time(s)")
+        sections.append(sec)
+    return sections

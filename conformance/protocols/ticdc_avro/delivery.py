@@ -1,0 +1,84 @@
+"""TiCDC Avro for the delivery analysis: what each row change should look like in the log, and
+what a message in the log is.
+
+An *entity* is a row of a table: (topic, key). A *match* tells versions of the row apart: the
+commit ts when the value carries it (`enable-tidb-extension=true`), otherwise the row image
+itself; a delete is a tombstone, which carries neither. Both are reduced to short stable
+digests, so that they cross process boundaries (Spark stages) cheaply and compare exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ...checks.delivery import Version
+from ...model.events import Op, Transaction, Workload
+from . import spec
+from .decoder import SchemaResolver, decode_framed
+from .evidence import freeze
+
+DIGEST = 12
+
+
+def digest(obj: Any) -> bytes:
+    """`repr` of frozen data is stable across processes (unlike `hash`)."""
+    return hashlib.blake2b(repr(obj).encode("utf-8"), digest_size=DIGEST).digest()
+
+
+TOMBSTONE = digest(("d",))
+
+
+def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:
+    """Every message the workload should put in the log, per entity in commit order (after
+    TiCDC's split of key-changing updates)."""
+    o = spec.AvroOptions.from_options(options)
+    seq: dict[bytes, int] = {}
+    for e in workload.events:
+        if not isinstance(e, Transaction):
+            continue
+        for ch in e.changes:
+            t = ch.table
+            topic = topic_prefix + spec.substitute_topic(o.topic, t.database, t.name)
+            if ch.op is Op.UPDATE and not o.raw_change_event and ch.changes_unique_key():
+                assert ch.before is not None and ch.after is not None
+                rows = [(Op.DELETE, ch.before), (Op.INSERT, ch.after)]
+            else:
+                rows = [(ch.op, ch.image())]
+            for op, image in rows:
+                key = {spec.sanitize_name(c.name): spec.native_value(c, image[c.name], o) for c in spec.key_columns(t)}
+                entity = digest(("e", topic, freeze(key)))
+                if op is Op.DELETE:
+                    match, ts = TOMBSTONE, None
+                elif o.extension:
+                    match, ts = digest(("v", e.commit_ts)), e.commit_ts
+                else:
+                    value = {spec.sanitize_name(c.name): spec.native_value(c, image[c.name], o)
+                             for c in spec.value_columns(t, o)}
+                    match, ts = digest(("v", freeze(value))), None
+                n = seq.get(entity, 0)
+                seq[entity] = n + 1
+                yield Version(entity, n, match, ts, topic)
+
+
+def identify(topic: str, key: bytes | None, value: bytes | None, resolver: SchemaResolver,
+             options: Mapping[str, str]) -> tuple[bytes | None, bytes | None, int | None]:
+    """(entity, match, commit ts) of a message; None parts where it cannot be decoded."""
+    o = spec.AvroOptions.from_options(options)
+    if key is None:
+        return None, None, None
+    k = decode_framed(key, resolver)
+    if k.datum is None:
+        return None, None, None
+    entity = digest(("e", topic, freeze(k.datum)))
+    if value is None:
+        return entity, TOMBSTONE, None
+    v = decode_framed(value, resolver)
+    if v.datum is None:
+        return entity, None, None
+    if o.extension:
+        ts = v.datum.get("_tidb_commit_ts")
+        return entity, digest(("v", ts)), ts if isinstance(ts, int) else None
+    cols = {n: x for n, x in v.datum.items() if n not in spec.ALL_EXTENSION_FIELDS}
+    return entity, digest(("v", freeze(cols))), None
