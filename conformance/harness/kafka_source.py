@@ -102,11 +102,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 # librdkafka's own log lines (e.g. "Connect to ipv4#127.0.0.1:1 failed", repeated every 50 ms
-# while a broker is down) go to Python logging rather than stderr; failures reach the caller
-# as exceptions that quote the client's last errors. The NullHandler keeps Python's last-resort
-# handler from printing them when the application has configured no logging.
+# while a broker is down) go to this logger rather than stderr, and stop here: failures reach
+# the caller as exceptions that quote the client's last errors. Add a handler to this logger
+# to see them when debugging a connection.
 _client_log = logging.getLogger(f"{__name__}.librdkafka")
 _client_log.addHandler(logging.NullHandler())
+_client_log.propagate = False
 
 #: The name to pass to ``spark.read.format``.
 SOURCE_NAME = "conformance-kafka"
@@ -540,6 +541,7 @@ def _consume(
     values: list[bytes | None] = []
     headers: list[list[tuple[str, bytes | None]]] = []
     next_offset = start  # the offset after the last record received (for the error message)
+    progress = next_offset
     idle_deadline = time.monotonic() + timeout
 
     def batch() -> pa.RecordBatch:
@@ -595,31 +597,23 @@ def _consume(
             timestamps.append(ts if ts_type != 0 else None)  # 0: TIMESTAMP_NOT_AVAILABLE
             keys.append(message.key())
             values.append(message.value())
-            headers.append(_headers(message.headers()))
+            # Consumed headers are (name, bytes-or-None) pairs, or None when there are none;
+            # Arrow converts the pairs as they are (no per-record copy on this hot path).
+            headers.append(message.headers() or [])  # type: ignore[arg-type]  # stub also allows dict/str
             next_offset = offset + 1
-            idle_deadline = time.monotonic() + timeout
             if offset == last:
                 done = True
                 break
+        if next_offset != progress:
+            progress = next_offset
+            idle_deadline = time.monotonic() + timeout
         if not done and (at_eof or not messages):
             # Offsets without a data record (transaction markers, compacted away) never arrive:
             # the consumer's position passing the end is what says the range is complete.
             position = consumer.position([TopicPartition(rng.topic, rng.partition)])[0].offset
-            if position >= rng.high:
-                done = True
-            elif at_eof:
-                idle_deadline = min(idle_deadline, time.monotonic() + timeout)
+            done = position >= rng.high
         if len(offsets) >= batch_rows or (done and offsets):
             yield batch()
-
-
-def _headers(raw: object) -> list[tuple[str, bytes | None]]:
-    # Consumed headers are a list of (name, bytes-or-None) pairs, or None when there are none.
-    if not raw:
-        return []
-    assert isinstance(raw, list), f"unexpected headers {raw!r}"
-    return [(str(name), value if value is None or isinstance(value, bytes) else str(value).encode())
-            for name, value in raw]
 
 
 def topic_partition_runs(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[str, int, pa.RecordBatch]]:

@@ -82,6 +82,16 @@ def _local_cores(master: str) -> int:
     return max(1, int(cores))
 
 
+def _normalize(master: str) -> str:
+    """``local[*]`` on a 2-core machine is ``local[2]``: the same session, however it is spelled."""
+    master = master.strip()
+    match = _LOCAL_MASTER.match(master)
+    if match is None:
+        return master
+    retries = (match.group(3) or "").replace(" ", "")
+    return f"local[{_local_cores(master)}{retries}]"
+
+
 def check_java() -> str:
     """Return the ``java -version`` banner, or raise :class:`SparkUnavailable` explaining why not.
 
@@ -128,6 +138,9 @@ def _package_root() -> Path:
 
 # Spark's default log4j2 profile logs INFO until setLogLevel runs, and announces itself. This
 # one starts at WARN and silences the one warning every laptop gets (no native Hadoop library).
+# A task that raises (e.g. a Kafka read timeout) is logged by the executor and again by the
+# scheduler, each time with the Python traceback and a JVM stack; the caller receives the same
+# Python error as an exception, so those two loggers keep only the one-line "aborting job".
 _LOG4J2 = """\
 rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
@@ -138,14 +151,17 @@ appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
 logger.nativecode.level = error
+logger.executor.name = org.apache.spark.executor.Executor
+logger.executor.level = fatal
+logger.tasks.name = org.apache.spark.scheduler.TaskSetManager
+logger.tasks.level = error
 """
 
 
 def _log4j2_file() -> Path:
     # Read by the JVM at start-up only; a small file per process in the temp directory.
     path = Path(tempfile.gettempdir()) / f"conformance-log4j2-{os.getpid()}.properties"
-    if not path.exists():
-        path.write_text(_LOG4J2, encoding="utf-8")
+    path.write_text(_LOG4J2, encoding="utf-8")  # always: a file left by an earlier process may differ
     return path
 
 
@@ -162,7 +178,9 @@ def _default_conf(master: str) -> dict[str, str]:
         # Python traceback, not buried in a JVM one.
         "spark.sql.pyspark.jvmStacktrace.enabled": "false",
         "spark.python.worker.faulthandler.enabled": "true",
-        "spark.pyspark.python": sys.executable,
+        # Locally, this interpreter; on a cluster, an explicit PYSPARK_PYTHON names the executors'
+        # interpreter (this machine's path may not exist there).
+        "spark.pyspark.python": sys.executable if local else os.environ.get("PYSPARK_PYTHON", sys.executable),
         "spark.pyspark.driver.python": sys.executable,
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_log4j2_file().as_uri()}",
     }
@@ -210,6 +228,7 @@ def spark_session(
 
     The first call starts the JVM (≈ 4 s); later calls with the same master return the same
     session, applying any ``extra_conf`` that can change at run time (``spark.sql.*``).
+    Local masters compare by effective cores (``local[*]`` is ``local[2]`` on two cores).
     A JVM hosts one SparkContext, so asking for a different master while a session is running
     raises ``ValueError``: call :func:`stop_spark_session` first.
 
@@ -220,7 +239,7 @@ def spark_session(
     master = master.strip()
     with _lock:
         if _session is not None and _is_alive(_session):
-            if master != _session_master:
+            if _normalize(master) != _normalize(_session_master or ""):
                 raise ValueError(
                     f"a Spark session for master {_session_master!r} is already running in this process; "
                     f"call stop_spark_session() before asking for {master!r}"
@@ -238,8 +257,7 @@ def spark_session(
         try:
             session = builder.getOrCreate()
         except Exception as e:  # noqa: BLE001 - launcher failures come in many types; all mean "no Spark"
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise SparkUnavailable(f"Spark failed to start ({first}). {JAVA_HINT}") from e
+            raise SparkUnavailable(f"Spark failed to start: {_summary(e)}. Pass --no-spark to run without it.") from e
         # The launcher prints its own banner at WARN before this takes effect; from here on,
         # only warnings and errors reach the terminal.
         session.sparkContext.setLogLevel("WARN")
@@ -264,7 +282,9 @@ def ship_package(spark: SparkSession) -> Path:
     """Zip the ``conformance`` package and add it to ``spark``'s executors' Python path.
 
     Needed on a cluster, where executors do not share this machine's site-packages; a no-op
-    after the first call for the same context. Returns the zip's path (kept until exit)."""
+    after the first call for the same context. Returns the zip's path (kept until exit).
+    Only this package travels: the executors' interpreter needs pyarrow and confluent-kafka
+    (and pyspark) installed, as for any PySpark job."""
     sc = spark.sparkContext
     done = _shipped.get(id(sc))
     if done is not None:
@@ -287,6 +307,17 @@ def package_zip(directory: Path) -> Path:
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 zf.write(path, path.relative_to(package.parent).as_posix())
     return target
+
+
+def _summary(e: Exception) -> str:
+    """One line for a launch failure: the Java exception line of a Py4J error if there is one."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    for line in lines:
+        # e.g. ": java.net.BindException: Cannot assign requested address"
+        match = re.search(r"\b[a-z][\w$]*(\.[\w$]+)+(Exception|Error)\b.*", line)
+        if match:
+            return match.group(0)
+    return lines[0] if lines else type(e).__name__
 
 
 def _is_alive(session: SparkSession) -> bool:

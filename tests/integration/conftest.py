@@ -23,8 +23,9 @@ def spark() -> Iterator[SparkSession]:
     from conformance.harness.spark import SparkUnavailable, spark_session, stop_spark_session
 
     try:
-        # Two cores: this machine has two, and two tasks at once exercise the partitioning.
-        session = spark_session("local[2]")
+        # The default master (local[*]), as the CLI uses: a test that runs the CLI in-process
+        # then gets this same session instead of a "different master" error.
+        session = spark_session()
     except SparkUnavailable as e:
         pytest.skip(str(e))
     try:

@@ -366,21 +366,24 @@ def test_retention_gaps_are_read_from_the_low_watermark(spark: SparkSession, kaf
 
 
 def test_the_session_is_reused_and_has_the_laptop_settings(spark: SparkSession) -> None:
-    assert spark_session("local[2]") is spark
+    cores = os.cpu_count() or 1
+    assert spark_session() is spark
+    assert spark_session(f"local[{cores}]") is spark  # the same master, spelled differently
     conf = spark.sparkContext.getConf()
     assert conf.get("spark.driver.host") == "127.0.0.1"
     assert conf.get("spark.ui.enabled") == "false"
     assert conf.get("spark.pyspark.python") == sys.executable
     assert spark.conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
-    assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
+    shuffle = str(max(2, 2 * cores))
+    assert spark.conf.get("spark.sql.shuffle.partitions") == shuffle
     with pytest.raises(ValueError, match="already running"):
-        spark_session("local[1]")
+        spark_session(f"local[{cores + 1}]")
     # Runtime SQL settings can change on the running session; static ones cannot.
-    assert spark_session("local[2]", extra_conf={"spark.sql.shuffle.partitions": "3"}) is spark
+    assert spark_session(extra_conf={"spark.sql.shuffle.partitions": "3"}) is spark
     assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
-    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    spark.conf.set("spark.sql.shuffle.partitions", shuffle)
     with pytest.raises(ValueError, match="cannot change spark.driver.memory"):
-        spark_session("local[2]", extra_conf={"spark.driver.memory": "9g"})
+        spark_session(extra_conf={"spark.driver.memory": "9g"})
 
 
 def test_missing_java_is_a_one_line_error_before_any_jvm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
