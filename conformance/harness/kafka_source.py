@@ -52,6 +52,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -221,7 +222,7 @@ class SourceOptions:
             timeout = float(raw_timeout)
         except ValueError:
             timeout = -1.0
-        if not timeout > 0:
+        if not (timeout > 0 and math.isfinite(timeout)):  # every wait must be bounded
             raise KafkaSourceError(f"{SOURCE_NAME}: option 'timeout' must be a positive number of seconds, "
                                    f"got {raw_timeout!r}")
         starting = _parse_offsets("startingOffsets", opts.get("startingoffsets"), topics)
@@ -363,6 +364,24 @@ class _Retry(Exception):
     """A transient planning failure (no leader yet, broker unreachable so far): try again."""
 
 
+# Errors that waiting will not cure: planning fails at once rather than at its deadline.
+_PERMANENT = frozenset({
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.SASL_AUTHENTICATION_FAILED,
+    KafkaError._AUTHENTICATION,
+    KafkaError._SSL,
+    KafkaError._INVALID_ARG,
+})
+
+
+def _retry_or_fail(what: str, e: KafkaException) -> Exception:
+    err = e.args[0] if e.args else None
+    if isinstance(err, KafkaError) and (err.fatal() or err.code() in _PERMANENT):
+        return KafkaSourceError(f"{SOURCE_NAME}: {what} failed: {_describe(e)}")
+    return _Retry(f"{what} failed: {_describe(e)}")
+
+
 def _watermarks(
     admin: AdminClient, topics: Sequence[str], isolation: IsolationLevel, timeout: float
 ) -> dict[str, dict[int, tuple[int, int]]]:
@@ -372,7 +391,7 @@ def _watermarks(
         # with auto.create.topics.enable create it, and a read must never create topics.
         metadata = admin.list_topics(timeout=timeout)
     except KafkaException as e:
-        raise _Retry(f"metadata request failed: {_describe(e)}") from e
+        raise _retry_or_fail("metadata request", e) from e
     partitions: list[TopicPartition] = []
     for topic in topics:
         meta = metadata.topics.get(topic)
@@ -413,7 +432,7 @@ def _list_offsets(
             # against a future that is never resolved.
             info = future.result(timeout=timeout + 1.0)
         except KafkaException as e:
-            raise _Retry(f"ListOffsets for {tp.topic}[{tp.partition}] failed: {_describe(e)}") from e
+            raise _retry_or_fail(f"ListOffsets for {tp.topic}[{tp.partition}]", e) from e
         except TimeoutError as e:
             raise _Retry(f"ListOffsets for {tp.topic}[{tp.partition}] did not answer") from e
         out[(tp.topic, tp.partition)] = int(info.offset)

@@ -16,10 +16,13 @@ on every session handed out.
 
 Spark needs Java 17 (or 21). Without it, :func:`spark_session` raises :class:`SparkUnavailable`
 with a one-line explanation before any JVM is launched, instead of a gateway stack trace.
+Install ``pyspark[sql]``, not bare ``pyspark``: ``mapInArrow``/``applyInArrow`` refuse to run
+without pandas in pyspark 4.3 (a version check on the driver), although they never use it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -158,9 +161,13 @@ logger.tasks.level = error
 """
 
 
+def _log4j2_path() -> Path:
+    return Path(tempfile.gettempdir()) / f"conformance-log4j2-{os.getpid()}.properties"
+
+
 def _log4j2_file() -> Path:
-    # Read by the JVM at start-up only; a small file per process in the temp directory.
-    path = Path(tempfile.gettempdir()) / f"conformance-log4j2-{os.getpid()}.properties"
+    # Read by the JVM at start-up only (removed once the session is up).
+    path = _log4j2_path()
     path.write_text(_LOG4J2, encoding="utf-8")  # always: a file left by an earlier process may differ
     return path
 
@@ -233,7 +240,8 @@ def spark_session(
     raises ``ValueError``: call :func:`stop_spark_session` first.
 
     ``extra_conf`` overrides the defaults (e.g. ``{"spark.driver.memory": "8g"}``).
-    Raises :class:`SparkUnavailable` when Java is missing or too old, or the JVM fails to start.
+    Raises :class:`SparkUnavailable` when pyspark is not installed, Java is missing or too old,
+    or the JVM fails to start.
     """
     global _session, _session_master
     master = master.strip()
@@ -247,6 +255,9 @@ def spark_session(
             _apply_runtime_conf(_session, extra_conf or {})
             return _session
 
+        if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("pyarrow") is None:
+            raise SparkUnavailable("pyspark and pyarrow are not installed: pip install 'pyspark[sql]>=4.0', "
+                                   "or pass --no-spark")
         check_java()
         _prepare_environment(master)
         from pyspark.sql import SparkSession
@@ -258,6 +269,9 @@ def spark_session(
             session = builder.getOrCreate()
         except Exception as e:  # noqa: BLE001 - launcher failures come in many types; all mean "no Spark"
             raise SparkUnavailable(f"Spark failed to start: {_summary(e)}. Pass --no-spark to run without it.") from e
+        finally:
+            # log4j2 read its configuration when the JVM started; the file is not needed again.
+            _log4j2_path().unlink(missing_ok=True)
         # The launcher prints its own banner at WARN before this takes effect; from here on,
         # only warnings and errors reach the terminal.
         session.sparkContext.setLogLevel("WARN")

@@ -316,6 +316,20 @@ def test_an_unreachable_bootstrap_fails_clearly_within_the_timeout(spark: SparkS
     assert f"could not plan a read of t from Kafka at {bootstrap} within 2 s (timeout option)" in str(failure.value)
 
 
+def test_planning_retries_transient_errors_and_fails_at_once_on_permanent_ones(kafka: KafkaCluster) -> None:
+    topic = "planned"
+    kafka.create_topic(topic, 1)
+    kafka.mock.push_request_errors(ApiKey.ListOffsets, ["NOT_LEADER_FOR_PARTITION"] * 3)
+    assert plan_ranges(kafka.bootstrap, topic, timeout=10) == [PartitionRange(topic, 0, 0, 0)]
+
+    kafka.mock.push_request_errors(ApiKey.ListOffsets, ["TOPIC_AUTHORIZATION_FAILED"])
+    started = time.monotonic()
+    with pytest.raises(KafkaSourceError, match=r"ListOffsets for planned\[0\] failed: TOPIC_AUTHORIZATION_FAILED"):
+        plan_ranges(kafka.bootstrap, topic, timeout=10)
+    assert time.monotonic() - started < 5
+    kafka.mock.clear_request_errors(ApiKey.ListOffsets)
+
+
 def test_a_read_that_stops_making_progress_fails_naming_the_partition(spark: SparkSession, kafka: KafkaCluster) -> None:
     topic = "stalls"
     kafka.create_topic(topic, 1)
