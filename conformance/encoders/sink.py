@@ -68,6 +68,10 @@ class ReferenceSink:
     """Idempotent, gapless producing; restart from the checkpoint on any failed delivery."""
 
     name = "reference"
+    # Mutants: the delivery check that must catch the defect, and the broker fault schedule
+    # (on the embedded cluster) that exposes it; `rows` keeps tables small so keys repeat.
+    catches: str | None = None
+    faults: str | None = None
     restart_on_failure = True
     max_restarts = 20
     restart_backoff_s = 0.5
@@ -81,7 +85,10 @@ class ReferenceSink:
             # the embedded broker honest: it does not check idempotent sequence numbers, so with
             # several requests in flight it can accept a batch while an earlier one is failing.
             "max.in.flight.requests.per.connection": 1,
-            "message.timeout.ms": 10_000,
+            # No message timeout: the gapless guarantee does not cover timed-out messages, and a
+            # later message could overtake one that timed out. Retriable errors stall the sink (as a
+            # CDC sink should stall through an outage); a non-retriable one is fatal (gapless).
+            "message.timeout.ms": 0,
             "linger.ms": 5,
             "logger": _QUIET,
         }
@@ -127,16 +134,22 @@ class Producing:
         self.result.ledger.append(msg)
 
         def on_delivery(err: Any, m: Any) -> None:
-            if err is not None:
-                msg.error = err.name() if hasattr(err, "name") else str(err)
-                msg.partition = m.partition() if m is not None and m.partition() >= 0 else part
-                self.result.delivery_errors += 1
+            # Never let an exception escape into librdkafka's callback machinery.
+            try:
+                if err is not None:
+                    msg.error = _error_text(err)
+                    p = m.partition() if m is not None else -1
+                    msg.partition = p if p >= 0 else part
+                    self.result.delivery_errors += 1
+                    self.failed_events.add(event)
+                    self.sink.on_failure(msg)
+                else:
+                    msg.acked = True
+                    msg.partition = m.partition()
+                    msg.offset = m.offset() if m.offset() >= 0 else None
+            except Exception as e:  # noqa: BLE001
+                msg.error = f"delivery report unreadable: {type(e).__name__}"
                 self.failed_events.add(event)
-                self.sink.on_failure(msg)
-            else:
-                msg.acked = True
-                msg.partition = m.partition()
-                msg.offset = m.offset() if m.offset() >= 0 else None
 
         kwargs: dict[str, Any] = {"key": record.key, "value": record.value, "on_delivery": on_delivery}
         if part is not None:
@@ -148,22 +161,39 @@ class Producing:
                 self.producer.produce(record.topic, **kwargs)
                 break
             except BufferError:
-                self.producer.poll(0.05)  # local queue full: let deliveries drain
+                self._poll(0.05)  # local queue full: let deliveries drain
             except Exception as e:  # noqa: BLE001 - a fatal producer refuses everything after
                 msg.error = f"produce() refused: {e}"
                 self.failed_events.add(event)
                 self.result.delivery_errors += 1
                 return
-        self.producer.poll(0)
+        self._poll(0)
+
+    def _poll(self, timeout: float) -> None:
+        try:
+            self.producer.poll(timeout)
+        except Exception as e:  # noqa: BLE001 - a fatal producer raises from poll: the pass is over
+            self.fatal = self.fatal or f"{type(e).__name__}: {e}"
 
     def finish(self, timeout: float) -> int:
         """Wait (bounded) for outstanding deliveries; returns how many are still unanswered.
         After a failure the pass is over: what is still queued or in flight is purged (it counts
         as unacknowledged, so the restart sends it again: duplicates, never loss)."""
-        if self.fatal or (self.failed_events and self.sink.restart_on_failure):
-            self.producer.purge(in_queue=True, in_flight=True)
-            timeout = min(timeout, 5.0)
-        return int(self.producer.flush(timeout))
+        try:
+            if self.fatal or (self.failed_events and self.sink.restart_on_failure):
+                self.producer.purge(in_queue=True, in_flight=True)
+                timeout = min(timeout, 5.0)
+            return int(self.producer.flush(timeout))
+        except Exception as e:  # noqa: BLE001 - fatal: whatever has no answer by now never will
+            self.fatal = self.fatal or f"{type(e).__name__}: {e}"
+            return sum(1 for m in self.result.ledger if m.attempt == self.attempt and not m.acked and m.error is None)
+
+
+def _error_text(err: Any) -> str:
+    try:
+        return str(err.name())
+    except Exception:  # noqa: BLE001
+        return str(err)
 
 
 def run_sink(sink: ReferenceSink, make_encoder: Callable[[], Any], ctx: EncoderContext, events: Sequence[Event],
@@ -224,6 +254,8 @@ class SkipFailuresSink(ReferenceSink):
     """Logs a failed delivery and carries on: rows are lost once messages time out during an outage."""
 
     name = "sink-skip-failures"
+    catches = "delivery.no-loss"
+    faults = "broker-down@0.3s:4s:1,broker-down@0.3s:4s:2,broker-down@0.3s:4s:3"
     restart_on_failure = False
 
     def producer_config(self) -> dict[str, Any]:
@@ -235,6 +267,9 @@ class InflightRetriesSink(ReferenceSink):
     later ones, so a key's versions are reordered."""
 
     name = "sink-inflight-retries"
+    catches = "delivery.per-key-order"
+    faults = ("produce-errors@0.2s:NOT_LEADER_FOR_PARTITION×50,produce-errors@0.6s:NOT_LEADER_FOR_PARTITION×50,"
+              "produce-errors@1s:REQUEST_TIMED_OUT×50")
 
     def producer_config(self) -> dict[str, Any]:
         cfg = {k: v for k, v in super().producer_config().items() if k != "enable.gapless.guarantee"}
@@ -247,6 +282,7 @@ class KeyScatterSink(ReferenceSink):
     """Spreads messages over partitions round-robin, so one key's changes land in several."""
 
     name = "sink-key-scatter"
+    catches = "delivery.one-partition-per-key"
 
     def __init__(self) -> None:
         self._n = 0
@@ -260,6 +296,7 @@ class BatchReversedSink(ReferenceSink):
     """Holds back eight events at a time and sends each batch in reverse order."""
 
     name = "sink-batch-reversed"
+    catches = "delivery.commit-ts-order"
     batch = 8
 
     def __init__(self) -> None:
@@ -282,6 +319,7 @@ class StrayMessagesSink(ReferenceSink):
     """After every tombstone, sends a stray message for the same key whose value is no row."""
 
     name = "sink-stray-messages"
+    catches = "delivery.no-strays"
 
     def outgoing(self, event: int, records: list[Record]) -> list[tuple[int, Record]]:
         out = []

@@ -24,8 +24,6 @@ Progress = Callable[[int], None]
 
 def run_units(spec: RunSpec, cluster: Any, shards: Sequence[int], *, faults: str | None = None,
               progress: Progress | None = None, log: Callable[[str], None] | None = None) -> list[Section]:
-    from ..infra.kafka import consume_all, log_ranges
-
     combos = range(len(spec.combos))
     units = [(c, s) for c in combos for s in shards]
     injector = None
@@ -50,7 +48,16 @@ def run_units(spec: RunSpec, cluster: Any, shards: Sequence[int], *, faults: str
             if log:
                 for at, what in injector.log:
                     log(f"fault at {at:.2f} s: {what}")
-    produce_s = time.monotonic() - t0
+    sections = judge_units(spec, cluster, results)
+    for sec in sections:
+        sec.duration_s = (time.monotonic() - t0) / max(1, len(sections))
+    return sections
+
+
+def judge_units(spec: RunSpec, cluster: Any, results: Sequence[UnitResult]) -> list[Section]:
+    """Stage B for every topic the units produced, then one report section per combination."""
+    from ..infra.kafka import consume_all, log_ranges
+
     tallies: dict[int, Tally] = defaultdict(lambda: new_tally(spec.protocol))
     stats: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for r in results:
@@ -72,12 +79,11 @@ def run_units(spec: RunSpec, cluster: Any, shards: Sequence[int], *, faults: str
     info = find_encoder(spec.encoder, spec.protocol)
     protocol = get_protocol(spec.protocol)
     sections = []
-    for c in combos:
+    for c in sorted(tallies):
         opts = spec.options(c)
         sec = Section(spec.protocol, info.name if spec.sink == "reference" else f"{info.name}+{spec.sink}",
                       info.kind.value, opts, describe_options(opts, protocol), tallies[c],
                       workloads=stats[c]["workloads"], records=stats[c]["records"], seed=spec.seed)
-        sec.duration_s = produce_s / max(1, len(combos))
         if stats[c]["restarts"]:
             sec.notes.append(f"the sink restarted from its checkpoint {stats[c]['restarts']} time(s)")
         sections.append(sec)

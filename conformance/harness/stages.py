@@ -15,6 +15,7 @@ Only seeds and small results travel: a unit is a few numbers, a result is a tall
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,9 @@ class RunSpec:
     run_id: str = "r0"
     encoder_timeout: float = 30.0
     flush_timeout: float = 30.0
+    # Seconds between source events in stage A: CDC events arrive over time, and a fault
+    # schedule needs production to overlap it (0: as fast as possible).
+    event_interval_s: float = 0.0
 
     def options(self, combo: int) -> dict[str, str]:
         return dict(self.combos[combo])
@@ -120,6 +124,8 @@ def produce_unit(spec: RunSpec, combo: int, shard: int, *, create_topics: Any = 
     def on_records(i: int, records: list[Any]) -> None:
         res.records += len(records)
         checker.check_event(events[i], records)
+        if spec.event_interval_s:
+            time.sleep(spec.event_interval_s)
 
     try:
         sink = SINKS[spec.sink]()

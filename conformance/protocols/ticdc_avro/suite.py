@@ -7,6 +7,7 @@ from typing import Any
 
 from ...checks.delivery import Version
 from ...checks.results import Tally
+from ...encoders.sink import SINKS
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
 from ...model.events import Workload
 from ..base import ProtocolSuite
@@ -31,6 +32,15 @@ class TiCDCAvroSuite(ProtocolSuite):
             out.append(EncoderInfo(f"{self.name}/mutant/{m.name}", self.name, EncoderKind.MUTANT, m.cls,
                                    m.description, catches=m.catches, needs_options=m.needs_options,
                                    extra={"shape": m.shape}))
+        # Delivery mutants: the reference encoder behind a broken sink (they need Kafka).
+        for name, sink in SINKS.items():
+            if sink.catches is None:
+                continue
+            doc = (sink.__doc__ or name).strip().splitlines()[0]
+            out.append(EncoderInfo(f"{self.name}/mutant/{name}", self.name, EncoderKind.MUTANT, TiCDCAvroEncoder,
+                                   doc, catches=sink.catches,
+                                   needs_options={"enable-tidb-extension": "true"},
+                                   extra={"sink": name, "faults": sink.faults, "needs_kafka": True}))
         return out
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
