@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -56,6 +57,17 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--no-matrix", action="store_true",
                    help="run only the defaults for options not pinned (default: every combination)")
     r.add_argument("--registry", default="embedded://", help="schema registry URL (default embedded://)")
+    r.add_argument("--kafka", default="embedded://",
+                   help="Kafka: embedded:// (default, librdkafka's mock cluster on 127.0.0.1), container://, "
+                        "kafka://host:port, or none (in-memory: no broker, no delivery checks)")
+    r.add_argument("--no-spark", action="store_true", help="run the same stages in this process, without Spark")
+    r.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    r.add_argument("--partitions", type=int, default=3, help="partitions per topic (default 3)")
+    r.add_argument("--faults", default=None, metavar="SCHEDULE",
+                   help="broker faults on the embedded cluster, e.g. broker-down@2s:3s,"
+                        "produce-errors@5s:NOT_LEADER_FOR_PARTITION×5 (see docs)")
+    r.add_argument("--event-interval", type=float, default=None, metavar="SECONDS",
+                   help="pause between source events while producing (default 0, or 0.004 with --faults)")
     r.add_argument("--report-dir", default="reports/latest", help="where to write reports (default reports/latest)")
     r.add_argument("--dump-records", default=None, metavar="FILE", help="also write every record as records.jsonl")
     r.add_argument("--encoder-timeout", type=float, default=30.0, help="seconds an encoder call may take")
@@ -219,21 +231,34 @@ def cmd_run(args: argparse.Namespace) -> int:
                    repro_dir=report_dir / "repro", first_shard=args.shard)
     report = Report("run", command=_command_line(), strict=args.strict)
     t0 = time.monotonic()
+    mode = "in-memory" if args.kafka.strip().lower() == "none" else ("in-process" if args.no_spark else "spark")
+    faults = args.faults
+    if faults is None and mode != "in-memory" and encoder.extra.get("faults"):
+        faults = str(encoder.extra["faults"])
+        console.print(f"[dim]using the fault schedule that exposes {encoder.name}: {faults}[/]")
+    if faults and mode == "in-memory":
+        raise UsageError("--faults needs a broker: use --kafka embedded://")
+    if encoder.extra.get("needs_kafka") and mode == "in-memory":
+        raise UsageError(f"{encoder.name} is a delivery mutant: it needs --kafka (not none)")
+    where = "no broker" if mode == "in-memory" else f"Kafka {redact(args.kafka)}, {mode}"
     console.print(f"[bold]{protocol.title}[/] · encoder [cyan]{encoder.name}[/] · seed [bold]{seed}[/] · "
                   f"{args.examples} workload(s) × {len(combos)} option combination(s) · "
-                  f"registry {redact(args.registry)}")
+                  f"registry {redact(args.registry)} · {where}")
+    dump_hint = None
     with open_registry(args.registry) as registry:
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
-                      disable=not console.is_terminal) as progress:
-            task = progress.add_task("workloads", total=args.examples * len(combos))
+        if mode == "in-memory":
+            with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                          MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                          transient=True, disable=not console.is_terminal) as progress:
+                task = progress.add_task("workloads", total=args.examples * len(combos))
 
-            def on_section(s: Section) -> None:
-                progress.update(task, description=f"done: {s.label}")
+                def on_section(s: Section) -> None:
+                    progress.update(task, description=f"done: {s.label}")
 
-            report.sections = run_plan(plan, registry, progress=lambda n: progress.advance(task, n),
-                                       on_section=on_section)
-        dump_hint = None
+                report.sections = run_plan(plan, registry, progress=lambda n: progress.advance(task, n),
+                                           on_section=on_section)
+        else:
+            report.sections = _run_over_kafka(args, plan, registry, mode, faults)
         server = getattr(registry, "server", None)
         if plan.dump_records is not None and server is not None:
             # The embedded registry disappears with the run: keep what it held, so that the
@@ -251,6 +276,72 @@ def cmd_run(args: argparse.Namespace) -> int:
     if dump_hint:
         console.print(dump_hint, markup=False)
     return report.exit_code()
+
+
+def _registry_url_for_workers(args: argparse.Namespace, registry: Any) -> str:
+    """Executors talk to the registry themselves: they need its full URL (credentials included,
+    never printed); an embedded registry is reached at the address it listens on."""
+    server = getattr(registry, "server", None)
+    if server is not None:
+        return str(server.url)
+    return str(args.registry)
+
+
+def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: str, faults: str | None
+                    ) -> list[Section]:
+    from ..harness.run import reproduction
+    from ..harness.stages import RunSpec
+    from ..infra.kafka import KafkaUnavailable, consume_all, open_kafka
+
+    if args.partitions < 1:
+        raise UsageError("--partitions must be at least 1")
+    interval = args.event_interval if args.event_interval is not None else (0.004 if faults else 0.0)
+    try:
+        cluster = open_kafka(args.kafka)
+    except (KafkaUnavailable, ValueError) as e:
+        raise UsageError(str(e)) from None
+    with cluster:
+        if faults and not cluster.supports_faults:
+            raise UsageError(f"--faults needs the embedded cluster; {cluster.url} cannot inject faults")
+        run_id = "r" + format(random.randrange(36 ** 5), "x")
+        spec = RunSpec(plan.protocol.name, plan.encoder.name, str(plan.encoder.extra.get("sink", "reference")),
+                       plan.seed, plan.shape, tuple(tuple(sorted(c.items())) for c in plan.combos),
+                       tuple(cluster.client_config().items()), _registry_url_for_workers(args, registry),
+                       partitions=args.partitions, run_id=run_id, encoder_timeout=plan.encoder_timeout,
+                       event_interval_s=interval)
+        shards = range(plan.first_shard, plan.first_shard + plan.examples)
+        with console.status(f"producing and judging {len(shards) * len(plan.combos)} work unit(s) "
+                            f"({'Spark ' + args.spark_master if mode == 'spark' else 'in this process'})…"):
+            if mode == "spark":
+                from ..harness.pipeline import run_spark
+                from ..harness.spark import SparkUnavailable
+
+                try:
+                    sections = run_spark(spec, cluster, shards, master=args.spark_master, faults=faults,
+                                         log=lambda m: console.print(f"[dim]{m}[/]"))
+                except SparkUnavailable as e:
+                    raise UsageError(f"{e} (or run with --no-spark)") from None
+            else:
+                from ..harness.kafka_run import run_units
+
+                sections = run_units(spec, cluster, shards, faults=faults,
+                                     log=lambda m: console.print(f"[dim]{m}[/]"))
+        if plan.dump_records is not None:
+            from ..harness.run import record_line
+
+            topics = sorted(t for t in cluster.topics() if spec.unit_of(t) is not None)
+            with plan.dump_records.open("w", encoding="utf-8") as fh:
+                for r in consume_all(cluster, topics):  # streamed: the driver holds one record at a time
+                    fh.write(record_line(r) + "\n")
+    if plan.shrink:
+        for ci, sec in enumerate(sections):
+            for t in sec.tally:
+                if t.outcome is Outcome.FAILED and not t.id.startswith(("delivery.", "infra.")) and t.failures:
+                    shard = next(iter(t.failures.values())).workload
+                    if shard is not None and plan.encoder.extra.get("needs_kafka") is None:
+                        sec.reproductions.append(reproduction(plan, ci, sec.options, registry, t.id, shard[1],
+                                                              plan.shape))
+    return sections
 
 
 # -- check --------------------------------------------------------------------------------------

@@ -31,6 +31,8 @@ from .spi import EncoderContext, Record
 FINGERPRINT_BYTES = 8
 # librdkafka logs connection churn during faults at INFO; the ledger is the record, not the log.
 _QUIET = logging.getLogger("conformance.kafka.producer")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
 
 
 def fingerprint(topic: str, key: bytes | None, value: bytes | None) -> bytes:

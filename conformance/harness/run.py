@@ -111,25 +111,31 @@ def _run_combo(plan: RunPlan, ci: int, options: dict[str, str], registry: Any, p
         for cid, shard in sorted(first_failure.items()):
             if tally.checks[cid].outcome is not Outcome.FAILED:
                 continue
-            section.reproductions.append(_reproduction(plan, ci, options, registry, cid, shard, shape))
+            section.reproductions.append(reproduction(plan, ci, options, registry, cid, shard, shape))
     section.duration_s = time.monotonic() - t0
     return section
 
 
-def _dump(fh: Any, records: list[Record]) -> None:
+def record_line(r: Any) -> str:
+    """One records.jsonl line (format v1) for a record that has its partition and offset."""
     import base64
 
+    headers = getattr(r, "headers", ()) or ()
+    return json.dumps({
+        "topic": r.topic, "partition": r.partition, "offset": r.offset,
+        "key": None if r.key is None else base64.b64encode(r.key).decode("ascii"),
+        "value": None if r.value is None else base64.b64encode(r.value).decode("ascii"),
+        "timestamp": getattr(r, "timestamp", None),
+        "headers": [[k, None if v is None else base64.b64encode(v).decode("ascii")] for k, v in headers],
+    }, ensure_ascii=False)
+
+
+def _dump(fh: Any, records: list[Record]) -> None:
     for r in assign_offsets(records):
-        fh.write(json.dumps({
-            "topic": r.topic, "partition": r.partition, "offset": r.offset,
-            "key": None if r.key is None else base64.b64encode(r.key).decode("ascii"),
-            "value": None if r.value is None else base64.b64encode(r.value).decode("ascii"),
-            "timestamp": r.timestamp,
-            "headers": [[k, None if v is None else base64.b64encode(v).decode("ascii")] for k, v in r.headers],
-        }, ensure_ascii=False) + "\n")
+        fh.write(record_line(r) + "\n")
 
 
-def _reproduction(plan: RunPlan, ci: int, options: dict[str, str], registry: Any, check_id: str, shard: int,
+def reproduction(plan: RunPlan, ci: int, options: dict[str, str], registry: Any, check_id: str, shard: int,
                   shape: Shape) -> dict[str, Any]:
     w = sample_workload(plan.seed, shard, shape)
     attempt = [0]

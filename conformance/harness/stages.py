@@ -14,6 +14,7 @@ Only seeds and small results travel: a unit is a few numbers, a result is a tall
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterable
@@ -27,6 +28,7 @@ from ..checks.results import Tally
 from ..encoders import find_encoder
 from ..encoders.sink import SINKS, SentMessage, fingerprint, run_sink
 from ..encoders.spi import EncoderContext, ManualClock, Record
+from ..model.events import Workload
 from ..protocols import get_protocol
 from ..strategies import Shape, sample_workload
 from .local import EncoderHung, Guard, encoder_frames
@@ -87,15 +89,23 @@ def new_tally(protocol: str) -> Tally:
     return Tally(kafka_checks(protocol))
 
 
+@functools.lru_cache(maxsize=8)
 def _registry(url: str) -> Any:
+    """One client per registry per worker process (its id cache is shared by every unit)."""
     from ..infra.registry import RegistryClient
 
     return RegistryClient(url)
 
 
+@functools.lru_cache(maxsize=64)
+def _workload(seed: int | str, shard: int, shape: Shape) -> Workload:
+    """Stage A and stage B both regenerate a unit's workload; a worker keeps the last few."""
+    return sample_workload(seed, shard, shape)
+
+
 def expected_topics(spec: RunSpec, combo: int, shard: int) -> list[str]:
     protocol = get_protocol(spec.protocol)
-    w = sample_workload(spec.seed, shard, spec.shape)
+    w = _workload(spec.seed, shard, spec.shape)
     prefix = spec.prefix(combo, shard)
     return sorted({v.topic for v in protocol.expected_versions(w, spec.options(combo), prefix)  # type: ignore[attr-defined]
                    if v.topic is not None})
@@ -107,7 +117,7 @@ def produce_unit(spec: RunSpec, combo: int, shard: int, *, create_topics: Any = 
     info = find_encoder(spec.encoder, spec.protocol)
     options = spec.options(combo)
     prefix = spec.prefix(combo, shard)
-    workload = sample_workload(spec.seed, shard, spec.shape)
+    workload = _workload(spec.seed, shard, spec.shape)
     registry = _registry(spec.registry_url)
     tally = new_tally(spec.protocol)
     tally.workload = (spec.seed, shard)
@@ -177,7 +187,7 @@ def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], ledger: Ite
                                 fingerprint=fingerprint(r.topic, r.key, r.value)))
         checker.observe(Record(r.topic, r.key, r.value, r.partition, offset=r.offset))
     checker.finish()
-    workload = sample_workload(spec.seed, shard, spec.shape)
+    workload = _workload(spec.seed, shard, spec.shape)
     expected = [v for v in protocol.expected_versions(workload, options, spec.prefix(combo, shard))  # type: ignore[attr-defined]
                 if v.topic == topic]
     report = analyse(expected, entries, list(ledger), low_watermarks)
