@@ -25,7 +25,7 @@ def capture(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("capture")
     rec = d / "records.jsonl"
     code = main(["run", "--examples", "12", "--seed", "5", "--no-matrix", "--option", "enable-tidb-extension=true",
-                 "--report-dir", str(d / "rep"), "--dump-records", str(rec)])
+                 "--no-spark", "--report-dir", str(d / "rep"), "--dump-records", str(rec)])
     assert code == 0
     return rec, d / "records.registry.json"
 
@@ -46,7 +46,7 @@ def test_run_reference_passes_and_writes_reports(tmp_path: Path, capsys: pytest.
 
 def test_failing_run_prints_seed_and_shrunk_sql(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(capsys, "run", "--encoder", "mutant/enum-as-index", "--examples", "30", "--seed", "11",
-                        "--no-matrix", "--report-dir", str(tmp_path))
+                        "--no-matrix", "--kafka", "none", "--report-dir", str(tmp_path))
     assert code == 1
     assert "ticdc-avro.type.enum" in out and "VERDICT: FAIL" in out
     assert "seed 11" in out and "CREATE TABLE" in out and "INSERT INTO" in out
@@ -63,7 +63,7 @@ def test_failing_run_prints_seed_and_shrunk_sql(tmp_path: Path, capsys: pytest.C
 
 def test_replay_one_shard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(capsys, "run", "--encoder", "mutant/float-as-double", "--examples", "1", "--shard", "2",
-                        "--seed", "7", "--no-matrix", "--no-shrink", "--report-dir", str(tmp_path))
+                        "--seed", "7", "--no-matrix", "--no-shrink", "--kafka", "none", "--report-dir", str(tmp_path))
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["runs"][0]["workloads"] == 1
     assert code in (0, 1)
@@ -193,7 +193,7 @@ def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--examples", "3", "--seed", "1", "--no-matrix",
-                           "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
+                           "--no-spark", "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "report.json").exists()
 
@@ -222,3 +222,40 @@ def test_serve_registry_process_answers_confluent_clients(tmp_path: Path) -> Non
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _outcomes(path: Path) -> dict[tuple[str, str], tuple[str, int, int]]:
+    data = json.loads((path / "report.json").read_text())
+    return {(r["label"], r["check"]): (r["outcome"], r["counts"]["passed"], r["counts"]["failed"])
+            for r in data["results"]}
+
+
+def test_spark_and_no_spark_give_the_same_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["run", "--examples", "4", "--seed", "21", "--option", "enable-tidb-extension=true,false"]
+    code1, out1 = run_cli(capsys, *common, "--report-dir", str(tmp_path / "spark"))
+    code2, out2 = run_cli(capsys, *common, "--no-spark", "--report-dir", str(tmp_path / "local"))
+    assert code1 == code2 == 0, out1 + out2
+    a, b = _outcomes(tmp_path / "spark"), _outcomes(tmp_path / "local")
+    assert a == b
+    assert a[("ext=true", "delivery.no-loss")][0] == "passed"
+
+
+def test_delivery_mutant_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-key-scatter", "--examples", "2", "--seed", "4",
+                        "--no-matrix", "--no-spark", "--report-dir", str(tmp_path))
+    assert code == 1 and "delivery.one-partition-per-key" in out
+    # a delivery mutant needs a broker
+    code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-key-scatter", "--kafka", "none",
+                        "--report-dir", str(tmp_path))
+    assert code == 2 and "needs --kafka" in out
+
+
+def test_kafka_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "run", "--kafka", "container://", "--no-matrix", "--report-dir", str(tmp_path))
+    assert code == 2 and "Docker" in out and "Traceback" not in out
+    code, out = run_cli(capsys, "run", "--kafka", "none", "--faults", "broker-down@1s:1s", "--report-dir",
+                        str(tmp_path))
+    assert code == 2 and "needs a broker" in out
+    code, out = run_cli(capsys, "run", "--faults", "broker-sideways@1s", "--no-spark", "--no-matrix",
+                        "--report-dir", str(tmp_path))
+    assert code == 2 and "broker-down@" in out  # the grammar is shown
