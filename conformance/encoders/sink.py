@@ -91,6 +91,9 @@ class ReferenceSink:
             # later message could overtake one that timed out. Retriable errors stall the sink (as a
             # CDC sink should stall through an outage); a non-retriable one is fatal (gapless).
             "message.timeout.ms": 0,
+            # librdkafka's reconnect backoff grows to 10 s by default; a CDC sink should resume
+            # promptly once a broker is back.
+            "reconnect.backoff.max.ms": 1_000,
             "linger.ms": 5,
             "logger": _QUIET,
         }

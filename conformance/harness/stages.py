@@ -14,6 +14,7 @@ Only seeds and small results travel: a unit is a few numbers, a result is a tall
 
 from __future__ import annotations
 
+import atexit
 import functools
 import re
 import time
@@ -89,12 +90,25 @@ def new_tally(protocol: str) -> Tally:
     return Tally(kafka_checks(protocol))
 
 
-@functools.lru_cache(maxsize=8)
+_REGISTRIES: dict[str, Any] = {}
+
+
 def _registry(url: str) -> Any:
     """One client per registry per worker process (its id cache is shared by every unit)."""
     from ..infra.registry import RegistryClient
 
-    return RegistryClient(url)
+    client = _REGISTRIES.get(url)
+    if client is None:
+        if not _REGISTRIES:
+            atexit.register(_close_registries)
+        client = _REGISTRIES[url] = RegistryClient(url)
+    return client
+
+
+def _close_registries() -> None:
+    for c in _REGISTRIES.values():
+        c.close()
+    _REGISTRIES.clear()
 
 
 @functools.lru_cache(maxsize=64)
