@@ -76,7 +76,13 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check captured records (records.jsonl) against a registry")
     c.add_argument("--protocol", default=DEFAULT_PROTOCOL, choices=sorted(PROTOCOLS))
-    c.add_argument("--input", required=True, help="records.jsonl (one JSON object per line)")
+    c.add_argument("--input", default=None, help="records.jsonl (one JSON object per line)")
+    c.add_argument("--kafka", default=None, metavar="URL", help="check live topics instead: kafka://host:port …")
+    c.add_argument("--topics", default=None, help="with --kafka: comma-separated topics")
+    c.add_argument("--group", default=None,
+                   help="with --kafka: start at this consumer group's committed offsets and commit the end")
+    c.add_argument("--no-spark", action="store_true", help="with --kafka: read and check in this process")
+    c.add_argument("--spark-master", default="local[*]")
     c.add_argument("--registry", required=True, help="registry URL or registry dump file")
     c.add_argument("--option", action="append", default=[], metavar="K=V", help="protocol option the encoder used")
     c.add_argument("--report-json", default=None, metavar="FILE", help="write the JSON report here")
@@ -102,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     sr.add_argument("--port", type=int, default=8081)
     sr.add_argument("--auth", default=None, metavar="USER:PASS", help="require HTTP basic auth")
     sr.add_argument("--compatibility", default="BACKWARD")
+    sk = svs.add_parser("kafka", help="an embedded Kafka cluster (librdkafka's mock) on 127.0.0.1")
+    sk.add_argument("--brokers", type=int, default=3)
+    sk.add_argument("--partitions", type=int, default=3, help="partitions of auto-created topics")
     return p
 
 
@@ -357,6 +366,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     protocol = get_protocol(args.protocol)
     pinned = {k: v[0] for k, v in parse_option_args(args.option).items()}
     options = protocol.resolve_options(pinned)
+    if (args.input is None) == (args.kafka is None):
+        raise UsageError("check needs exactly one of --input FILE (a capture) or --kafka URL --topics T1,T2")
+    if args.kafka is not None:
+        return _check_kafka(args, protocol, options)
     path = Path(args.input)
     if not path.is_file():
         raise UsageError(f"input file {path} does not exist (pass a records.jsonl capture with --input)")
@@ -408,6 +421,56 @@ def cmd_check(args: argparse.Namespace) -> int:
         Path(args.report_json).write_text(json.dumps(report.to_json(), indent=1, ensure_ascii=False, default=str)
                                           + "\n", encoding="utf-8")
     console.print(f"checked {section.records} records from {path} in {section.duration_s:.1f} s")
+    _print_summary(report, paths)
+    return report.exit_code()
+
+
+def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str]) -> int:
+    from ..harness.check_kafka import CheckSpec, check_local, check_spark, commit, starting_offsets
+    from ..harness.kafka_source import plan_ranges
+    from ..infra.kafka import KafkaUnavailable, open_kafka
+    from ..infra.registry import RegistryClient
+
+    if not args.topics:
+        raise UsageError("--kafka needs --topics T1[,T2…]")
+    if not args.registry.startswith(("http://", "https://")):
+        raise UsageError("with --kafka, --registry must be the live registry's http(s):// URL")
+    topics = [t.strip() for t in args.topics.split(",") if t.strip()]
+    t0 = time.monotonic()
+    try:
+        cluster = open_kafka(args.kafka)
+    except (KafkaUnavailable, ValueError) as e:
+        raise UsageError(str(e)) from None
+    RegistryClient(args.registry).check_root()
+    report = Report("check", command=_command_line(), strict=args.strict)
+    with cluster:
+        config = cluster.client_config()
+        rest = {k: v for k, v in config.items() if k != "bootstrap.servers"}
+        known = set(cluster.topics())
+        missing = [t for t in topics if t not in known]
+        if missing:
+            raise UsageError(f"no such topic(s) on {cluster.url}: {', '.join(missing)}")
+        starts = starting_offsets(config, topics, args.group)
+        ranges = plan_ranges(config["bootstrap.servers"], topics, rest,
+                             starting={t: {p: o for (tt, p), o in starts.items() if tt == t} for t in topics}
+                             if starts else None)
+        spec = CheckSpec(protocol.name, tuple(sorted(options.items())), args.registry)
+        with console.status(f"checking {sum(r.count for r in ranges)} record(s) in {len(ranges)} partition(s)…"):
+            if args.no_spark:
+                tally, n = check_local(spec, config, ranges)
+            else:
+                tally, n = check_spark(spec, config, ranges, args.spark_master)
+        if args.group:
+            commit(config, args.group, {(r.topic, r.partition): r.high for r in ranges})
+    section = Section(protocol.name, f"kafka:{','.join(topics)}", "capture", options,
+                      describe_options(options, protocol), tally, records=n)
+    section.duration_s = report.duration_s = time.monotonic() - t0
+    report.sections.append(section)
+    paths = write_reports(report, args.report_dir) if args.report_dir else None
+    if args.report_json:
+        Path(args.report_json).write_text(json.dumps(report.to_json(), indent=1, ensure_ascii=False, default=str)
+                                          + "\n", encoding="utf-8")
+    console.print(f"checked {n} records of {', '.join(topics)} in {section.duration_s:.1f} s")
     _print_summary(report, paths)
     return report.exit_code()
 
@@ -504,6 +567,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 # -- serve --------------------------------------------------------------------------------------
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    if args.what == "kafka":
+        from ..infra.kafka import serve_kafka
+
+        serve_kafka(args.brokers, args.partitions, lambda bootstrap: console.print(
+            f"Kafka (embedded, {args.brokers} brokers) listening on {bootstrap} — Ctrl-C to stop; "
+            "each partition keeps only its newest ~5 MiB"))
+        return EXIT_OK
     from ..infra.registry import serve
 
     auth = None

@@ -1,0 +1,82 @@
+"""`conformance check --kafka`: live topics, bounded reads, consumer-group resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+
+from conformance.cli.main import main
+from conformance.encoders.spi import EncoderContext
+from conformance.infra.kafka import open_kafka
+from conformance.infra.registry import EmbeddedSchemaRegistry, RegistryClient
+from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder
+from conformance.strategies import sample_workload
+
+
+@pytest.fixture()
+def live():  # type: ignore[no-untyped-def]
+    with EmbeddedSchemaRegistry() as reg, open_kafka("embedded://?brokers=1&partitions=2") as k:
+        client = RegistryClient(reg.url)
+        topics: set[str] = set()
+        p = Producer(k.client_config())
+        for shard in range(4):
+            enc = TiCDCAvroEncoder()
+            enc.open(EncoderContext({"enable-tidb-extension": "true"}, client, partitions=2, topic_prefix="live-"))
+            for ev in sample_workload("live", shard).events:
+                for r in enc.encode(ev):
+                    if r.topic not in topics:
+                        k.create_topic(r.topic, 2)
+                        topics.add(r.topic)
+                    p.produce(r.topic, key=r.key, value=r.value, partition=r.partition)
+        p.flush(10)
+        yield k, reg, sorted(topics), p
+
+
+def check(capsys, k, reg, topics, *extra):  # type: ignore[no-untyped-def]
+    code = main(["check", "--kafka", f"kafka://{k.bootstrap.split(',')[0]}", "--topics", ",".join(topics),
+                 "--registry", reg.url, "--option", "enable-tidb-extension=true", *extra])
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+@pytest.mark.parametrize("spark", [False, True], ids=["no-spark", "spark"])
+def test_clean_live_topics_pass(live, capsys, spark: bool, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    k, reg, topics, _ = live
+    code, out = check(capsys, k, reg, topics, *([] if spark else ["--no-spark"]),
+                      "--report-json", str(tmp_path / "r.json"))
+    assert code == 0, out
+    data = json.loads((tmp_path / "r.json").read_text())
+    n = data["runs"][0]["records"]
+    assert n > 50
+    res = {r["check"]: r for r in data["results"]}
+    assert res["ticdc-avro.framing.magic-byte"]["counts"]["passed"] == n
+    assert res["delivery.no-loss"]["outcome"] == "skipped"
+
+
+def test_a_bad_live_record_is_a_finding(live, capsys) -> None:  # type: ignore[no-untyped-def]
+    k, reg, topics, p = live
+    p.produce(topics[0], key=b"\x00\x00\x00\x00\x01", value=b"garbage", partition=0)
+    p.flush(10)
+    code, out = check(capsys, k, reg, topics, "--no-spark")
+    assert code == 1 and "Traceback" not in out
+    assert "ticdc-avro.framing.magic-byte" in out
+
+
+def test_group_resumes_where_the_last_check_ended(live, capsys) -> None:  # type: ignore[no-untyped-def]
+    k, reg, topics, p = live
+    code, out = check(capsys, k, reg, topics, "--no-spark", "--group", "gate")
+    assert code == 0 and "checked 0 records" not in out
+    code, out = check(capsys, k, reg, topics, "--no-spark", "--group", "gate")
+    assert code == 0 and "checked 0 records" in out
+
+
+def test_usage_errors(live, capsys) -> None:  # type: ignore[no-untyped-def]
+    k, reg, topics, _ = live
+    code, out = check(capsys, k, reg, ["no-such-topic"], "--no-spark")
+    assert code == 2 and "no such topic" in out
+    code = main(["check", "--kafka", "kafka://127.0.0.1:1", "--registry", reg.url])
+    out = capsys.readouterr()
+    assert code == 2
