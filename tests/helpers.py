@@ -68,3 +68,14 @@ def problems(tally: Tally) -> dict[str, list[str]]:
         if t.failed or t.errored:
             out[t.id] = [f.message for f in list(t.failures.values())[:3]] + t.errors[:1]
     return out
+
+
+def docker_problem() -> str | None:
+    try:
+        import docker
+
+        client = docker.from_env(timeout=3)
+        client.ping()
+        return None
+    except Exception as e:  # noqa: BLE001 - any failure means: no usable engine here
+        return f"no Docker engine answers ({type(e).__name__}); container tests run in the GitHub workflow"

@@ -3,17 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-
-def docker_problem() -> str | None:
-    try:
-        import docker
-
-        client = docker.from_env(timeout=3)
-        client.ping()
-        return None
-    except Exception as e:  # noqa: BLE001 - any failure means: no usable engine here
-        return f"no Docker engine answers ({type(e).__name__}); container tests run in the GitHub workflow"
+from helpers import docker_problem
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

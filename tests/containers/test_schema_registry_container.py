@@ -13,22 +13,10 @@ V2_BAD = '{"type":"record","name":"t","namespace":"default.db","fields":[{"name"
 
 @pytest.fixture(scope="module")
 def confluent_registry_url():  # type: ignore[no-untyped-def]
-    from testcontainers.core.container import DockerContainer
-    from testcontainers.core.network import Network
-    from testcontainers.core.waiting_utils import wait_for_logs
-    from testcontainers.kafka import KafkaContainer
+    from conformance.infra.containers import schema_registry_container
 
-    with Network() as net:
-        with KafkaContainer("confluentinc/cp-kafka:7.6.1").with_network(net).with_network_aliases("kafka") as kafka:
-            sr = (DockerContainer("confluentinc/cp-schema-registry:7.6.1").with_network(net)
-                  .with_env("SCHEMA_REGISTRY_HOST_NAME", "schema-registry")
-                  .with_env("SCHEMA_REGISTRY_LISTENERS", "http://0.0.0.0:8081")
-                  .with_env("SCHEMA_REGISTRY_KAFKASTORE_BOOTSTRAP_SERVERS", "PLAINTEXT://kafka:9092")
-                  .with_exposed_ports(8081))
-            with sr:
-                wait_for_logs(sr, "Server started", timeout=120)
-                yield f"http://{sr.get_container_host_ip()}:{sr.get_exposed_port(8081)}"
-            del kafka
+    with schema_registry_container() as url:
+        yield url
 
 
 def _behaviour(url: str) -> list[object]:
@@ -50,3 +38,11 @@ def _behaviour(url: str) -> list[object]:
 def test_embedded_registry_answers_like_confluent(confluent_registry_url: str) -> None:
     with EmbeddedSchemaRegistry() as emb:
         assert _behaviour(emb.url) == _behaviour(confluent_registry_url)
+
+
+def test_pipeline_over_container_kafka_and_registry(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from conformance.cli.main import main
+
+    code = main(["run", "--kafka", "container://", "--registry", "container://", "--no-spark", "--no-matrix",
+                 "--examples", "3", "--seed", "1", "--report-dir", str(tmp_path)])
+    assert code == 0

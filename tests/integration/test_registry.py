@@ -818,3 +818,21 @@ def test_serve_runs_until_sigterm() -> None:
     assert signal.getsignal(signal.SIGTERM) == before
     with pytest.raises(RegistryUnavailable):
         RegistryClient(seen["url"]).check_root()
+
+
+def test_container_registry_without_docker_is_a_clear_error() -> None:
+    import sys
+    import time
+
+    import pytest
+
+    from conformance.infra.registry import RegistryUnavailable, open_registry
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "containers"))
+    from conftest import docker_problem  # the containers suite's own probe
+
+    if docker_problem() is None:
+        pytest.skip("a Docker engine answers here: tests/containers exercise container:// for real")
+    t0 = time.monotonic()
+    with pytest.raises(RegistryUnavailable, match="Docker") as exc, open_registry("container://"):
+        pass
+    assert time.monotonic() - t0 < 10 and "embedded://" in str(exc.value)

@@ -394,13 +394,6 @@ def test_open_registry_dump_file(tmp_path: Path) -> None:
         assert registry.schema_by_id(1) == record(A)
 
 
-def test_open_registry_container_is_not_ours() -> None:
-    with (
-        pytest.raises(NotImplementedError, match="conformance.infra.containers"),
-        open_registry("container://"),
-    ):
-        pass
-
 
 @pytest.mark.parametrize(
     ("spec", "fragment"),
