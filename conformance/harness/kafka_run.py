@@ -6,9 +6,10 @@ seed; faults are injected on the embedded cluster while stage A produces.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..checks.delivery import Sent
@@ -22,32 +23,47 @@ from .stages import LogRecord, RunSpec, UnitResult, expected_topics, judge_topic
 Progress = Callable[[int], None]
 
 
+def prepare_topics(spec: RunSpec, cluster: Any, units: Sequence[tuple[int, int]]) -> list[str]:
+    """Create every topic the units will write, up front, with the run's partition count (the
+    embedded cluster through its own API, a real one through the admin API)."""
+    topics = sorted({t for c, s in units for t in expected_topics(spec, c, s)})
+    for t in topics:
+        cluster.create_topic(t, spec.partitions)
+    return topics
+
+
+@contextlib.contextmanager
+def injecting(cluster: Any, faults: str | None, spec: RunSpec, units: Sequence[tuple[int, int]],
+              log: Callable[[str], None] | None) -> Iterator[None]:
+    """Run the fault schedule (if any) on the cluster while the body produces."""
+    if not faults:
+        yield
+        return
+    from ..infra.faults import FaultInjector
+
+    topics = sorted({t for c, s in units for t in expected_topics(spec, c, s)})
+    injector = FaultInjector(cluster, faults, topics)
+    injector.start()
+    try:
+        yield
+    finally:
+        injector.stop()
+        if log:
+            for at, what in injector.log:
+                log(f"fault at {at:.2f} s: {what}")
+
+
 def run_units(spec: RunSpec, cluster: Any, shards: Sequence[int], *, faults: str | None = None,
               progress: Progress | None = None, log: Callable[[str], None] | None = None) -> list[Section]:
-    combos = range(len(spec.combos))
-    units = [(c, s) for c in combos for s in shards]
-    injector = None
-    if faults:
-        from ..infra.faults import FaultInjector
-
-        topics = sorted({t for c, s in units for t in expected_topics(spec, c, s)})
-        for t in topics:
-            cluster.create_topic(t, spec.partitions)
-        injector = FaultInjector(cluster, faults, topics)
-        injector.start()
+    units = [(c, s) for c in range(len(spec.combos)) for s in shards]
+    prepare_topics(spec, cluster, units)
     t0 = time.monotonic()
     results: list[UnitResult] = []
-    try:
+    with injecting(cluster, faults, spec, units, log):
         for c, s in units:
-            results.append(produce_unit(spec, c, s, create_topics=lambda ts, n: [cluster.create_topic(t, n) for t in ts]))  # noqa: E501
+            results.append(produce_unit(spec, c, s))
             if progress:
                 progress(1)
-    finally:
-        if injector is not None:
-            injector.stop()
-            if log:
-                for at, what in injector.log:
-                    log(f"fault at {at:.2f} s: {what}")
     sections = judge_units(spec, cluster, results)
     for sec in sections:
         sec.duration_s = (time.monotonic() - t0) / max(1, len(sections))

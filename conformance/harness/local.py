@@ -118,15 +118,11 @@ def run_workload(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping
 
     def crash(stage: str, exc: BaseException) -> None:
         res.crashed = True
-        tally.fail(ENCODER_NO_CRASH, Failure(f"the encoder raised in {stage}: {type(exc).__name__}: {exc}",
-                                             expected="records", actual=encoder_frames(exc), location=where,
-                                             actor=Actor.ENCODER))
+        encoder_crashed(tally, stage, exc, where)
 
     def hang(stage: str, exc: BaseException) -> None:
         res.hung = True
-        tally.fail(ENCODER_RESPONSIVE, Failure(f"the encoder hung in {stage}: {exc}",
-                                               expected=f"an answer within {guard.timeout:g} s",
-                                               actual="no answer", location=where))
+        encoder_hung(tally, stage, exc, guard.timeout, where)
 
     try:
         enc = encoder.factory()
@@ -173,6 +169,18 @@ def run_workload(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping
     if not res.hung:
         tally.passed(ENCODER_RESPONSIVE)
     return res
+
+
+def encoder_crashed(tally: Tally, stage: str, exc: BaseException, where: Location | None = None) -> None:
+    tally.fail(ENCODER_NO_CRASH, Failure(f"the encoder raised in {stage}: {type(exc).__name__}: {exc}",
+                                         expected="records", actual=encoder_frames(exc), location=where,
+                                         actor=Actor.ENCODER))
+
+
+def encoder_hung(tally: Tally, stage: str, exc: BaseException, timeout: float, where: Location | None = None) -> None:
+    tally.fail(ENCODER_RESPONSIVE, Failure(f"the encoder hung in {stage}: {exc}",
+                                           expected=f"an answer within {timeout:g} s", actual="no answer",
+                                           location=where))
 
 
 def encoder_frames(exc: BaseException, limit: int = 4) -> str:

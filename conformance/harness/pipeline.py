@@ -25,7 +25,8 @@ from ..encoders import find_encoder
 from ..protocols import get_protocol
 from ..protocols.base import describe_options
 from ..reporting.model import Section
-from .stages import LogRecord, RunSpec, expected_topics, judge_topic, new_tally, produce_unit, sent_rows
+from .kafka_run import injecting, prepare_topics
+from .stages import LogRecord, RunSpec, judge_topic, new_tally, produce_unit, sent_rows
 
 UNIT_SCHEMA = "combo int, shard int"
 
@@ -106,31 +107,15 @@ def run_spark(spec: RunSpec, cluster: Any, shards: Sequence[int], *, master: str
 
     spark = spark_session(master)
     units = [(c, s) for c in range(len(spec.combos)) for s in shards]
-    topics = sorted({t for c, s in units for t in expected_topics(spec, c, s)})
-    # Topics are created up front, on the driver (the embedded cluster creates them through its
-    # own API; a real cluster through the admin API).
-    for t in topics:
-        cluster.create_topic(t, spec.partitions)
-    injector = None
-    if faults:
-        from ..infra.faults import FaultInjector
-
-        injector = FaultInjector(cluster, faults, topics)
-        injector.start()
+    topics = prepare_topics(spec, cluster, units)
     t0 = time.monotonic()
     slices = max(1, min(len(units), spark.sparkContext.defaultParallelism * 4))
-    try:
+    with injecting(cluster, faults, spec, units, log):
         stage_a = (spark.createDataFrame(units, UNIT_SCHEMA).repartition(slices)
                    .mapInArrow(_stage_a(spec), STAGE_A_SCHEMA)
                    .persist(StorageLevel.DISK_ONLY))
         stage_a.count()  # produce, once
         _trace(f"stage A (produce) {time.monotonic() - t0:.1f} s")
-    finally:
-        if injector is not None:
-            injector.stop()
-            if log:
-                for at, what in injector.log:
-                    log(f"fault at {at:.2f} s: {what}")
     if progress:
         progress(len(units))
     tallies: dict[int, Tally] = defaultdict(lambda: new_tally(spec.protocol))

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.delivery import DeliveryEvidence, LogEntry, Sent, analyse
-from ..checks.registry import Actor, Failure, Scope, all_checks
+from ..checks.registry import Scope, all_checks
 from ..checks.results import Tally
 from ..encoders import find_encoder
 from ..encoders.sink import SINKS, SentMessage, fingerprint, run_sink
@@ -32,7 +32,7 @@ from ..encoders.spi import EncoderContext, ManualClock, Record
 from ..model.events import Workload
 from ..protocols import get_protocol
 from ..strategies import Shape, sample_workload
-from .local import EncoderHung, Guard, encoder_frames
+from .local import EncoderHung, Guard, encoder_crashed, encoder_hung
 
 _PREFIX = re.compile(r"^(?P<run>[a-z0-9]+)c(?P<combo>\d+)w(?P<shard>\d+)-")
 
@@ -159,11 +159,9 @@ def produce_unit(spec: RunSpec, combo: int, shard: int, *, create_topics: Any = 
         tally.passed(ENCODER_NO_CRASH)
         tally.passed(ENCODER_RESPONSIVE)
     except EncoderHung as e:
-        tally.fail(ENCODER_RESPONSIVE, Failure(f"the encoder hung: {e}", expected="an answer within "
-                                               f"{spec.encoder_timeout:g} s", actual="no answer"))
+        encoder_hung(tally, "encode()", e, spec.encoder_timeout)
     except Exception as e:  # noqa: BLE001 - the encoder's (or its sink's) failure is a finding
-        tally.fail(ENCODER_NO_CRASH, Failure(f"the encoder raised: {type(e).__name__}: {e}", expected="records",
-                                             actual=encoder_frames(e), actor=Actor.ENCODER))
+        encoder_crashed(tally, "encode() or its sink", e)
     finally:
         guard.close()
     checker.finish()

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import signal
 import socket
 import threading
 import time
@@ -40,7 +39,7 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any, Final, Literal, Self
 
 from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Consumer, KafkaError, KafkaException, TopicPartition
@@ -777,24 +776,6 @@ def serve_kafka(brokers: int, partitions: int, ready: Callable[[str], None] | No
     handled when called from the main thread (Python's signal rule); the previous handler is
     restored on return.
     """
-    stop = threading.Event()
-    in_main = threading.current_thread() is threading.main_thread()
-    previous: Any = None
-    if in_main:
+    from .serving import serve_until_stopped
 
-        def on_term(signum: int, frame: FrameType | None) -> None:
-            stop.set()
-
-        previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        with EmbeddedKafka(brokers, partitions) as cluster:
-            if ready is not None:
-                ready(cluster.bootstrap)
-            # Short waits keep the main thread responsive to Ctrl-C on every platform.
-            while not stop.wait(0.2):
-                pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+    serve_until_stopped(lambda: EmbeddedKafka(brokers, partitions), lambda cluster: cluster.bootstrap, ready)

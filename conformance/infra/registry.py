@@ -56,7 +56,6 @@ import http.client
 import json
 import os
 import re
-import signal
 import socket
 import ssl
 import threading
@@ -67,7 +66,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any, Final, Protocol, Self
 
 import avro.compatibility
@@ -1857,24 +1856,7 @@ def serve(
     SIGTERM is only handled when called from the main thread (Python's signal rule); the
     previous handler is restored on return.
     """
-    stop = threading.Event()
-    in_main = threading.current_thread() is threading.main_thread()
-    previous: Any = None
-    if in_main:
+    from .serving import serve_until_stopped
 
-        def on_term(signum: int, frame: FrameType | None) -> None:
-            stop.set()
-
-        previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        with EmbeddedSchemaRegistry(host, port, auth=auth, default_compatibility=compatibility) as server:
-            if ready is not None:
-                ready(server.url)
-            # Short waits keep the main thread responsive to Ctrl-C on every platform.
-            while not stop.wait(0.2):
-                pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+    serve_until_stopped(lambda: EmbeddedSchemaRegistry(host, port, auth=auth, default_compatibility=compatibility),
+                        lambda server: server.url, ready)
