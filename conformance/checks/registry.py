@@ -140,6 +140,9 @@ class CheckSpec:
     # of that shared part. The verdict is computed once per key and replayed, relocated, for
     # every other record with the same key.
     cache_key: Callable[[Any], Hashable] | None = field(default=None, compare=False, repr=False)
+    # Where the published docs and the implementation disagree on what this check enforces:
+    # what each says (the check follows the code unless a profile switch says otherwise).
+    docs_vs_code: str | None = None
 
     @property
     def doc(self) -> str:
@@ -177,7 +180,7 @@ _REGISTRY: dict[str, CheckSpec] = {}
 
 def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
           needs_options: dict[str, str] | None = None, needs_source: bool = False,
-          cache_key: Callable[[Any], Hashable] | None = None,
+          cache_key: Callable[[Any], Hashable] | None = None, docs_vs_code: str | None = None,
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a check. Ids are `<protocol>.<area>.<rule>` and never change once published."""
 
@@ -188,7 +191,7 @@ def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
         spec = CheckSpec(id=id, level=level, clause=clause, scope=scope, protocol=protocol, fn=fn,
                          title=" ".join(doc.split("\n\n")[0].split()) if doc else id,
                          needs_options=tuple(sorted((needs_options or {}).items())),
-                         needs_source=needs_source, cache_key=cache_key)
+                         needs_source=needs_source, cache_key=cache_key, docs_vs_code=docs_vs_code)
         _REGISTRY[id] = spec
         fn.check_spec = spec  # type: ignore[attr-defined]
         return fn

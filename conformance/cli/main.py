@@ -23,7 +23,7 @@ from ..checks.registry import Actor, Failure, Location, Outcome, all_checks, get
 from ..encoders import all_encoders, find_encoder
 from ..encoders.spi import ConfigurationError
 from ..infra.urls import redact, redact_text
-from ..protocols import DEFAULT_PROTOCOL, PROTOCOLS, get_protocol
+from ..protocols import DEFAULT_PROTOCOL, PROTOCOLS, all_protocols, get_protocol
 from ..protocols.base import ProtocolSuite, describe_options, parse_option_args
 from ..reporting import Report, Section, write_reports
 from ..reporting.model import runs_with_results
@@ -482,11 +482,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     encs = all_encoders(args.protocol)
     if args.json:
         out = {"checks": [{"id": c.id, "level": c.level.value, "clause": c.clause, "protocol": c.protocol,
-                           "scope": c.scope.value, "title": c.title} for c in checks],
+                           "scope": c.scope.value, "title": c.title,
+                           **({"docs_vs_code": c.docs_vs_code} if c.docs_vs_code else {})} for c in checks],
                "encoders": [{"name": e.name, "protocol": e.protocol, "kind": e.kind.value,
                              **({"catches": e.catches} if e.catches else {}),
                              **({"needs_options": dict(e.needs_options)} if e.needs_options else {}),
-                             "description": e.description} for e in encs]}
+                             "description": e.description} for e in encs],
+               "profile_switches": [{"protocol": p.name, "option": o.name, "default": o.default,
+                                     "choices": list(o.choices or ()), "doc": o.doc}
+                                    for p in all_protocols() if args.protocol in (None, p.name)
+                                    for o in p.options if o.kind == "profile switch"]}
         sys.stdout.write(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
         return EXIT_OK
     from rich.table import Table
@@ -497,6 +502,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     for c in checks:
         t.add_row(c.id, c.level.value, c.scope.value, c.title)
     console.print(t)
+    disagreements = [c for c in checks if c.docs_vs_code]
+    switches = [(p.name, o) for p in all_protocols() if args.protocol in (None, p.name)
+                for o in p.options if o.kind == "profile switch"]
+    if disagreements or switches:
+        t3 = Table(title="where the docs and the code disagree")
+        for col in ("check or switch", "what each says"):
+            t3.add_column(col)
+        for c in disagreements:
+            t3.add_row(c.id, c.docs_vs_code or "")
+        for pname, o in switches:
+            t3.add_row(f"{pname} --option {o.name}={'|'.join(o.choices or ())}", o.doc)
+        console.print(t3)
     t2 = Table(title=f"{len(encs)} encoders")
     for col in ("name", "kind", "caught by"):
         t2.add_column(col)

@@ -30,11 +30,11 @@ from ..strategies.domains import simplest_value
 from ..strategies.history import sql_equal
 
 Predicate = Callable[[Workload], bool]
-TKey = tuple[int, int]  # (table_id, version)
+TKey = tuple[int, int, str]  # (table_id, version, name): RENAME keeps id and version
 
 
 def _tkey(t: Table) -> TKey:
-    return (t.table_id, t.version)
+    return (t.table_id, t.version, t.name)
 
 
 def _lineages(w: Workload) -> dict[TKey, int]:

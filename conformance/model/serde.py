@@ -26,7 +26,8 @@ class WorkloadFormatError(ValueError):
 
 
 def _ref(t: Table) -> str:
-    return f"{t.table_id}@{t.version}"
+    # A RENAME keeps table id and version: the name is part of a table version's identity.
+    return f"{t.table_id}@{t.version}:{t.name}"
 
 
 def type_to_json(t: SqlType) -> dict[str, Any]:

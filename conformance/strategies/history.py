@@ -263,10 +263,10 @@ class HistoryBuilder:
     def rename_table(self, state: _TableState) -> bool:
         t = state.table
         name = self._table_name(t.database)
-        # TiDB keeps UpdateTS on RENAME? No: every DDL bumps the schema version; TiCDC's
-        # consumers key schemas by (database, table, version), so a rename gets a new version.
+        # TiDB keeps the schema version (UpdateTS) across RENAME TABLE (seed 002, "TableSchema"):
+        # consumers then know the renamed table by its new name and the old version.
         ts = self.next_ts()
-        new = t.evolve(name=name, version=ts)
+        new = t.evolve(name=name)
         sql = f"RENAME TABLE {qualified(t)} TO {qualified(new)};"
         self._replace_table(state, new, DdlKind.RENAME_TABLE, sql, ts)
         return True

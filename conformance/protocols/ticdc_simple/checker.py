@@ -1,0 +1,230 @@
+"""Runs the TiCDC Simple checks: decode, join with the workload, evaluate, tally.
+
+Simple is stateful: a DML can only be read with a schema seen earlier (a DDL or a BOOTSTRAP),
+so the checker keeps, per partition, the schemas seen so far and a compact log of every
+message (kind, commit ts, table, version, build ts). Record checks run as records arrive;
+stream checks (the consumer's rule, bootstrap timing, ordering) run on the logs at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...checks.registry import CheckSpec, Location, Scope, all_checks
+from ...checks.results import Tally
+from ...encoders.spi import Record
+from ...model.events import Ddl, Event, Op, Transaction, Watermark
+from ...model.table import Table
+from ...model.values import Row
+from . import spec
+from .decoder import Message, decode, table_schema_of
+from .spec import SimpleOptions
+
+
+@dataclass(slots=True)
+class SourceRow:
+    table: Table
+    op: Op
+    image: Row  # after for insert/update, before for delete
+    before: Row | None
+    commit_ts: int
+
+
+@dataclass(slots=True)
+class Entry:
+    """One message in a partition's log (what the stream checks need, nothing more)."""
+
+    seq: int
+    offset: int | None
+    kind: str | None
+    type: str | None
+    commit_ts: int | None
+    build_ts: int | None
+    table: tuple[Any, Any] | None  # (database, table)
+    version: Any  # DML schemaVersion, or the version of the schema a DDL/BOOTSTRAP carries
+    resolvable: bool | None = None  # DML: could a consumer of this partition read it here?
+
+
+@dataclass(slots=True)
+class PartitionLog:
+    topic: str
+    partition: int
+    entries: list[Entry] = field(default_factory=list)
+    schemas: dict[tuple[Any, Any, Any], dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RecordEvidence:
+    record: Record
+    loc: Location
+    msg: Message
+    o: SimpleOptions
+    source: SourceRow | Ddl | Watermark | None = None
+    schema: dict[str, Any] | None = None  # the tableSchema a DML resolves to, if one was seen
+    claim_check_dir: str | None = None
+
+    def at(self, field_: str | None = None) -> Location:
+        table = None
+        if isinstance(self.source, SourceRow):
+            table = self.source.table.qualified_name
+        elif self.msg.kind == "DML":
+            table = f"{self.msg.get('database')}.{self.msg.get('table')}"
+        return Location(self.loc.topic, self.loc.partition, self.loc.offset, table=table, column=field_,
+                        line=self.loc.line)
+
+
+@dataclass(slots=True)
+class EventEvidence:
+    event: Event
+    expected_rows: list[SourceRow]
+    records: list[RecordEvidence]
+    partitions: int
+    o: SimpleOptions
+
+
+@dataclass(slots=True)
+class StreamEvidence:
+    topic: str
+    partitions: dict[int, PartitionLog]
+    o: SimpleOptions
+    with_source: bool
+
+
+def specs_for(options: Mapping[str, str], *, with_source: bool) -> tuple[list[CheckSpec], dict[str, str]]:
+    active, skipped = [], {}
+    for s in all_checks(spec.PROTOCOL):
+        if s.protocol != spec.PROTOCOL:
+            continue
+        missing = [f"{k}={v}" for k, v in s.needs_options if options.get(k, "") != v]
+        if missing:
+            skipped[s.id] = f"needs {', '.join(missing)}"
+        elif (s.needs_source or s.scope is Scope.EVENT) and not with_source:
+            skipped[s.id] = "needs the generated workload (decidable in `conformance run`, not on a capture)"
+        else:
+            active.append(s)
+    return active, skipped
+
+
+class SimpleChecker:
+    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
+                 with_source: bool = True) -> None:
+        self.o = SimpleOptions.from_options(options)
+        self.tally = tally
+        self.prefix = topic_prefix
+        self.with_source = with_source
+        active, skipped = specs_for(options, with_source=with_source)
+        for cid, reason in skipped.items():
+            if cid in tally.checks:
+                tally.skip(cid, reason)
+        self.record_specs = [s for s in active if s.scope is Scope.RECORD]
+        self.event_specs = [s for s in active if s.scope is Scope.EVENT]
+        self.stream_specs = [s for s in active if s.scope is Scope.STREAM]
+        self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self._seq = 0
+
+    # -- evidence -------------------------------------------------------------------------------------
+
+    def _log(self, record: Record) -> PartitionLog:
+        key = (record.topic, record.partition or 0)
+        lg = self.logs.get(key)
+        if lg is None:
+            lg = self.logs[key] = PartitionLog(record.topic, record.partition or 0)
+        return lg
+
+    def evidence(self, record: Record, loc: Location) -> RecordEvidence:
+        msg = decode(record.value, self.o.compression, self.o.avro)
+        ev = RecordEvidence(record, loc, msg, self.o, claim_check_dir=None)
+        lg = self._log(record)
+        self._seq += 1
+        entry = Entry(self._seq, record.offset, msg.kind if msg.ok else None, msg.type,
+                      _int(msg.get("commitTs")), _int(msg.get("buildTs")), None, None)
+        if msg.ok and msg.kind in ("DDL", "BOOTSTRAP"):
+            ts = table_schema_of(msg)
+            if ts is not None:
+                key = (ts.get("schema"), ts.get("table"), ts.get("version"))
+                lg.schemas[key] = ts
+                entry.table, entry.version = key[:2], key[2]
+        elif msg.ok and msg.kind == "DML":
+            entry.table = msg.table_key
+            entry.version = msg.get("schemaVersion")
+            ev.schema = self._resolve(lg, entry.table, entry.version)
+            entry.resolvable = ev.schema is not None
+        lg.entries.append(entry)
+        return ev
+
+    def _resolve(self, lg: PartitionLog, table: tuple[Any, Any], version: Any) -> dict[str, Any] | None:
+        key = (table[0], table[1], version)
+        got = lg.schemas.get(key)
+        if got is None and not self.o.bootstrap_all_partitions:
+            # Bootstraps go to partition 0 only: a consumer reads schemas from there.
+            p0 = self.logs.get((lg.topic, 0))
+            got = p0.schemas.get(key) if p0 is not None else None
+        return got
+
+    def _run_record_checks(self, ev: RecordEvidence) -> None:
+        for s in self.record_specs:
+            self.tally.evaluate(s, ev)
+
+    # -- capture mode ---------------------------------------------------------------------------------
+
+    def check_record(self, record: Record, loc: Location) -> None:
+        self._run_record_checks(self.evidence(record, loc))
+
+    def observe(self, record: Record) -> None:
+        self.evidence(record, Location(topic=record.topic, partition=record.partition, offset=record.offset))
+
+    # -- run mode -------------------------------------------------------------------------------------
+
+    def expected_rows(self, event: Event) -> list[SourceRow]:
+        if not isinstance(event, Transaction):
+            return []
+        rows = []
+        for ch in event.changes:
+            if ch.op is Op.UPDATE and ch.changes_unique_key():
+                assert ch.before is not None and ch.after is not None
+                rows.append(SourceRow(ch.table, Op.DELETE, ch.before, ch.before, event.commit_ts))
+                rows.append(SourceRow(ch.table, Op.INSERT, ch.after, None, event.commit_ts))
+            else:
+                rows.append(SourceRow(ch.table, ch.op, ch.image(), ch.before, event.commit_ts))
+        return rows
+
+    def check_event(self, event: Event, records: list[Record]) -> None:
+        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        expected = self.expected_rows(event)
+        if isinstance(event, Transaction):
+            # Rows in the order they were made (TiCDC keeps a transaction's order per partition).
+            pending = list(expected)
+            for ev in evs:
+                if ev.msg.ok and ev.msg.kind == "DML" and pending:
+                    match = next((s for s in pending if (s.table.database, s.table.name) == ev.msg.table_key
+                                  and spec_type(s.op) == ev.msg.type), None)
+                    ev.source = match if match is not None else pending[0]
+                    pending.remove(ev.source)
+        elif isinstance(event, (Ddl, Watermark)):
+            for ev in evs:
+                ev.source = event
+        for ev in evs:
+            self._run_record_checks(ev)
+        eev = EventEvidence(event, expected, evs, max(1, len({r.partition for r in records}) or 1), self.o)
+        for s in self.event_specs:
+            self.tally.evaluate(s, eev)
+
+    def finish(self) -> None:
+        by_topic: dict[str, dict[int, PartitionLog]] = {}
+        for (topic, part), lg in self.logs.items():
+            by_topic.setdefault(topic, {})[part] = lg
+        for topic, parts in by_topic.items():
+            st = StreamEvidence(topic, parts, self.o, self.with_source)
+            for s in self.stream_specs:
+                self.tally.evaluate(s, st)
+        self.logs.clear()
+
+
+def spec_type(op: Op) -> str:
+    return {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}[op]
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
