@@ -28,6 +28,7 @@ _CHECK_MODULES = (
     "conformance.checks.common",
     "conformance.checks.delivery",
     "conformance.protocols.ticdc_avro.checks",
+    "conformance.protocols.ticdc_simple.checks",
 )
 _loaded = False
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.events import Event
-from .spi import EncoderContext, Record
+from .spi import EncoderContext, ManualClock, Record
 
 FINGERPRINT_BYTES = 8
 # librdkafka logs connection churn during faults at INFO; the ledger is the record, not the log.
@@ -218,7 +218,8 @@ def run_sink(sink: ReferenceSink, make_encoder: Callable[[], Any], ctx: EncoderC
         run = Producing(sink, config, result, attempt)
         stopped_at: int | None = None
         for i in range(start, len(events)):
-            records = list(call(enc.encode, events[i]))
+            now = ctx.clock.follow(events[i]) if isinstance(ctx.clock, ManualClock) else ctx.clock()
+            records = list(call(enc.encode, events[i])) + list(call(enc.tick, now) or [])
             if i > checked:
                 on_records(i, records)
                 checked = i

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..model.events import Event
+from ..model.events import Ddl, Event, Transaction, Watermark, tso_physical_ms
 
 SPI_VERSION = 1
 
@@ -56,6 +56,23 @@ class ManualClock:
     def advance(self, seconds: float) -> float:
         self.now += seconds
         return self.now
+
+    def follow(self, event: Event) -> float:
+        """Move to the physical time of `event`'s commit ts (never backwards): a simulated CDC
+        server sees events when they commit. Returns the new time."""
+        ts = event_ts(event)
+        if ts:
+            self.now = max(self.now, tso_physical_ms(ts) / 1000.0)
+        return self.now
+
+
+def event_ts(event: Event) -> int:
+    """The commit ts of a transaction or DDL, the ts of a watermark."""
+    if isinstance(event, (Transaction, Ddl)):
+        return event.commit_ts
+    if isinstance(event, Watermark):
+        return event.ts
+    return 0
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.registry import Actor, Failure, Location, Scope, all_checks
 from ..checks.results import Tally
 from ..encoders.spi import ConfigurationError, EncoderContext, EncoderInfo, ManualClock, Record
-from ..model.events import Ddl, Event, Transaction, Watermark, Workload, tso_physical_ms
+from ..model.events import Ddl, Event, Transaction, Workload
 from ..protocols.base import ProtocolSuite
 
 
@@ -98,12 +98,6 @@ class WorkloadResult:
     dumped: list[Record] = field(default_factory=list)
 
 
-def _clock_for(event: Event, clock: ManualClock) -> None:
-    ts = event.commit_ts if isinstance(event, (Transaction, Ddl)) else event.ts if isinstance(event, Watermark) else 0
-    if ts:
-        clock.now = max(clock.now, tso_physical_ms(ts) / 1000.0)
-
-
 def run_workload(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping[str, str], registry: Any,
                  workload: Workload, tally: Tally, *, topic_prefix: str, guard: Guard,
                  keep_records: bool = False, time_zone: str = "UTC") -> WorkloadResult:
@@ -111,9 +105,11 @@ def run_workload(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping
     res = WorkloadResult()
     tally.workload = (workload.seed, workload.shard)
     clock = ManualClock()
-    ctx = EncoderContext(options=dict(options), registry=registry, clock=clock, partitions=1,
+    partitions = memory_partitions(protocol)
+    ctx = EncoderContext(options=dict(options), registry=registry, clock=clock, partitions=partitions,
                          topic_prefix=topic_prefix, time_zone=time_zone)
-    checker = protocol.checker(options, registry, tally, topic_prefix=topic_prefix, with_source=True)  # type: ignore[attr-defined]
+    checker = protocol.checker(options, registry, tally, topic_prefix=topic_prefix,  # type: ignore[attr-defined]
+                               with_source=True, partitions=partitions)
     where = Location(table=None)
 
     def crash(stage: str, exc: BaseException) -> None:
@@ -136,7 +132,7 @@ def run_workload(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping
         crash("open()", e)
         return res
     for i, event in enumerate(workload.events):
-        _clock_for(event, clock)
+        clock.follow(event)
         where = Location(table=_event_table(event), part=f"event {i} ({type(event).__name__})")
         try:
             records = guard.call(enc.encode, event)
@@ -169,6 +165,12 @@ def run_workload(protocol: ProtocolSuite, encoder: EncoderInfo, options: Mapping
     if not res.hung:
         tally.passed(ENCODER_RESPONSIVE)
     return res
+
+
+def memory_partitions(protocol: ProtocolSuite) -> int:
+    """Partitions of every topic in an in-memory run: one, unless the protocol's rules are
+    about partitions (Simple broadcasts DDLs, watermarks and bootstraps to all of them)."""
+    return int(protocol.extra.get("memory_partitions", 1))
 
 
 def encoder_crashed(tally: Tally, stage: str, exc: BaseException, where: Location | None = None) -> None:

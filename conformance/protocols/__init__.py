@@ -11,6 +11,7 @@ __all__ = ["OptionSpec", "Profile", "ProtocolSuite", "all_protocols", "get_proto
 # name -> module providing `SUITE`
 PROTOCOLS: dict[str, str] = {
     "ticdc-avro": "conformance.protocols.ticdc_avro.suite",
+    "ticdc-simple": "conformance.protocols.ticdc_simple.suite",
 }
 
 DEFAULT_PROTOCOL = "ticdc-avro"

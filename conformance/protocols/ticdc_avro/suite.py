@@ -44,7 +44,7 @@ class TiCDCAvroSuite(ProtocolSuite):
         return out
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
-                with_source: bool = True) -> AvroChecker:
+                with_source: bool = True, partitions: int | None = None) -> AvroChecker:
         return AvroChecker(options, registry, tally, topic_prefix=topic_prefix, with_source=with_source)
 
     def needs_registry(self) -> bool:

@@ -37,13 +37,14 @@ class Entry:
     """One message in a partition's log (what the stream checks need, nothing more)."""
 
     seq: int
-    offset: int | None
+    offset: int
     kind: str | None
     type: str | None
     commit_ts: int | None
     build_ts: int | None
     table: tuple[Any, Any] | None  # (database, table)
     version: Any  # DML schemaVersion, or the version of the schema a DDL/BOOTSTRAP carries
+    table_id: Any = None  # DML tableID, or the tableID of the schema a DDL/BOOTSTRAP carries
     resolvable: bool | None = None  # DML: could a consumer of this partition read it here?
 
 
@@ -53,6 +54,9 @@ class PartitionLog:
     partition: int
     entries: list[Entry] = field(default_factory=list)
     schemas: dict[tuple[Any, Any, Any], dict[str, Any]] = field(default_factory=dict)
+    # Digests of the DMLs already in the log: a replay after a restart repeats one, and is a
+    # duplicate (at-least-once), judged by the delivery checks, not an ordering violation.
+    seen_dml: set[int] = field(default_factory=set)
 
 
 @dataclass(slots=True)
@@ -63,7 +67,7 @@ class RecordEvidence:
     o: SimpleOptions
     source: SourceRow | Ddl | Watermark | None = None
     schema: dict[str, Any] | None = None  # the tableSchema a DML resolves to, if one was seen
-    claim_check_dir: str | None = None
+    bootstrap_table: Table | None = None  # run mode: the source table version a BOOTSTRAP announces
 
     def at(self, field_: str | None = None) -> Location:
         table = None
@@ -87,9 +91,17 @@ class EventEvidence:
 @dataclass(slots=True)
 class StreamEvidence:
     topic: str
-    partitions: dict[int, PartitionLog]
+    logs: dict[int, PartitionLog]
     o: SimpleOptions
     with_source: bool
+    partition_count: int | None  # the topic's partitions, when the harness knows them
+
+    @property
+    def partitions(self) -> list[int]:
+        """Every partition of the topic: known, or else the ones with messages."""
+        if self.partition_count is not None:
+            return list(range(self.partition_count))
+        return sorted(self.logs)
 
 
 def specs_for(options: Mapping[str, str], *, with_source: bool) -> tuple[list[CheckSpec], dict[str, str]]:
@@ -109,8 +121,9 @@ def specs_for(options: Mapping[str, str], *, with_source: bool) -> tuple[list[Ch
 
 class SimpleChecker:
     def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
-                 with_source: bool = True) -> None:
+                 with_source: bool = True, partitions: int | None = None) -> None:
         self.o = SimpleOptions.from_options(options)
+        self.partitions = partitions
         self.tally = tally
         self.prefix = topic_prefix
         self.with_source = with_source
@@ -123,6 +136,9 @@ class SimpleChecker:
         self.stream_specs = [s for s in active if s.scope is Scope.STREAM]
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._seq = 0
+        # Run mode: every table version of the workload so far, for the BOOTSTRAPs (which no
+        # source event makes) to be judged against their table.
+        self.known_tables: dict[tuple[int, int], Table] = {}
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -135,20 +151,33 @@ class SimpleChecker:
 
     def evidence(self, record: Record, loc: Location) -> RecordEvidence:
         msg = decode(record.value, self.o.compression, self.o.avro)
-        ev = RecordEvidence(record, loc, msg, self.o, claim_check_dir=None)
+        ev = RecordEvidence(record, loc, msg, self.o)
         lg = self._log(record)
         self._seq += 1
-        entry = Entry(self._seq, record.offset, msg.kind if msg.ok else None, msg.type,
+        # In memory a record has no offset yet: it gets the one a log would give it.
+        offset = record.offset if record.offset is not None else len(lg.entries)
+        if record.offset is None:
+            ev.loc = Location(record.topic, record.partition or 0, offset, line=loc.line)
+        entry = Entry(self._seq, offset, msg.kind if msg.ok else None, msg.type,
                       _int(msg.get("commitTs")), _int(msg.get("buildTs")), None, None)
         if msg.ok and msg.kind in ("DDL", "BOOTSTRAP"):
             ts = table_schema_of(msg)
             if ts is not None:
                 key = (ts.get("schema"), ts.get("table"), ts.get("version"))
                 lg.schemas[key] = ts
-                entry.table, entry.version = key[:2], key[2]
+                entry.table, entry.version, entry.table_id = key[:2], key[2], ts.get("tableID")
+                if msg.kind == "BOOTSTRAP":
+                    ev.bootstrap_table = self.known_tables.get((ts.get("tableID"), ts.get("version")))
         elif msg.ok and msg.kind == "DML":
+            digest = hash((msg.get("commitTs"), msg.type, msg.table_key, repr(msg.get("data")), repr(msg.get("old"))))
+            if digest in lg.seen_dml:
+                lg.entries.append(entry)  # kept for offsets; judged as a duplicate (kind None)
+                entry.kind = None
+                return ev
+            lg.seen_dml.add(digest)
             entry.table = msg.table_key
             entry.version = msg.get("schemaVersion")
+            entry.table_id = msg.get("tableID")
             ev.schema = self._resolve(lg, entry.table, entry.version)
             entry.resolvable = ev.schema is not None
         lg.entries.append(entry)
@@ -190,7 +219,18 @@ class SimpleChecker:
                 rows.append(SourceRow(ch.table, ch.op, ch.image(), ch.before, event.commit_ts))
         return rows
 
+    def _learn(self, event: Event) -> None:
+        tables: list[Table | None] = []
+        if isinstance(event, Transaction):
+            tables = [ch.table for ch in event.changes]
+        elif isinstance(event, Ddl):
+            tables = [event.table, event.pre_table]
+        for t in tables:
+            if t is not None:
+                self.known_tables[(t.table_id, t.version)] = t
+
     def check_event(self, event: Event, records: list[Record]) -> None:
+        self._learn(event)
         evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
         expected = self.expected_rows(event)
         if isinstance(event, Transaction):
@@ -207,7 +247,8 @@ class SimpleChecker:
                 ev.source = event
         for ev in evs:
             self._run_record_checks(ev)
-        eev = EventEvidence(event, expected, evs, max(1, len({r.partition for r in records}) or 1), self.o)
+        parts = self.partitions or max(1, len({r.partition for r in records}))
+        eev = EventEvidence(event, expected, evs, parts, self.o)
         for s in self.event_specs:
             self.tally.evaluate(s, eev)
 
@@ -216,7 +257,7 @@ class SimpleChecker:
         for (topic, part), lg in self.logs.items():
             by_topic.setdefault(topic, {})[part] = lg
         for topic, parts in by_topic.items():
-            st = StreamEvidence(topic, parts, self.o, self.with_source)
+            st = StreamEvidence(topic, parts, self.o, self.with_source, self.partitions)
             for s in self.stream_specs:
                 self.tally.evaluate(s, st)
         self.logs.clear()

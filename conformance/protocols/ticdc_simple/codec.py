@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +85,9 @@ def decode_json(data: bytes) -> dict[str, Any]:
     return obj
 
 
-def decode_avro(data: bytes) -> tuple[str, dict[str, Any]]:
-    """(message type, payload record); union branches of records come back as (name, value)."""
+def decode_avro(data: bytes) -> tuple[str, dict[str, Any], str]:
+    """(Message.type, payload record, the payload's record kind); values of the data/old maps
+    come back as (branch, value)."""
     if not data:
         raise CodecError("empty Avro payload")
     if data[0] != UNION_INDEX_BYTE:
@@ -102,8 +104,143 @@ def decode_avro(data: bytes) -> tuple[str, dict[str, Any]]:
         raise CodecError("the datum is not a Message record")
     msg = top[1]
     payload = msg.get("payload")
+    branch = ""
     if isinstance(payload, tuple):
+        branch = _KIND_OF_RECORD.get(payload[0], payload[0])
         payload = payload[1]
     if not isinstance(payload, dict):
         raise CodecError("the Message has no record payload")
-    return str(msg.get("type")), payload
+    if isinstance(payload.get("data"), dict) or isinstance(payload.get("old"), dict):
+        # fastavro does not say which branch a primitive came from (float or double?): read
+        # the datum again, keeping the branch of every map value.
+        annotated = _branch_reader().read(data)
+        for k in ("data", "old"):
+            if isinstance(payload.get(k), dict):
+                payload[k] = annotated.get(k)
+    return str(msg.get("type")), payload, branch
+
+
+_KIND_OF_RECORD = {f"{AVRO_NS}.{n}": k for n, k in (("Watermark", "WATERMARK"), ("Bootstrap", "BOOTSTRAP"),
+                                                      ("DDL", "DDL"), ("DML", "DML"))}
+
+
+@functools.lru_cache(maxsize=1)
+def _raw_schema() -> list[dict[str, Any]]:
+    schema: list[dict[str, Any]] = json.loads(MESSAGE_SCHEMA_PATH.read_text(encoding="utf-8"))
+    return schema
+
+
+_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+
+
+@functools.lru_cache(maxsize=1)
+def _branch_reader() -> BranchReader:
+    return BranchReader(_raw_schema())
+
+
+class BranchReader:
+    """A minimal Avro binary reader for message.json that keeps, for every union inside a map,
+    the branch name next to the value: `{"col": ("float", 1.5)}`. Only called on payloads
+    fastavro has already read, so it trusts the bytes."""
+
+    def __init__(self, schema: list[dict[str, Any]]) -> None:
+        self.named: dict[str, Any] = {}
+        for t in schema:
+            self._register(t, t.get("namespace", ""))
+        self.top = schema
+
+    def _register(self, t: Any, ns: str) -> None:
+        if isinstance(t, dict):
+            if t.get("type") in ("record", "enum", "fixed") and "name" in t:
+                ns = t.get("namespace", ns)
+                full = t["name"] if "." in t["name"] else f"{ns}.{t['name']}"
+                self.named[full] = (t, ns)
+            for f in t.get("fields", ()):
+                self._register(f["type"], ns)
+            for k in ("items", "values"):
+                if k in t:
+                    self._register(t[k], ns)
+        elif isinstance(t, list):
+            for b in t:
+                self._register(b, ns)
+
+    def read(self, data: bytes) -> dict[str, Any]:
+        self.buf, self.pos = data, 0
+        _, msg = self._union(self.top, "", in_map=False)
+        return msg["payload"]  # type: ignore[no-any-return]
+
+    def _long(self) -> int:
+        shift = result = 0
+        while True:
+            b = self.buf[self.pos]
+            self.pos += 1
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return (result >> 1) ^ -(result & 1)
+            shift += 7
+
+    def _bytes(self) -> bytes:
+        n = self._long()
+        out = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def _union(self, branches: list[Any], ns: str, *, in_map: bool) -> tuple[str, Any]:
+        i = self._long()
+        b = branches[i]
+        name = str(b if isinstance(b, str) else b.get("name", b.get("type")))
+        if "." not in name and name not in _PRIMITIVES:
+            name = f"{ns}.{name}"
+        return name, self._datum(b, ns, in_map=in_map)
+
+    def _datum(self, t: Any, ns: str, *, in_map: bool = False) -> Any:
+        if isinstance(t, list):
+            branch, v = self._union(t, ns, in_map=in_map)
+            return (branch, v) if in_map else v
+        if isinstance(t, str):
+            prim = {"null": lambda: None, "boolean": self._bool, "int": self._long, "long": self._long,
+                    "float": lambda: self._fixed_float("<f", 4), "double": lambda: self._fixed_float("<d", 8),
+                    "bytes": self._bytes, "string": lambda: self._bytes().decode("utf-8")}.get(t)
+            if prim is not None:
+                return prim()
+            full = t if "." in t else f"{ns}.{t}"
+            named, nns = self.named[full]
+            return self._datum(named, nns)
+        kind = t.get("type")
+        if isinstance(kind, (dict, list)) or kind in _PRIMITIVES:
+            return self._datum(kind, ns, in_map=in_map)
+        if kind == "record":
+            rns = t.get("namespace", ns)
+            return {f["name"]: self._datum(f["type"], rns) for f in t["fields"]}
+        if kind == "enum":
+            return t["symbols"][self._long()]
+        if kind == "array":
+            return [self._datum(t["items"], ns) for _ in self._blocks()]
+        if kind == "map":
+            out = {}
+            for _ in self._blocks():
+                k = self._bytes().decode("utf-8")
+                out[k] = self._datum(t["values"], ns, in_map=True)
+            return out
+        raise CodecError(f"unsupported Avro type {kind!r}")
+
+    def _blocks(self) -> Any:
+        while True:
+            n = self._long()
+            if n == 0:
+                return
+            if n < 0:
+                n = -n
+                self._long()  # block size in bytes
+            for _ in range(n):
+                yield None
+
+    def _bool(self) -> bool:
+        b = self.buf[self.pos]
+        self.pos += 1
+        return b != 0
+
+    def _fixed_float(self, fmt: str, n: int) -> float:
+        v: float = struct.unpack_from(fmt, self.buf, self.pos)[0]
+        self.pos += n
+        return v

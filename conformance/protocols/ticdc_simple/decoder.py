@@ -31,6 +31,7 @@ class Message:
     type: str | None = None  # the `type` field: DDL type, DML type, or the kind
     fields: dict[str, Any] = field(default_factory=dict)  # the message as decoded
     present: frozenset[str] = frozenset()  # fields that are set (JSON: present; Avro: non-null)
+    branch: str | None = None  # Avro: the payload's record (WATERMARK / BOOTSTRAP / DDL / DML)
 
     @property
     def ok(self) -> bool:
@@ -52,8 +53,9 @@ def decode(raw: bytes | None, compression: str, avro: bool) -> Message:
     try:
         data = codec.decompress(raw, compression)
         if avro:
-            kind, payload = codec.decode_avro(data)
+            kind, payload, branch = codec.decode_avro(data)
             m.kind = kind
+            m.branch = branch
             m.fields = payload
             m.present = frozenset(k for k, v in payload.items() if v is not None)
             m.type = payload["type"] if kind in ("DDL", "DML") else kind
@@ -77,13 +79,16 @@ def render(value: Any, mysql_type: str | None = None) -> Any:
     if value is None or isinstance(value, (str, dict)):
         return value
     if isinstance(value, tuple) and len(value) == 2:
+        # An Avro union value with its branch.
         name, rec = value
         if name == TIMESTAMP and isinstance(rec, dict):
             return {"location": rec.get("location"), "value": rec.get("value")}
         if name == UNSIGNED_BIGINT and isinstance(rec, dict) and isinstance(rec.get("value"), int):
             v = rec["value"]
             return str(v + (1 << 64) if v < 0 else v)
-        return value
+        if name == "float" and isinstance(rec, float):
+            return go_format_float(rec, 32, "f")
+        return render(rec, mysql_type)
     if isinstance(value, bool):
         return value
     if isinstance(value, int):

@@ -431,7 +431,8 @@ def avro_value(t: SqlType, v: Value, o: SimpleOptions) -> Any:
     if fam == Family.BIT and o.avro_bit_as_string:
         return ("string", str(int_of(t, v)))
     if fam in (Family.INT, Family.YEAR, Family.BIT, Family.ENUM, Family.SET):
-        return ("long", int_of(t, v))
+        n = int_of(t, v)
+        return ("long", n - (1 << 64) if n >= 1 << 63 else n)  # a uint64 (BIT(64), SET) goes as int64(v)
     if fam == Family.FLOAT:
         return ("float", v)
     if fam == Family.DOUBLE:

@@ -1,0 +1,1288 @@
+"""The TiCDC Simple checks.
+
+Every check has a stable id, a level, the clause it enforces, and a mutant in `mutants.py`
+that it catches (the project's tests assert both). Checks read `RecordEvidence` (one Kafka
+record and the schema a consumer would resolve for it), `EventEvidence` (one source event
+and its records; only when the workload is known) or `StreamEvidence` (one topic: every
+partition's log). Without the workload (a capture), checks judge a record against the
+schema the stream itself announced (a DDL or BOOTSTRAP seen earlier) and say
+`not-applicable` where nothing can decide.
+
+Where seed 002 (the published protocol) and pingcap/tiflow disagree (notes §5), the check
+follows the code, says so in `docs_vs_code`, and a profile switch selects the docs where
+both readings are plausible.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ...checks.registry import Failure, Level, NotApplicable, Scope, check
+from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
+from ...model.values import go_format_float, to_float32
+from . import spec
+from .checker import Entry, EventEvidence, PartitionLog, RecordEvidence, SourceRow, StreamEvidence
+from .decoder import DML_TYPES, TIMESTAMP, UNSIGNED_BIGINT, Message, decode, render, table_schema_of
+from .spec import Family
+
+P = spec.PROTOCOL
+NOTES = "spec/notes/ticdc.md"
+SEED = "seed 002 (TiCDC Simple protocol)"
+
+Findings = Iterator[Failure | NotApplicable]
+
+# TiCDC's bootstrap worker looks at its tables every 5 s (bootstraper.go); a second of slack
+# on top for the time between encoding and the Kafka write.
+BOOTSTRAP_CHECK_PERIOD_MS = 5000
+BOOTSTRAP_SLACK_MS = 1000
+
+# buildTs is `time.Now().UnixMilli()`: between 2015 and 2100 whatever the machine.
+BUILD_TS_RANGE = (1_420_070_400_000, 4_102_444_800_000)
+# TSO physical time and the TiCDC server's clock may differ a little.
+CLOCK_SKEW_MS = 300_000
+
+
+def _hex(b: bytes | None, n: int = 24) -> str:
+    if b is None:
+        return "null"
+    return "0x" + b[:n].hex() + ("…" if len(b) > n else "")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _ok(ev: RecordEvidence) -> Message | None:
+    return ev.msg if ev.msg.ok else None
+
+
+def _dml(ev: RecordEvidence) -> Message | None:
+    return ev.msg if ev.msg.ok and ev.msg.kind == "DML" else None
+
+
+# == transport and framing ==============================================================
+
+@check("ticdc-simple.kafka.key-null", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §2.1, §4.13 (simple/encoder.go:53-61: every message has a null key)")
+def key_null(ev: RecordEvidence) -> Failure | None:
+    """Every Simple message has a null Kafka key (DML included: dispatch is by table)."""
+    if ev.record.key is not None:
+        return Failure("the Kafka key is set", expected=None, actual=_hex(ev.record.key), location=ev.at())
+    return None
+
+
+@check("ticdc-simple.message.decodes", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §Message format; {NOTES} §2.1 (compression applies to every message), §2.2 (JSON), "
+              "§2.3 (Avro: the top-level union of message.json, leading 0x16)")
+def message_decodes(ev: RecordEvidence) -> Failure | None:
+    """The value decompresses per `large-message-handle-compression` and decodes: a JSON object,
+    or one Avro datum of message.json's top-level union (first byte 0x16), nothing left over."""
+    if ev.msg.ok:
+        return None
+    o = ev.o
+    form = "Avro (message.json)" if o.avro else "JSON"
+    return Failure(f"the value does not decode: {ev.msg.error}",
+                   expected=f"{form}" + (f", {o.compression}-compressed" if o.compression != "none" else ""),
+                   actual=_hex(ev.record.value), location=ev.at(),
+                   hint="check encoding-format and large-message-handle-compression against the changefeed's")
+
+
+@check("ticdc-simple.message.version", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §Message format (version); {NOTES} §2.2 (`version` is always 1)")
+def message_version(ev: RecordEvidence) -> Failure | NotApplicable | None:
+    """`version` is 1 in every message."""
+    m = _ok(ev)
+    if m is None:
+        return NotApplicable("undecodable")
+    v = m.get("version")
+    if not (_is_int(v) and v == spec.VERSION):
+        return Failure(f"version is {v!r}", expected=spec.VERSION, actual=v, location=ev.at("version"))
+    return None
+
+
+KNOWN_TYPES = frozenset({"WATERMARK", "BOOTSTRAP", *spec.DDL_TYPES, *DML_TYPES})
+
+
+@check("ticdc-simple.message.type", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §Message types (DDL: CREATE, RENAME, CINDEX, DINDEX, ERASE, TRUNCATE, ALTER, QUERY; DML: "
+              f"INSERT, UPDATE, DELETE; WATERMARK; BOOTSTRAP); {NOTES} §2.2, §2.3 (Avro: Message.type names "
+              "the payload's branch)")
+def message_type(ev: RecordEvidence) -> Failure | NotApplicable | None:
+    """`type` is one the protocol defines, and (Avro) Message.type matches the payload's record."""
+    m = _ok(ev)
+    if m is None:
+        return NotApplicable("undecodable")
+    t = m.get("type") if not m.avro else m.type
+    if not isinstance(t, str) or t not in KNOWN_TYPES:
+        return Failure(f"unknown message type {t!r}", expected=sorted(KNOWN_TYPES), actual=t, location=ev.at("type"))
+    if m.avro and m.branch is not None and m.branch != m.kind:
+        return Failure(f"Message.type is {m.kind} but the payload is a {m.branch} record",
+                       expected=m.branch, actual=m.kind, location=ev.at("type"))
+    return None
+
+
+@check("ticdc-simple.message.build-ts", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §Message format (buildTs: when the message was built, ms); {NOTES} §2.2 "
+              "(time.Now().UnixMilli())")
+def build_ts(ev: RecordEvidence) -> Failure | NotApplicable | None:
+    """`buildTs` is the wall-clock time in milliseconds, not before the commit it carries."""
+    m = _ok(ev)
+    if m is None:
+        return NotApplicable("undecodable")
+    b = m.get("buildTs")
+    lo, hi = BUILD_TS_RANGE
+    if not _is_int(b) or not lo <= b <= hi:
+        return Failure(f"buildTs {b!r} is not a Unix time in milliseconds", expected="ms since 1970 (2015..2100)",
+                       actual=b, location=ev.at("buildTs"))
+    ts = m.get("commitTs")
+    if _is_int(ts) and ts > 0 and b < tso_physical_ms(ts) - CLOCK_SKEW_MS:
+        return Failure("buildTs is before the commit the message carries",
+                       expected=f">= {tso_physical_ms(ts)} (commitTs physical time, ms)", actual=b,
+                       location=ev.at("buildTs"))
+    return None
+
+
+# Fields of each kind in the JSON form: (required, allowed). Avro's schema fixes them.
+_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "WATERMARK": (frozenset({"version", "type", "commitTs", "buildTs"}), frozenset()),
+    "BOOTSTRAP": (frozenset({"version", "type", "commitTs", "buildTs", "tableSchema"}), frozenset()),
+    "DDL": (frozenset({"version", "type", "sql", "commitTs", "buildTs"}), frozenset({"tableSchema", "preTableSchema"})),
+    "DML": (frozenset({"version", "database", "table", "tableID", "type", "commitTs", "buildTs", "schemaVersion"}),
+            frozenset({"claimCheckLocation", "handleKeyOnly", "checksum", "data", "old"})),
+}
+_INT_FIELDS = ("version", "tableID", "commitTs", "buildTs", "schemaVersion")
+
+
+@check("ticdc-simple.message.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §Message format; {NOTES} §2.2 (Go struct with omitempty: which fields each message has)")
+def message_fields(ev: RecordEvidence) -> Findings:
+    """Each kind of message has exactly its fields (JSON; Avro's schema fixes them), of the
+    right JSON types: integers for ids and timestamps, strings for names."""
+    m = _ok(ev)
+    if m is None or m.kind not in _FIELDS:
+        yield NotApplicable("undecodable or unknown type")
+        return
+    if not m.avro:
+        required, optional = _FIELDS[m.kind]
+        missing = sorted(required - m.present)
+        extra = sorted(m.present - required - optional)
+        if missing:
+            yield Failure(f"{m.kind} message without {', '.join(missing)}", expected=sorted(required),
+                          actual=sorted(m.present), location=ev.at(missing[0]))
+        if extra:
+            yield Failure(f"{m.kind} message with fields it must not have: {', '.join(extra)}",
+                          expected=sorted(required | optional), actual=sorted(m.present), location=ev.at(extra[0]))
+    for f in _INT_FIELDS:
+        v = m.get(f)
+        if f in m.present and not (_is_int(v) and v >= 0):
+            yield Failure(f"{f} is {v!r}, not a non-negative integer", expected="integer", actual=v,
+                          location=ev.at(f))
+    for f in ("database", "table", "sql"):
+        if f in m.present and not isinstance(m.get(f), str):
+            yield Failure(f"{f} is not a string", expected="string", actual=m.get(f), location=ev.at(f))
+
+
+# == BOOTSTRAP, DDL, WATERMARK ==========================================================
+
+@check("ticdc-simple.bootstrap.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §BOOTSTRAP (commitTs 0, tableSchema, no sql); {NOTES} §2.2 (message.go:513-522)")
+def bootstrap_fields(ev: RecordEvidence) -> Findings:
+    """A BOOTSTRAP carries the table's schema, commitTs 0 and no SQL."""
+    m = _ok(ev)
+    if m is None or m.kind != "BOOTSTRAP":
+        yield NotApplicable("not a BOOTSTRAP")
+        return
+    if not m.avro and m.get("commitTs") != 0:
+        yield Failure("BOOTSTRAP commitTs is not 0", expected=0, actual=m.get("commitTs"), location=ev.at("commitTs"))
+    if "sql" in m.present:
+        yield Failure("BOOTSTRAP has sql", expected="no sql", actual=m.get("sql"), location=ev.at("sql"))
+    if table_schema_of(m) is None:
+        yield Failure("BOOTSTRAP without tableSchema", expected="tableSchema", actual=None,
+                      location=ev.at("tableSchema"))
+
+
+_TABLE_CHANGING = frozenset({"ALTER", "RENAME", "TRUNCATE", "CINDEX", "DINDEX"})
+
+
+@check("ticdc-simple.ddl.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §DDL (sql, tableSchema; preTableSchema for every type but CREATE); {NOTES} §2.2 "
+              "(message.go:524-547)")
+def ddl_fields(ev: RecordEvidence) -> Findings:
+    """A DDL carries its SQL and type, the table's schema after it, and the schema before it
+    (not for CREATE); with the workload, all of them equal the source DDL's."""
+    m = _ok(ev)
+    if m is None or m.kind != "DDL":
+        yield NotApplicable("not a DDL")
+        return
+    sql = m.get("sql")
+    if not isinstance(sql, str) or not sql.strip():
+        yield Failure("DDL without SQL", expected="the DDL statement", actual=sql, location=ev.at("sql"))
+    has_ts = table_schema_of(m) is not None
+    has_pre = table_schema_of(m, "preTableSchema") is not None
+    if m.type == "CREATE" and has_pre:
+        yield Failure("CREATE with a preTableSchema", expected="no preTableSchema", actual="present",
+                      location=ev.at("preTableSchema"))
+    d = ev.source
+    if isinstance(d, Ddl):
+        want_type = spec.ddl_type(d.kind)
+        if m.type != want_type:
+            yield Failure(f"DDL type {m.type!r} for {d.kind.value}", expected=want_type, actual=m.type,
+                          location=ev.at("type"))
+        if isinstance(sql, str) and sql != d.sql:
+            yield Failure("sql is not the DDL's statement", expected=d.sql, actual=sql, location=ev.at("sql"))
+        if has_ts != (d.table is not None):
+            yield Failure("tableSchema " + ("missing" if d.table is not None else "present without a table"),
+                          expected=d.table is not None, actual=has_ts, location=ev.at("tableSchema"))
+        want_pre = d.pre_table is not None and want_type != "CREATE"
+        if has_pre != want_pre:
+            yield Failure("preTableSchema " + ("missing" if want_pre else "present"), expected=want_pre,
+                          actual=has_pre, location=ev.at("preTableSchema"))
+    elif m.type in _TABLE_CHANGING and not (has_ts and has_pre):
+        yield Failure(f"{m.type} without " + ("tableSchema" if not has_ts else "preTableSchema"),
+                      expected="tableSchema and preTableSchema", actual="missing",
+                      location=ev.at("preTableSchema" if has_ts else "tableSchema"))
+
+
+@check("ticdc-simple.watermark.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §WATERMARK; {NOTES} §2.2 (message.go:504-511: commitTs = the checkpoint ts)")
+def watermark_fields(ev: RecordEvidence) -> Findings:
+    """A WATERMARK carries the checkpoint ts as commitTs (with the workload: the source's)."""
+    m = _ok(ev)
+    if m is None or m.kind != "WATERMARK":
+        yield NotApplicable("not a WATERMARK")
+        return
+    ts = m.get("commitTs")
+    if not (_is_int(ts) and ts > 0):
+        yield Failure("WATERMARK without a commitTs", expected="the checkpoint ts", actual=ts,
+                      location=ev.at("commitTs"))
+    if isinstance(ev.source, Watermark) and ts != ev.source.ts:
+        yield Failure("WATERMARK commitTs is not the checkpoint ts", expected=ev.source.ts, actual=ts,
+                      location=ev.at("commitTs"))
+
+
+# == DML ================================================================================
+
+def _row_maps(m: Message) -> list[tuple[str, dict[str, Any]]]:
+    return [(k, m.get(k)) for k in ("data", "old") if isinstance(m.get(k), dict)]
+
+
+@check("ticdc-simple.dml.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §DML (INSERT: data; UPDATE: data and old; DELETE: old); {NOTES} §2.2 (database, table, "
+              "tableID, schemaVersion = the table's UpdateTS)")
+def dml_fields(ev: RecordEvidence) -> Findings:
+    """INSERT has only `data`, UPDATE `data` and `old`, DELETE only `old`; with the workload,
+    database, table, tableID, schemaVersion and type are the source row's."""
+    m = _dml(ev)
+    if m is None:
+        yield NotApplicable("not a DML")
+        return
+    want = {"INSERT": ("data",), "UPDATE": ("data", "old"), "DELETE": ("old",)}.get(str(m.type))
+    if want is None:
+        yield NotApplicable("unknown DML type")
+        return
+    have = tuple(k for k, _ in _row_maps(m))
+    if have != want:
+        yield Failure(f"{m.type} with {' and '.join(have) or 'no row'}", expected=list(want), actual=list(have),
+                      location=ev.at(next((k for k in ("data", "old") if (k in want) != (k in have)), "data")))
+    s = ev.source
+    if isinstance(s, SourceRow):
+        t = s.table
+        for name, exp in (("database", t.database), ("table", t.name), ("tableID", t.table_id),
+                          ("schemaVersion", t.version), ("type", {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE",
+                                                                   Op.DELETE: "DELETE"}[s.op]),
+                          ("commitTs", s.commit_ts)):
+            if m.get(name) != exp:
+                yield Failure(f"{name} is not the source row's", expected=exp, actual=m.get(name), location=ev.at(name))
+
+
+def handle_key_names(schema: dict[str, Any]) -> list[str] | None:
+    """A tableSchema's handle key: the primary index, else the first unique index of NOT NULL
+    columns (TiCDC's HandleKeyFlag)."""
+    indexes = [ix for ix in schema.get("indexes") or () if isinstance(ix, dict)]
+    for ix in indexes:
+        if ix.get("primary"):
+            return list(ix.get("columns") or ())
+    for ix in indexes:
+        if ix.get("unique") and not ix.get("nullable"):
+            return list(ix.get("columns") or ())
+    return None
+
+
+def _expected_columns(ev: RecordEvidence, key_only: bool) -> tuple[set[str], str] | None:
+    s = ev.source
+    if isinstance(s, SourceRow):
+        cols = s.table.handle_key_columns() if key_only else s.table.columns
+        return {c.name for c in cols}, "the source table's " + ("handle key" if key_only else "columns")
+    if ev.schema is not None:
+        if key_only:
+            hk = handle_key_names(ev.schema)
+            return (set(hk), "the announced schema's handle key") if hk is not None else None
+        return {c.get("name") for c in ev.schema.get("columns") or () if isinstance(c, dict)}, \
+            "the announced schema's columns"
+    return None
+
+
+@check("ticdc-simple.dml.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §DML (data and old hold the whole row); {NOTES} §2.2 (UPDATE old is the full old row), §2.5 "
+              "(handleKeyOnly: only the handle-key columns)")
+def dml_columns(ev: RecordEvidence) -> Findings:
+    """`data` and `old` hold every column of the row (the handle key only, with handleKeyOnly),
+    against the source table or else the schema the stream announced."""
+    m = _dml(ev)
+    if m is None:
+        yield NotApplicable("not a DML")
+        return
+    want = _expected_columns(ev, m.get("handleKeyOnly") is True)
+    if want is None:
+        yield NotApplicable("no schema known for this DML")
+        return
+    cols, what = want
+    for part, row in _row_maps(m):
+        got = set(row)
+        if got != cols:
+            yield Failure(f"{part} columns are not {what}", expected=sorted(cols), actual=sorted(got),
+                          location=ev.at(sorted(got ^ cols)[0]))
+
+
+@check("ticdc-simple.dml.keys-sorted", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+       needs_options={"encoding-format": "json"},
+       clause=f"{NOTES} §2.2 (data/old are Go maps: encoding/json writes their keys sorted bytewise)")
+def dml_keys_sorted(ev: RecordEvidence) -> Findings:
+    """JSON `data` and `old` keys are sorted bytewise, as Go's encoding/json writes maps."""
+    m = _dml(ev)
+    if m is None or m.avro:
+        yield NotApplicable("not a JSON DML")
+        return
+    for part, row in _row_maps(m):
+        keys = list(row)
+        want = sorted(keys, key=lambda k: k.encode("utf-8"))
+        if keys != want:
+            yield Failure(f"{part} keys are not sorted", expected=want, actual=keys, location=ev.at(part))
+
+
+# == table schemas ======================================================================
+
+def _schemas(ev: RecordEvidence) -> list[tuple[str, dict[str, Any]]]:
+    m = _ok(ev)
+    if m is None or m.kind not in ("DDL", "BOOTSTRAP"):
+        return []
+    out = []
+    for name in ("tableSchema", "preTableSchema"):
+        ts = table_schema_of(m, name)
+        if ts is not None:
+            out.append((name, ts))
+    return out
+
+
+def _source_table_of(ev: RecordEvidence, which: str) -> Any:
+    s = ev.source
+    if isinstance(s, Ddl):
+        return s.table if which == "tableSchema" else s.pre_table
+    return None
+
+
+_TS_FIELDS = {"schema": str, "table": str, "tableID": int, "version": int, "columns": list, "indexes": list}
+_COLUMN_FIELDS = {"name": str, "dataType": dict, "nullable": bool}
+_INDEX_FIELDS = {"name": str, "unique": bool, "primary": bool, "nullable": bool, "columns": list}
+_DT_FIELDS = {"mysqlType": str, "charset": str, "collate": str}
+
+
+def _shape_problems(ts: dict[str, Any], avro: bool, raw_keys: set[str]) -> Iterator[tuple[str, str, Any]]:
+    """(field, problem, actual) for every structural problem of one tableSchema."""
+    want_key, other_key = ("database", "schema") if avro else ("schema", "database")
+    if want_key not in raw_keys:
+        yield want_key, f"the database is under {other_key!r}, not {want_key!r}" if other_key in raw_keys \
+            else f"no {want_key!r}", sorted(raw_keys)
+    for f, typ in _TS_FIELDS.items():
+        if f == "schema":
+            continue
+        if not isinstance(ts.get(f), typ) or isinstance(ts.get(f), bool):
+            yield f, f"{f} is not a {typ.__name__}", ts.get(f)
+    names = []
+    for c in ts.get("columns") or ():
+        if not isinstance(c, dict):
+            yield "columns", "a column is not an object", c
+            continue
+        for f, typ in _COLUMN_FIELDS.items():
+            if not isinstance(c.get(f), typ):
+                yield str(c.get("name")), f"column field {f} is not a {typ.__name__}", c.get(f)
+        if "default" not in c:
+            yield str(c.get("name")), "column without `default` (null when there is none)", sorted(c)
+        names.append(c.get("name"))
+        dt = c.get("dataType") if isinstance(c.get("dataType"), dict) else {}
+        for f, typ in _DT_FIELDS.items():
+            if not isinstance(dt.get(f), typ):
+                yield str(c.get("name")), f"dataType.{f} is not a {typ.__name__}", dt.get(f)
+        if dt.get("mysqlType") not in spec.MYSQL_TYPES:
+            yield str(c.get("name")), "unknown mysqlType", dt.get("mysqlType")
+        if not avro:
+            for f, empty in (("decimal", 0), ("unsigned", False), ("zerofill", False), ("elements", None)):
+                if f in dt and dt[f] in (empty, []):
+                    yield str(c.get("name")), f"dataType.{f} is present though empty (Go omitempty)", dt[f]
+    if len(set(names)) != len(names):
+        yield "columns", "duplicate column names", names
+    for ix in ts.get("indexes") or ():
+        if not isinstance(ix, dict):
+            yield "indexes", "an index is not an object", ix
+            continue
+        for f, typ in _INDEX_FIELDS.items():
+            if not isinstance(ix.get(f), typ):
+                yield str(ix.get("name")), f"index field {f} is not a {typ.__name__}", ix.get(f)
+        unknown = [c for c in ix.get("columns") or () if c not in names]
+        if unknown:
+            yield str(ix.get("name")), "index on columns the table does not have", unknown
+
+
+@check("ticdc-simple.schema.table-schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{SEED} §TableSchema, §Column, §Index; {NOTES} §2.2 (JSON key `schema`), §2.3 (Avro key `database`), "
+              "§4.14")
+def table_schema_shape(ev: RecordEvidence) -> Findings:
+    """Every tableSchema / preTableSchema has its fields with the right types (database under
+    `schema` in JSON, `database` in Avro), columns, and indexes over existing columns; with the
+    workload, schema, table, tableID and version are the table's."""
+    found = _schemas(ev)
+    if not found:
+        yield NotApplicable("no tableSchema")
+        return
+    m = ev.msg
+    for which, ts in found:
+        raw = m.get(which)
+        raw = raw[1] if isinstance(raw, tuple) else raw
+        for field_, problem, actual in _shape_problems(ts, m.avro, set(raw) if isinstance(raw, dict) else set()):
+            yield Failure(f"{which}: {problem}", expected="the TableSchema of the protocol", actual=actual,
+                          location=ev.at(f"{which}.{field_}"))
+        t = _source_table_of(ev, which)
+        if t is not None:
+            for f, exp in (("schema", t.database), ("table", t.name), ("tableID", t.table_id),
+                           ("version", t.version)):
+                if ts.get(f) != exp:
+                    yield Failure(f"{which}.{f} is not the table's", expected=exp, actual=ts.get(f),
+                                  location=ev.at(f"{which}.{f}"))
+
+
+def _schema_pairs(ev: RecordEvidence) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """(which, announced tableSchema, source table) for every schema the workload can judge.
+    BOOTSTRAP messages come with no source event: they are judged by the DDL-time checks of
+    the same table version (same rendering), here by the version the checker recorded."""
+    for which, ts in _schemas(ev):
+        t = _source_table_of(ev, which)
+        if t is None and ev.msg.kind == "BOOTSTRAP":
+            t = ev.bootstrap_table
+        if t is not None:
+            yield which, ts, t
+
+
+@check("ticdc-simple.schema.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+       clause=f"{NOTES} §2.2 (columns sorted by column ID, not ordinal position; nullable; message.go:310-312)")
+def schema_columns(ev: RecordEvidence) -> Findings:
+    """tableSchema columns are the table's, in column-ID order, with their nullability."""
+    seen = False
+    for which, ts, t in _schema_pairs(ev):
+        seen = True
+        want = [(c.name, c.nullable) for c in t.columns_by_id()]
+        got = [(c.get("name"), c.get("nullable")) for c in ts.get("columns") or () if isinstance(c, dict)]
+        if got != want:
+            yield Failure(f"{which} columns are not the table's in column-ID order",
+                          expected=[f"{n}{'' if nl else ' NOT NULL'}" for n, nl in want],
+                          actual=[f"{n}{'' if nl else ' NOT NULL'}" for n, nl in got], location=ev.at(which))
+    if not seen:
+        yield NotApplicable("no tableSchema with a known source table")
+
+
+def _columns_by_name(ts: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c.get("name"): c for c in ts.get("columns") or () if isinstance(c, dict)}
+
+
+@check("ticdc-simple.schema.data-type", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+       clause=f"{SEED} §mysqlType; {NOTES} §2.2 (TypeToStr: binary charset makes text->blob, char->binary; "
+              "decimal = scale or fsp; unsigned/zerofill), §2.3 (Avro: length always, decimal only for DECIMAL)")
+def schema_data_type(ev: RecordEvidence) -> Findings:
+    """Each column's dataType is TiDB's: mysqlType, charset, collate, length, decimal, elements,
+    unsigned, zerofill."""
+    seen = False
+    for which, ts, t in _schema_pairs(ev):
+        got = _columns_by_name(ts)
+        for c in t.columns:
+            col = got.get(c.name)
+            if col is None:
+                continue
+            seen = True
+            want = spec.data_type_avro(c.type) if ev.msg.avro else spec.data_type_json(c.type)
+            if col.get("dataType") != want:
+                yield Failure(f"{which} dataType of {c.type.sql()}", expected=want, actual=col.get("dataType"),
+                              location=ev.at(c.name))
+    if not seen:
+        yield NotApplicable("no tableSchema with a known source table")
+
+
+@check("ticdc-simple.schema.indexes", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+       clause=f"{SEED} §Index; {NOTES} §2.2 (TiDB order; a clustered int primary key is appended last as the "
+              "synthetic lower-case `primary`; nullable = any column nullable; message.go:284-306)")
+def schema_indexes(ev: RecordEvidence) -> Findings:
+    """tableSchema indexes are the table's, including the synthetic `primary` for an int handle."""
+    seen = False
+    for which, ts, t in _schema_pairs(ev):
+        seen = True
+        want = spec.indexes(t)
+        if ts.get("indexes") != want:
+            yield Failure(f"{which} indexes", expected=want, actual=ts.get("indexes"), location=ev.at(which))
+    if not seen:
+        yield NotApplicable("no tableSchema with a known source table")
+
+
+@check("ticdc-simple.schema.default", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+       clause=f"{SEED} §Column (default); {NOTES} §2.2 (TiDB's stored default text; BIT default a JSON number, "
+              "message.go:148-151), §2.3 (Avro: the raw default string)",
+       docs_vs_code="docs: `default` is a string; code: a string, or a number for BIT columns in JSON")
+def schema_default(ev: RecordEvidence) -> Findings:
+    """Each column's `default` is TiDB's stored default (null when none; a number for BIT in JSON)."""
+    seen = False
+    for which, ts, t in _schema_pairs(ev):
+        got = _columns_by_name(ts)
+        for c in t.columns:
+            col = got.get(c.name)
+            if col is None:
+                continue
+            seen = True
+            want = spec.default_value(c, avro=ev.msg.avro)
+            have = col.get("default")
+            if have != want or type(have) is not type(want):
+                yield Failure(f"{which} default of {c.name}", expected=want, actual=have, location=ev.at(c.name))
+    if not seen:
+        yield NotApplicable("no tableSchema with a known source table")
+
+
+# == values =============================================================================
+
+_INT_RANGES = {"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
+_DATE = r"\d{4}-\d{2}-\d{2}"
+_CLOCK = r"\d{2}:\d{2}:\d{2}"
+_AVRO_BRANCH = {
+    Family.INT: "long", Family.YEAR: "long", Family.ENUM: "long", Family.SET: "long", Family.BIT: "long",
+    Family.BIGINT_UNSIGNED: UNSIGNED_BIGINT, Family.FLOAT: "float", Family.DOUBLE: "double", Family.BINARY: "bytes",
+    Family.TIMESTAMP: TIMESTAMP,
+}
+
+
+def schema_family(dt: dict[str, Any]) -> str | None:
+    mt = dt.get("mysqlType")
+    fam = spec.MYSQL_TYPE_FAMILY.get(mt) if isinstance(mt, str) else None
+    if fam == Family.INT and mt == "bigint" and dt.get("unsigned"):
+        return Family.BIGINT_UNSIGNED
+    return fam
+
+
+def _fraction_ok(text: str, fsp: int | None) -> bool:
+    frac = text.rsplit(".", 1)[1] if "." in text else ""
+    return fsp is None or len(frac) == fsp
+
+
+def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, avro: bool) -> str | None:
+    """Why a JSON-rendered value cannot be a `fam` value of a column with dataType `dt` (capture mode)."""
+    if fam == Family.TIMESTAMP:
+        if not (isinstance(v, dict) and set(v) == {"location", "value"}):
+            return "TIMESTAMP is not an object {location, value}"
+        if not isinstance(v["location"], str) or not v["location"]:
+            return "TIMESTAMP location is not a time zone name"
+        if v["location"] != o.time_zone and o.time_zone != "UTC":
+            return f"TIMESTAMP location is not the server time zone {o.time_zone}"
+        if not isinstance(v["value"], str) or not re.fullmatch(_DATE + " " + _CLOCK + r"(\.\d{1,6})?", v["value"]):
+            return "TIMESTAMP value is not YYYY-MM-DD HH:MM:SS[.f]"
+        return None
+    if not isinstance(v, str):
+        return f"not a JSON string but {type(v).__name__}"
+    mt = dt.get("mysqlType")
+    fsp = None if avro else (dt.get("decimal") or 0)
+    if fam in (Family.INT, Family.BIGINT_UNSIGNED):
+        if not re.fullmatch(r"-?\d+", v):
+            return "not a decimal integer"
+        bits = _INT_RANGES.get(str(mt), 64)
+        lo, hi = (0, (1 << bits) - 1) if dt.get("unsigned") else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        if not lo <= int(v) <= hi:
+            return f"outside {mt}{' unsigned' if dt.get('unsigned') else ''} [{lo}, {hi}]"
+    elif fam in (Family.FLOAT, Family.DOUBLE):
+        if not re.fullmatch(r"-?\d+(\.\d+)?", v):
+            return "not 'f'-formatted (no exponent)"
+        bits = 32 if fam == Family.FLOAT else 64
+        x = float(v)
+        if bits == 32 and go_format_float(to_float32(x), 32, "f") != v:
+            return "not the shortest rendering of a float32"
+        if bits == 64 and go_format_float(x, 64, "f") != v:
+            return "not the shortest rendering of a float64"
+    elif fam == Family.DECIMAL:
+        if not re.fullmatch(r"-?\d+(\.\d+)?", v):
+            return "not a decimal number"
+        scale = dt.get("decimal") or 0
+        if avro:
+            return None
+        if (len(v.split(".")[1]) if "." in v else 0) != scale:
+            return f"not {scale} fractional digits (the column's scale)"
+    elif fam in (Family.BIT, Family.ENUM, Family.SET, Family.YEAR):
+        if not re.fullmatch(r"\d+", v):
+            return "not an unsigned decimal integer"
+        n = int(v)
+        if fam == Family.BIT and isinstance(dt.get("length"), int) and n >= 1 << dt["length"]:
+            return f"more than {dt['length']} bits"
+        elements = dt.get("elements") or []
+        if fam == Family.ENUM and not 0 <= n <= len(elements):
+            return f"not an index into the {len(elements)} elements"
+        if fam == Family.SET and n >= 1 << len(elements):
+            return f"not a bitmask of the {len(elements)} elements"
+        if fam == Family.YEAR and not (n == 0 or 1901 <= n <= 2155):
+            return "not a YEAR (0 or 1901..2155)"
+    elif fam == Family.BINARY:
+        try:
+            raw = base64.b64decode(v, validate=True)
+        except (binascii.Error, ValueError):
+            return "not standard base64 with padding"
+        if mt == "binary" and isinstance(dt.get("length"), int) and len(raw) != dt["length"]:
+            return f"BINARY({dt['length']}) value of {len(raw)} bytes"
+    elif fam == Family.DATE:
+        if not re.fullmatch(_DATE, v):
+            return "not YYYY-MM-DD"
+    elif fam == Family.DATETIME:
+        if not re.fullmatch(_DATE + " " + _CLOCK + r"(\.\d{1,6})?", v) or not _fraction_ok(v, fsp):
+            return f"not YYYY-MM-DD HH:MM:SS with {fsp if fsp is not None else 'its'} fractional digits"
+    elif fam == Family.TIME:
+        if not re.fullmatch(r"-?\d{2,3}:\d{2}:\d{2}(\.\d{1,6})?", v) or not _fraction_ok(v, fsp):
+            return "not [-]HH:MM:SS[.f]"
+        if int(v.lstrip("-").split(":")[0]) > 838:
+            return "beyond TIME's range (838:59:59)"
+    elif fam == Family.JSON:
+        try:
+            json.loads(v)
+        except ValueError:
+            return "not JSON text"
+    return None
+
+
+def _branch_problem(fam: str, branch: str, o: spec.SimpleOptions) -> str | None:
+    want = "string" if fam == Family.BIT and o.avro_bit_as_string else _AVRO_BRANCH.get(fam, "string")
+    return None if branch == want else f"Avro branch {branch}, not {want}"
+
+
+def _expected_value(fam: str, t: Any, v: Any, o: spec.SimpleOptions, avro: bool) -> Any:
+    if not avro:
+        return spec.json_value(t, v, o)
+    exp = spec.avro_value(t, v, o)
+    if exp is not None and exp[0] == "float":
+        return ("float", to_float32(exp[1]))
+    return exp
+
+
+def _actual_avro(v: Any) -> Any:
+    if isinstance(v, tuple) and v[0] == "null":
+        return None
+    return v
+
+
+def value_findings(ev: RecordEvidence, fam: str) -> Findings:
+    m = _dml(ev)
+    if m is None:
+        yield NotApplicable("not a DML")
+        return
+    maps = _row_maps(m)
+    s = ev.source
+    seen = False
+    if isinstance(s, SourceRow):
+        t = s.table
+        cols = [c for c in t.columns if spec.family(c.type) == fam]
+        for part, row in maps:
+            src = s.image if part == "data" else s.before
+            if src is None:
+                continue
+            for c in cols:
+                if c.name not in row:
+                    continue
+                seen = True
+                got = _actual_avro(row[c.name]) if m.avro else row[c.name]
+                want = _expected_value(fam, c.type, src[c.name], ev.o, m.avro)
+                if got != want or type(got) is not type(want):
+                    yield Failure(f"{part}.{c.name} ({c.type.sql()})", expected=_show(want), actual=_show(got),
+                                  location=ev.at(c.name))
+    elif ev.schema is not None:
+        dts = {c.get("name"): c.get("dataType") for c in ev.schema.get("columns") or () if isinstance(c, dict)}
+        for part, row in maps:
+            for name, value in row.items():
+                dt = dts.get(name)
+                if not isinstance(dt, dict) or schema_family(dt) != fam:
+                    continue
+                seen = True
+                if m.avro:
+                    if value is None or value[0] == "null":
+                        continue
+                    bp = _branch_problem(fam, value[0], ev.o)
+                    if bp:
+                        yield Failure(f"{part}.{name} ({dt.get('mysqlType')}): {bp}",
+                                      expected=_AVRO_BRANCH.get(fam, "string"), actual=value[0], location=ev.at(name))
+                        continue
+                    if value[0] == "long" and isinstance(value[1], int) and value[1] < 0 \
+                            and fam in (Family.BIT, Family.SET):
+                        value = ("long", value[1] + (1 << 64))  # the uint64 written as int64
+                    rendered = render(value, str(dt.get("mysqlType")))
+                else:
+                    rendered = value
+                if rendered is None:
+                    continue
+                problem = format_problem(fam, dt, rendered, ev.o, m.avro)
+                if problem:
+                    yield Failure(f"{part}.{name} ({dt.get('mysqlType')}): {problem}", expected=fam,
+                                  actual=_show(value), location=ev.at(name))
+    else:
+        yield NotApplicable("no schema known for this DML")
+        return
+    if not seen:
+        yield NotApplicable(f"no {fam} column")
+
+
+def _show(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return "0x" + v.hex()
+    if isinstance(v, tuple):
+        return [v[0], _show(v[1])]
+    return v
+
+
+_VALUE_RULES: dict[str, tuple[str, str | None]] = {
+    Family.INT: ("integer types as decimal strings (JSON), long (Avro)", None),
+    Family.BIGINT_UNSIGNED: ("BIGINT UNSIGNED as its decimal string, also above 2^63-1 (JSON); the UnsignedBigint "
+                             "record with the value wrapped to int64 (Avro)",
+                             "docs (mysqlType table): Avro long up to 2^63-1 and string above; code: always the "
+                             "UnsignedBigint record {value: long}, wrapping (the v7.6.0 draft behaved like the docs)"),
+    Family.FLOAT: ("FLOAT as the shortest float32 text, 'f' format (JSON), float (Avro)", None),
+    Family.DOUBLE: ("DOUBLE as the shortest float64 text, 'f' format (JSON), double (Avro)", None),
+    Family.DECIMAL: ("DECIMAL as TiDB's text with the column's scale", None),
+    Family.BIT: ("BIT as the decimal string of its uint64 (JSON), long (Avro)",
+                 "docs: BIT is a long in Avro; tiflow: long; new-architecture TiCDC: a decimal string "
+                 "(profile ticdc-next, option avro-bit-as-string)"),
+    Family.ENUM: ("ENUM as its 1-based index", None),
+    Family.SET: ("SET as its bitmask", None),
+    Family.TEXT: ("character strings as the text", None),
+    Family.BINARY: ("binary strings as standard base64 with padding (JSON), bytes (Avro)", None),
+    Family.DATE: ("DATE as YYYY-MM-DD", None),
+    Family.DATETIME: ("DATETIME as YYYY-MM-DD HH:MM:SS[.fsp digits]", None),
+    Family.TIMESTAMP: ("TIMESTAMP as the object {location, value} in the server time zone (JSON), the Timestamp "
+                       "record (Avro)",
+                       "docs (mysqlType table): a string in both encodings; code: an object {location, value} / "
+                       "the Timestamp record"),
+    Family.TIME: ("TIME as [-]HH:MM:SS[.fsp digits]", None),
+    Family.YEAR: ("YEAR as its decimal string", None),
+    Family.JSON: ("JSON as TiDB's JSON text", None),
+}
+
+
+def _register_value_check(fam: str) -> None:
+    rule, dvc = _VALUE_RULES[fam]
+
+    def fn(ev: RecordEvidence) -> Findings:
+        return value_findings(ev, fam)
+
+    fn.__doc__ = f"Values of {fam} columns: {rule}."
+    fn.__qualname__ = f"value_{fam.replace('-', '_')}"
+    check(f"ticdc-simple.value.{fam}", level=Level.MUST, scope=Scope.RECORD, protocol=P, docs_vs_code=dvc,
+          clause=f"{SEED} §mysqlType table; {NOTES} §2.2 (encodeValue, message.go:650-726), §2.3 (Avro values, "
+                 "message.go:605-648)")(fn)
+
+
+for _fam in Family.ALL:
+    _register_value_check(_fam)
+
+
+# == large messages =====================================================================
+
+@check("ticdc-simple.large-message.size", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §2.5 (a message above max-message-bytes is handled per large-message-handle-option; "
+              "simple/encoder.go:39-110)")
+def large_message_size(ev: RecordEvidence) -> Failure | None:
+    """No message is larger than `max-message-bytes` (key + value, as TiCDC counts)."""
+    size = len(ev.record.key or b"") + len(ev.record.value or b"")
+    if size > ev.o.max_message_bytes:
+        return Failure(f"a {size}-byte message", expected=f"<= max-message-bytes ({ev.o.max_message_bytes})",
+                       actual=size, location=ev.at(),
+                       hint="large-message-handle-option must shrink it (handle-key-only / claim-check)")
+    return None
+
+
+@check("ticdc-simple.large-message.handle-key-only", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §2.5 (handle-key-only: data/old re-encoded with the handle-key columns only and "
+              "handleKeyOnly true)")
+def handle_key_only(ev: RecordEvidence) -> Findings:
+    """A DML with handleKeyOnly carries exactly the handle-key columns, and only appears when
+    large-message handling is on."""
+    m = _dml(ev)
+    if m is None or m.get("handleKeyOnly") is None:
+        yield NotApplicable("not a handle-key-only DML")
+        return
+    if m.get("handleKeyOnly") is not True:
+        yield Failure("handleKeyOnly is present but not true", expected=True, actual=m.get("handleKeyOnly"),
+                      location=ev.at("handleKeyOnly"))
+        return
+    if ev.o.large_message == "none":
+        yield Failure("handleKeyOnly without large-message handling", expected="large-message-handle-option "
+                      "handle-key-only or claim-check", actual="none", location=ev.at("handleKeyOnly"))
+    want = _expected_columns(ev, True)
+    if want is None:
+        yield NotApplicable("no schema known for this DML")
+        return
+    cols, what = want
+    for part, row in _row_maps(m):
+        if set(row) != cols:
+            yield Failure(f"{part} columns are not {what}", expected=sorted(cols), actual=sorted(row),
+                          location=ev.at(part))
+
+
+_UUID_JSON = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.json")
+
+
+@check("ticdc-simple.large-message.claim-check", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{NOTES} §2.5, §4.17 (claimCheckLocation = storage URI + '/' + <uuid>.json, also handleKeyOnly; the "
+              "file holds {{\"key\": null, \"value\": base64 of the compressed full message}}; "
+              "claim_check.go:85-123)")
+def claim_check(ev: RecordEvidence) -> Findings:
+    """A claim-check DML points at `<storage>/<uuid>.json`, sets handleKeyOnly, and the file holds
+    the full message: same table, type and commitTs, every column."""
+    m = _dml(ev)
+    if m is None or m.get("claimCheckLocation") is None:
+        yield NotApplicable("no claimCheckLocation")
+        return
+    loc = m.get("claimCheckLocation")
+    where = ev.at("claimCheckLocation")
+    if ev.o.large_message != "claim-check":
+        yield Failure("claimCheckLocation without claim-check", expected="large-message-handle-option=claim-check",
+                      actual=ev.o.large_message, location=where)
+        return
+    if m.get("handleKeyOnly") is not True:
+        yield Failure("a claim-check message without handleKeyOnly", expected=True, actual=m.get("handleKeyOnly"),
+                      location=ev.at("handleKeyOnly"))
+    name = loc.rsplit("/", 1)[-1] if isinstance(loc, str) else ""
+    if not isinstance(loc, str) or loc != f"{ev.o.claim_check_uri}/{name}" or not _UUID_JSON.fullmatch(name):
+        yield Failure("claimCheckLocation is not <claim-check-storage-uri>/<uuid>.json",
+                      expected=f"{ev.o.claim_check_uri}/<uuid>.json", actual=loc, location=where)
+        return
+    path = Path(urlsplit(ev.o.claim_check_uri).path) / name
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        yield Failure("the claim-check file cannot be read", expected=str(path), actual=f"{type(e).__name__}: {e}",
+                      location=where, hint="claim-check files must be readable where the check runs")
+        return
+    except ValueError:
+        yield Failure("the claim-check file is not JSON", expected='{"key": null, "value": "<base64>"}',
+                      actual=path.read_bytes()[:60].decode("latin-1"), location=where)
+        return
+    if not (isinstance(stored, dict) and set(stored) == {"key", "value"} and stored["key"] is None
+            and isinstance(stored["value"], str)):
+        yield Failure("the claim-check file is not {key: null, value: base64}", expected=["key", "value"],
+                      actual=stored if not isinstance(stored, dict) else sorted(stored), location=where)
+        return
+    try:
+        full_bytes = base64.b64decode(stored["value"], validate=True)
+    except (binascii.Error, ValueError):
+        yield Failure("the claim-check value is not base64", expected="base64", actual=stored["value"][:40],
+                      location=where)
+        return
+    full = decode(full_bytes, ev.o.compression, ev.o.avro)
+    if not full.ok or full.kind != "DML":
+        yield Failure("the claim-check value is not a DML message", expected="the full DML",
+                      actual=full.error or full.kind, location=where)
+        return
+    for f in ("database", "table", "type", "commitTs"):
+        if full.get(f) != m.get(f):
+            yield Failure(f"the stored message's {f} differs", expected=m.get(f), actual=full.get(f), location=where)
+    if full.get("handleKeyOnly") is not None or full.get("claimCheckLocation") is not None:
+        yield Failure("the stored message is itself a large-message pointer", expected="the full message",
+                      actual="handleKeyOnly/claimCheckLocation set", location=where)
+
+
+# == one source event ===================================================================
+
+@check("ticdc-simple.event.messages", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+       clause=f"{NOTES} §2.1 (DML to the table's partition; DDL and WATERMARK to every partition), §3.4 (an UPDATE "
+              "that changes a primary or unique key becomes DELETE + INSERT)")
+def event_messages(ev: EventEvidence) -> Findings:
+    """Each transaction gives one DML per row change (key-changing updates split into DELETE +
+    INSERT), each table's rows in one partition; each DDL and WATERMARK one message per partition."""
+    msgs = [r for r in ev.records if r.msg.ok]
+    dml = [r for r in msgs if r.msg.kind == "DML"]
+    others = [r for r in msgs if r.msg.kind not in ("DML", "BOOTSTRAP")]
+    e = ev.event
+    if isinstance(e, Transaction):
+        want = [(s.table.qualified_name, {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}[s.op])
+                for s in ev.expected_rows]
+        got = [(f"{r.msg.get('database')}.{r.msg.get('table')}", r.msg.type) for r in dml]
+        if sorted(got) != sorted(want):
+            yield Failure(f"the transaction's {len(want)} row changes gave {len(got)} DML messages that differ",
+                          expected=want, actual=got, location=dml[0].at() if dml else None)
+        parts: dict[str, set[int | None]] = {}
+        for r in dml:
+            parts.setdefault(f"{r.msg.get('database')}.{r.msg.get('table')}", set()).add(r.record.partition)
+        for table, ps in parts.items():
+            if len(ps) > 1:
+                yield Failure(f"rows of {table} went to several partitions", expected="one partition per table",
+                              actual=sorted(p or 0 for p in ps))
+        if others:
+            yield Failure("a transaction produced non-DML messages", expected="DML (and BOOTSTRAP)",
+                          actual=[r.msg.kind for r in others])
+    elif isinstance(e, (Ddl, Watermark)):
+        kind = "DDL" if isinstance(e, Ddl) else "WATERMARK"
+        got_parts = sorted(r.record.partition or 0 for r in others if r.msg.kind == kind)
+        want_parts = list(range(ev.partitions))
+        if got_parts != want_parts:
+            yield Failure(f"the {kind} went to partitions {got_parts}", expected=want_parts, actual=got_parts)
+        if dml:
+            yield Failure(f"a {kind} produced DML messages", expected=kind, actual=[r.msg.type for r in dml])
+
+
+# == the stream: consumers, bootstraps, order ===========================================
+
+def _from_start(lg: PartitionLog) -> bool:
+    return not lg.entries or lg.entries[0].offset == 0
+
+
+def _bound_ms(o: spec.SimpleOptions) -> int:
+    return int(o.bootstrap_interval_s * 1000) + BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS
+
+
+def _where(st: StreamEvidence, part: int, e: Entry, what: str = "") -> Any:
+    from ...checks.registry import Location
+
+    table = f"{e.table[0]}.{e.table[1]}" if e.table else None
+    return Location(st.topic, part, e.offset, table=table, column=what or None)
+
+
+@check("ticdc-simple.consumer.schema-known", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §Consumer (a DML is decoded with the schema of a DDL or BOOTSTRAP seen before it); {NOTES} "
+              "§2.4 (resolved by exact (database, table, schemaVersion)), §2.6")
+def schema_known(st: StreamEvidence) -> Findings:
+    """Every DML resolves, by (database, table, schemaVersion), to a schema a DDL or BOOTSTRAP
+    announced earlier in its partition (or partition 0, when bootstraps go only there). A log
+    read from mid-stream may start with DMLs of tables it has not seen yet: those are allowed
+    for one bootstrap interval."""
+    judged = False
+    for part, lg in sorted(st.logs.items()):
+        first_bt = next((e.build_ts for e in lg.entries if e.build_ts is not None), None)
+        joined = not _from_start(lg)
+        bad: list[Entry] = []
+        for e in lg.entries:
+            if e.kind != "DML" or e.resolvable is None:
+                continue
+            judged = True
+            if e.resolvable:
+                continue
+            if joined:
+                if not st.o.bootstraps_enabled:
+                    continue  # no bootstraps: a consumer that joins late is not promised anything
+                if first_bt is not None and e.build_ts is not None and e.build_ts - first_bt <= _bound_ms(st.o):
+                    continue
+            bad.append(e)
+        if bad:
+            e = bad[0]
+            yield Failure(f"partition {part}: a DML of {e.table[0]}.{e.table[1]} (schemaVersion {e.version}) before "
+                          f"any schema for it" + (f"; {len(bad) - 1} more" if len(bad) > 1 else ""),
+                          expected="a DDL or BOOTSTRAP with this (database, table, version) earlier in the partition",
+                          actual=f"first undecodable DML at offset {e.offset}", location=_where(st, part, e))
+    if not judged:
+        yield NotApplicable("no DML")
+
+
+def _schema_positions(lg: PartitionLog) -> dict[tuple[Any, Any, Any], list[Entry]]:
+    out: dict[tuple[Any, Any, Any], list[Entry]] = {}
+    for e in lg.entries:
+        if e.kind in ("DDL", "BOOTSTRAP") and e.table is not None:
+            out.setdefault((e.table[0], e.table[1], e.version), []).append(e)
+    return out
+
+
+def _latest_before(entries: list[Entry], seq: int) -> Entry | None:
+    best = None
+    for e in entries:
+        if e.seq < seq:
+            best = e
+        else:
+            break
+    return best
+
+
+def _bootstrap_sources(st: StreamEvidence, part: int) -> list[PartitionLog]:
+    lg = st.logs[part]
+    if st.o.bootstrap_all_partitions or part == 0 or 0 not in st.logs:
+        return [lg]
+    return [lg, st.logs[0]]
+
+
+def _overdue(st: StreamEvidence, e: Entry, since: Entry | None, rows_since: list[Entry], start_bt: int | None
+             ) -> str | None:
+    """Why DML `e` came too long after `since` (the last schema message it could use): more than
+    one interval (+ the 5 s check period), or count rows and then more than a check period."""
+    o = st.o
+    ref = since.build_ts if since is not None else start_bt
+    if ref is None or e.build_ts is None:
+        return None
+    if e.build_ts - ref > _bound_ms(o):
+        return f"{(e.build_ts - ref) / 1000:.1f} s after it (interval {o.bootstrap_interval_s:g} s + 5 s check period)"
+    if len(rows_since) > o.bootstrap_count:
+        reached = rows_since[o.bootstrap_count - 1].build_ts
+        if reached is not None and e.build_ts - reached > BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS:
+            return (f"{len(rows_since)} rows after it (send-bootstrap-in-msg-count {o.bootstrap_count}), "
+                    f"{(e.build_ts - reached) / 1000:.1f} s after the count was reached")
+    return None
+
+
+def _bootstrap_gaps(st: StreamEvidence, key: Callable[[Entry], Any], sources: Callable[[Entry], bool]
+                    ) -> Findings:
+    """Shared by join-anywhere and bootstrap.interval: every DML must come within one bootstrap
+    interval of the last message (selected by `sources`) with the same `key` that a consumer of
+    its partition can read."""
+    if not st.o.bootstraps_enabled:
+        yield NotApplicable("bootstraps are disabled")
+        return
+    judged = False
+    for part in sorted(st.logs):
+        logs = _bootstrap_sources(st, part)
+        merged = sorted({id(e): e for lg in logs for e in lg.entries}.values(), key=lambda e: e.seq)
+        start_bt = None if _from_start(st.logs[part]) else next(
+            (e.build_ts for e in st.logs[part].entries if e.build_ts is not None), None)
+        mine = {id(e) for e in st.logs[part].entries}
+        last: dict[Any, Entry] = {}
+        rows: dict[Any, list[Entry]] = {}
+        for e in merged:
+            if e.kind in ("DDL", "BOOTSTRAP") and sources(e) and e.table is not None:
+                last[key(e)] = e
+                rows[key(e)] = []
+                continue
+            if e.kind != "DML" or id(e) not in mine:
+                continue
+            k = key(e)
+            since = last.get(k)
+            if since is None and start_bt is None:
+                continue  # never announced at all: consumer.schema-known's finding
+            judged = True
+            rows.setdefault(k, []).append(e)
+            why = _overdue(st, e, since, rows[k], start_bt)
+            if why:
+                yield Failure(f"partition {part}: a DML of {e.table[0] if e.table else '?'}."
+                              f"{e.table[1] if e.table else '?'} {why}",
+                              expected="a schema message at least once per bootstrap interval",
+                              actual=f"last usable one at offset {since.offset if since else 'none (log start)'}",
+                              location=_where(st, part, e))
+                last[k] = e  # one finding per gap
+                rows[k] = []
+    if not judged:
+        yield NotApplicable("no DML after a schema message")
+
+
+@check("ticdc-simple.consumer.join-anywhere", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §BOOTSTRAP (a consumer joining at any point learns every table's schema within one bootstrap "
+              f"interval); {NOTES} §2.4 (before a table's first DML, then every interval / message count, checked "
+              "every 5 s)")
+def join_anywhere(st: StreamEvidence) -> Findings:
+    """A consumer that starts reading at any offset can decode every DML after at most one
+    bootstrap interval: no DML comes more than send-bootstrap-interval-in-sec (+ the 5 s check
+    period), or send-bootstrap-in-msg-count rows, after the last message announcing its exact
+    (database, table, schemaVersion)."""
+    yield from _bootstrap_gaps(st, key=lambda e: (e.table, e.version), sources=lambda e: True)
+
+
+@check("ticdc-simple.bootstrap.interval", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §BOOTSTRAP (send-bootstrap-interval-in-sec, send-bootstrap-in-msg-count); {NOTES} §2.4 "
+              "(OR-condition on time and count, checked every 5 s)")
+def bootstrap_interval(st: StreamEvidence) -> Findings:
+    """While a table has rows, its BOOTSTRAP is repeated at least every
+    send-bootstrap-interval-in-sec seconds and every send-bootstrap-in-msg-count rows (each
+    with TiCDC's 5 s check period)."""
+    yield from _bootstrap_gaps(st, key=lambda e: e.table_id, sources=lambda e: e.kind == "BOOTSTRAP")
+
+
+@check("ticdc-simple.bootstrap.before-first-dml", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §BOOTSTRAP; {NOTES} §2.4, §4.18 (a BOOTSTRAP before the first DML of each table)")
+def bootstrap_first(st: StreamEvidence) -> Findings:
+    """In a log read from its start, each table's first DML comes after a BOOTSTRAP of that table
+    (by tableID) in its partition, or in partition 0 when bootstraps go only there."""
+    if not st.o.bootstraps_enabled:
+        yield NotApplicable("bootstraps are disabled")
+        return
+    judged = False
+    for part in sorted(st.logs):
+        if not _from_start(st.logs[part]):
+            continue
+        logs = _bootstrap_sources(st, part)
+        merged = sorted({id(e): e for lg in logs for e in lg.entries}.values(), key=lambda e: e.seq)
+        booted: set[Any] = set()
+        reported: set[Any] = set()
+        mine = {id(e) for e in st.logs[part].entries}
+        for e in merged:
+            if e.kind == "BOOTSTRAP":
+                booted.add(e.table_id)
+            elif e.kind == "DML" and id(e) in mine:
+                judged = True
+                if e.table_id not in booted and e.table_id not in reported:
+                    reported.add(e.table_id)
+                    yield Failure(f"partition {part}: the first DML of tableID {e.table_id} has no BOOTSTRAP before "
+                                  "it", expected="BOOTSTRAP, then DML", actual=f"DML at offset {e.offset}",
+                                  location=_where(st, part, e))
+    if not judged:
+        yield NotApplicable("no DML in a log read from its start")
+
+
+def _covered(st: StreamEvidence, ts_of: Callable[[Entry], int | None]) -> tuple[int, int]:
+    """The range of a ts every partition's log covers (captures may start and stop anywhere)."""
+    lo, hi = 0, 1 << 64
+    for p in st.partitions:
+        lg = st.logs.get(p)
+        vals = [v for v in (ts_of(e) for e in lg.entries) if v is not None] if lg else []
+        if not vals:
+            return 1, 0
+        if not _from_start(lg):  # type: ignore[arg-type]
+            lo = max(lo, vals[0])
+        hi = min(hi, vals[-1])
+    if st.with_source:
+        hi = 1 << 64
+    return lo, hi
+
+
+@check("ticdc-simple.bootstrap.partitions", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §BOOTSTRAP (send-bootstrap-to-all-partition); {NOTES} §2.4 (every partition of the topic, or "
+              "partition 0)")
+def bootstrap_partitions(st: StreamEvidence) -> Findings:
+    """Each BOOTSTRAP reaches every partition of the topic (send-bootstrap-to-all-partition=true)
+    or only partition 0 (false)."""
+    if not st.o.bootstraps_enabled:
+        yield NotApplicable("bootstraps are disabled")
+        return
+    where: dict[tuple[Any, Any, Any], set[int]] = {}
+    for part, lg in st.logs.items():
+        for e in lg.entries:
+            if e.kind == "BOOTSTRAP":
+                where.setdefault((e.table_id, e.version, e.build_ts), set()).add(part)
+    if not where:
+        yield NotApplicable("no BOOTSTRAP")
+        return
+    if not st.o.bootstrap_all_partitions:
+        for (tid, _, _), parts in sorted(where.items(), key=lambda kv: kv[0][2] or 0):
+            if parts - {0}:
+                yield Failure(f"a BOOTSTRAP of tableID {tid} outside partition 0", expected=[0], actual=sorted(parts))
+                return
+        return
+    if len(st.partitions) < 2:
+        yield NotApplicable("only one partition seen")
+        return
+    lo, hi = _covered(st, lambda e: e.build_ts)
+    want = set(st.partitions)
+    for (tid, _, bt), parts in sorted(where.items(), key=lambda kv: kv[0][2] or 0):
+        if parts != want and bt is not None and lo <= bt <= hi:
+            yield Failure(f"a BOOTSTRAP of tableID {tid} (buildTs {bt}) reached partitions {sorted(parts)}",
+                          expected=sorted(want), actual=sorted(parts))
+            return
+
+
+@check("ticdc-simple.bootstrap.disabled", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §BOOTSTRAP (\"set both to 0\" disables); {NOTES} §2.4, §5 (the code: either <= 0 disables, "
+              "pkg/config/sink.go:224-233)",
+       docs_vs_code="docs: bootstraps stop only when both settings are 0; code: when either is <= 0 (profile switch "
+                    "bootstrap-disable-rule=docs|code)")
+def bootstrap_disabled(st: StreamEvidence) -> Findings:
+    """With bootstraps disabled (per bootstrap-disable-rule), no BOOTSTRAP is sent."""
+    if st.o.bootstraps_enabled:
+        yield NotApplicable("bootstraps are enabled")
+        return
+    for part, lg in sorted(st.logs.items()):
+        for e in lg.entries:
+            if e.kind == "BOOTSTRAP":
+                yield Failure(f"a BOOTSTRAP although send-bootstrap-interval-in-sec={st.o.bootstrap_interval_s:g} "
+                              f"and send-bootstrap-in-msg-count={st.o.bootstrap_count} disable them "
+                              f"({st.o.disable_rule} rule)", expected="no BOOTSTRAP", actual="BOOTSTRAP",
+                              location=_where(st, part, e))
+                return
+
+
+@check("ticdc-simple.order.dml-commit-ts", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §Ordering; {NOTES} §2.1 (a table's rows in commit order in its partition)")
+def order_dml(st: StreamEvidence) -> Findings:
+    """In each partition, DML commitTs never decreases (duplicates after a restart aside)."""
+    seen = False
+    for part, lg in sorted(st.logs.items()):
+        high: Entry | None = None
+        for e in lg.entries:
+            if e.kind != "DML" or e.commit_ts is None:
+                continue
+            seen = True
+            if high is not None and e.commit_ts < high.commit_ts:  # type: ignore[operator]
+                yield Failure(f"partition {part}: commitTs {e.commit_ts} after {high.commit_ts}",
+                              expected=f">= {high.commit_ts}", actual=e.commit_ts, location=_where(st, part, e))
+                break
+            high = e
+    if not seen:
+        yield NotApplicable("no DML")
+
+
+def _broadcast_findings(st: StreamEvidence, kind: str, ident: Callable[[Entry], Any]) -> Findings:
+    where: dict[Any, set[int]] = {}
+    for part, lg in st.logs.items():
+        for e in lg.entries:
+            if e.kind == kind:
+                where.setdefault(ident(e), set()).add(part)
+    if not where:
+        yield NotApplicable(f"no {kind}")
+        return
+    if len(st.partitions) < 2:
+        return
+    lo, hi = _covered(st, lambda e: e.commit_ts if e.kind in ("DML", "DDL", "WATERMARK") else None)
+    want = set(st.partitions)
+    for k, parts in sorted(where.items(), key=lambda kv: str(kv[0])):
+        ts = k[0] if isinstance(k, tuple) else k
+        if parts != want and lo <= ts <= hi:
+            yield Failure(f"a {kind} (commitTs {ts}) reached partitions {sorted(parts)}", expected=sorted(want),
+                          actual=sorted(parts))
+            return
+
+
+@check("ticdc-simple.order.ddl-barrier", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §DDL (sent to all partitions); {NOTES} §2.1 (mq_ddl_sink.go: broadcast after the earlier rows "
+              "are flushed)")
+def order_ddl(st: StreamEvidence) -> Findings:
+    """Each DDL reaches every partition, and after it no DML of an earlier transaction follows
+    in that partition."""
+    yield from _broadcast_findings(st, "DDL", lambda e: (e.commit_ts, e.type))
+    for part, lg in sorted(st.logs.items()):
+        barrier: Entry | None = None
+        for e in lg.entries:
+            if e.kind == "DDL" and e.commit_ts is not None:
+                barrier = e if barrier is None or e.commit_ts > barrier.commit_ts else barrier  # type: ignore[operator]
+            elif e.kind == "DML" and barrier is not None and e.commit_ts is not None \
+                    and e.commit_ts < barrier.commit_ts:  # type: ignore[operator]
+                yield Failure(f"partition {part}: a DML of commitTs {e.commit_ts} after the DDL of commitTs "
+                              f"{barrier.commit_ts}", expected="every earlier DML before the DDL",
+                              actual=f"DML at offset {e.offset}, DDL at offset {barrier.offset}",
+                              location=_where(st, part, e))
+                break
+
+
+@check("ticdc-simple.order.watermark", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{SEED} §WATERMARK (sent to all partitions; everything below it has been sent); {NOTES} §2.1")
+def order_watermark(st: StreamEvidence) -> Findings:
+    """Each WATERMARK reaches every partition; per partition they never decrease, and no DML
+    with a smaller commitTs follows one."""
+    yield from _broadcast_findings(st, "WATERMARK", lambda e: e.commit_ts)
+    for part, lg in sorted(st.logs.items()):
+        wm: Entry | None = None
+        for e in lg.entries:
+            if e.kind == "WATERMARK" and e.commit_ts is not None:
+                if wm is not None and e.commit_ts < wm.commit_ts:  # type: ignore[operator]
+                    yield Failure(f"partition {part}: WATERMARK {e.commit_ts} after {wm.commit_ts}",
+                                  expected=f">= {wm.commit_ts}", actual=e.commit_ts, location=_where(st, part, e))
+                    break
+                wm = e
+            elif e.kind == "DML" and wm is not None and e.commit_ts is not None \
+                    and e.commit_ts < wm.commit_ts:  # type: ignore[operator]
+                yield Failure(f"partition {part}: a DML of commitTs {e.commit_ts} after WATERMARK {wm.commit_ts}",
+                              expected=f"DML commitTs >= {wm.commit_ts}", actual=e.commit_ts,
+                              location=_where(st, part, e))
+                break
+
