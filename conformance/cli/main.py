@@ -7,6 +7,7 @@ Exit codes: 0 everything conforms · 1 a check failed · 2 usage, input or infra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import shlex
@@ -83,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --kafka: start at this consumer group's committed offsets and commit the end")
     c.add_argument("--no-spark", action="store_true", help="with --kafka: read and check in this process")
     c.add_argument("--spark-master", default="local[*]")
-    c.add_argument("--registry", required=True, help="registry URL or registry dump file")
+    c.add_argument("--registry", default=None,
+                   help="registry URL or registry dump file (protocols that use one: ticdc-avro)")
     c.add_argument("--option", action="append", default=[], metavar="K=V", help="protocol option the encoder used")
     c.add_argument("--report-json", default=None, metavar="FILE", help="write the JSON report here")
     c.add_argument("--report-dir", default=None, help="write all reports here")
@@ -339,6 +341,7 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
             from ..harness.run import record_line
 
             topics = sorted(t for t in cluster.topics() if spec.unit_of(t) is not None)
+            plan.dump_records.parent.mkdir(parents=True, exist_ok=True)
             with plan.dump_records.open("w", encoding="utf-8") as fh:
                 for r in consume_all(cluster, topics):  # streamed: the driver holds one record at a time
                     fh.write(record_line(r) + "\n")
@@ -373,8 +376,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     path = Path(args.input)
     if not path.is_file():
         raise UsageError(f"input file {path} does not exist (pass a records.jsonl capture with --input)")
-    registry_spec = args.registry
-    if not registry_spec.startswith(("http://", "https://", "embedded://", "container://")) \
+    registry_spec = _registry_arg(args, protocol)
+    if registry_spec is not None and not registry_spec.startswith(("http://", "https://", "embedded://",
+                                                                   "container://")) \
             and not Path(registry_spec).is_file():
         raise UsageError(f"--registry {redact(registry_spec)} is neither an http(s):// URL nor an existing "
                          "registry dump file")
@@ -388,7 +392,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                       describe_options(options, protocol), tally)
     report.sections.append(section)
     try:
-        with open_registry(registry_spec) as registry:
+        with (open_registry(registry_spec) if registry_spec is not None else contextlib.nullcontext()) as registry:
             checker = protocol.checker(options, registry, tally, with_source=False)  # type: ignore[attr-defined]
             with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=console, transient=True, disable=not console.is_terminal) as progress:
@@ -425,6 +429,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
+def _registry_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> str | None:
+    """--registry, required by the protocols that use a registry and ignored by the others."""
+    needs = protocol.needs_registry()  # type: ignore[attr-defined]
+    if needs and args.registry is None:
+        raise UsageError(f"{protocol.name} needs --registry (the registry's URL, or a registry dump file)")
+    return args.registry if needs else None
+
+
 def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str]) -> int:
     from ..harness.check_kafka import CheckSpec, check_local, check_spark, commit, starting_offsets
     from ..harness.kafka_source import plan_ranges
@@ -433,7 +445,8 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
 
     if not args.topics:
         raise UsageError("--kafka needs --topics T1[,T2…]")
-    if not args.registry.startswith(("http://", "https://")):
+    registry_url = _registry_arg(args, protocol)
+    if registry_url is not None and not registry_url.startswith(("http://", "https://")):
         raise UsageError("with --kafka, --registry must be the live registry's http(s):// URL")
     topics = [t.strip() for t in args.topics.split(",") if t.strip()]
     t0 = time.monotonic()
@@ -441,7 +454,8 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
         cluster = open_kafka(args.kafka)
     except (KafkaUnavailable, ValueError) as e:
         raise UsageError(str(e)) from None
-    RegistryClient(args.registry).check_root()
+    if registry_url is not None:
+        RegistryClient(registry_url).check_root()
     report = Report("check", command=_command_line(), strict=args.strict)
     with cluster:
         config = cluster.client_config()
@@ -454,7 +468,7 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
         ranges = plan_ranges(config["bootstrap.servers"], topics, rest,
                              starting={t: {p: o for (tt, p), o in starts.items() if tt == t} for t in topics}
                              if starts else None)
-        spec = CheckSpec(protocol.name, tuple(sorted(options.items())), args.registry)
+        spec = CheckSpec(protocol.name, tuple(sorted(options.items())), registry_url or "")
         with console.status(f"checking {sum(r.count for r in ranges)} record(s) in {len(ranges)} partition(s)…"):
             if args.no_spark:
                 tally, n = check_local(spec, config, ranges)

@@ -62,6 +62,8 @@ def options_args(options: Mapping[str, str], protocol: ProtocolSuite) -> str:
 def run_plan(plan: RunPlan, registry: Any, *, progress: Progress | None = None,
              on_section: Callable[[Section], None] | None = None) -> list[Section]:
     sections = []
+    if plan.dump_records:
+        plan.dump_records.parent.mkdir(parents=True, exist_ok=True)
     dump = plan.dump_records.open("w", encoding="utf-8") if plan.dump_records else None
     try:
         for ci, options in enumerate(plan.combos):

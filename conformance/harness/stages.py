@@ -97,6 +97,8 @@ def _registry(url: str) -> Any:
     """One client per registry per worker process (its id cache is shared by every unit)."""
     from ..infra.registry import RegistryClient
 
+    if not url:
+        return None  # a protocol without a registry
     client = _REGISTRIES.get(url)
     if client is None:
         if not _REGISTRIES:

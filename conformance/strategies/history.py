@@ -53,6 +53,9 @@ class Shape:
     default_rate: float = 0.3
     odd_name_rate: float = 0.25
     max_rows_per_table: int = 40
+    # Milliseconds of physical time between consecutive commits: time-driven behaviour (periodic
+    # bootstraps, watermark intervals) needs workloads that span seconds or minutes.
+    ms_per_step: tuple[int, int] = (1, 50)
 
     def scaled(self, *, transactions: int | None = None, columns: int | None = None) -> Shape:
         from dataclasses import replace
@@ -106,7 +109,7 @@ class HistoryBuilder:
     # -- clock ----------------------------------------------------------------------------
 
     def next_ts(self) -> int:
-        self._physical += self.src.integer(1, 50)
+        self._physical += self.src.integer(*self.shape.ms_per_step)
         ts = tso(self._physical, self.src.integer(0, 3) if self.src.rare(0.2) else 0)
         if ts <= self._last_ts:
             ts = self._last_ts + 1

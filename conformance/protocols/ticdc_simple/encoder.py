@@ -223,12 +223,13 @@ class TiCDCSimpleEncoder:
             j["claimCheckLocation"] = claim_check
         if key_only:
             j["handleKeyOnly"] = True
+        # Only the configured encoding's rendering is built (the other dict stays without rows).
+        avro = self.o.avro
+        target = a if avro else j
         if change.after is not None:
-            j["data"] = self.row_values(t, change.after, avro=False, key_only=key_only)
-            a["data"] = self.row_values(t, change.after, avro=True, key_only=key_only)
+            target["data"] = self.row_values(t, change.after, avro=avro, key_only=key_only)
         if change.before is not None and change.op is not Op.INSERT:
-            j["old"] = self.row_values(t, change.before, avro=False, key_only=key_only)
-            a["old"] = self.row_values(t, change.before, avro=True, key_only=key_only)
+            target["old"] = self.row_values(t, change.before, avro=avro, key_only=key_only)
         return self.serialize("DML", j, a)
 
     def large_message(self, change: RowChange, commit_ts: int, full: bytes) -> bytes:
