@@ -20,9 +20,9 @@ driver's peak memory for a small and a large workload.
    (`--rss-master`) against Kafka and a registry hosted by *another* subprocess (the mock
    cluster keeps every record it is sent in the memory of the process that hosts it, which
    would otherwise be counted as the driver's). Reported: the driver's Python peak RSS
-   (`ru_maxrss`), the driver JVM's peak (`VmHWM`, and the largest `VmRSS` seen by a 0.5 s
-   poller), the Spark Python workers' peaks, and the infrastructure process's peak; with the
-   ratio large/small.
+   (`VmHWM` of the process), the driver JVM's peak (`VmHWM`, and the largest `VmRSS` seen by a
+   0.5 s poller) and its heap in use after a full GC at the end, the Spark Python workers' peaks,
+   and the infrastructure process's peak; with the ratio large/small.
 
 Prints a table and writes `reports/bench/pipeline_scaling.json` (records, units, seconds,
 records/s, ratios local[2]/local[1], stage timings, RSS, load averages before and after every
@@ -188,6 +188,7 @@ class _Tee(io.TextIOBase):
     def __init__(self, out: Any) -> None:
         self.out = out
         self.lines: list[str] = []
+        self.times: list[float] = []  # time.time() when each line was complete
         self._buf = ""
 
     def write(self, s: str) -> int:
@@ -195,7 +196,14 @@ class _Tee(io.TextIOBase):
         self._buf += s
         *done, self._buf = self._buf.split("\n")
         self.lines.extend(done)
+        self.times.extend([time.time()] * len(done))
         return len(s)
+
+    def time_of(self, pattern: re.Pattern[str]) -> float | None:
+        for t, ln in zip(self.times, self.lines, strict=True):
+            if pattern.search(ln):
+                return t
+        return None
 
     def flush(self) -> None:
         self.out.flush()
@@ -228,6 +236,84 @@ def stage_timings(lines: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+# -- where the time goes, from Spark's own status store ---------------------------------------------
+
+# The status store keeps 1000 jobs and stages by default; a check runs one job per topic-partition.
+STATUS_CONF = {"spark.ui.retainedJobs": "100000", "spark.ui.retainedStages": "100000"}
+
+
+def _opt_ms(opt: Any) -> int | None:
+    return int(opt.get().getTime()) if opt.isDefined() else None
+
+
+def spark_jobs(since: float) -> list[dict[str, Any]]:
+    """Every Spark job submitted since `since` (time.time()), with its stages: tasks, wall time,
+    summed executor run time and CPU time (from the session's status store)."""
+    from pyspark.sql import SparkSession
+
+    # The session conformance.harness.spark started (getOrCreate hands back the running one).
+    sc = (SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()).sparkContext
+    jvm: Any = sc._jvm
+    gw: Any = sc._gateway
+    store = sc._jsc.sc().statusStore()
+    stages: dict[int, dict[str, Any]] = {}
+    it = store.stageList(jvm.java.util.ArrayList(), False, False, gw.new_array(jvm.double, 0),
+                         jvm.java.util.ArrayList()).iterator()
+    while it.hasNext():
+        st = it.next()
+        sub, comp = _opt_ms(st.submissionTime()), _opt_ms(st.completionTime())
+        stages[int(st.stageId())] = {
+            "stage": int(st.stageId()), "tasks": int(st.numTasks()), "status": str(st.status().toString()),
+            "wall_s": round((comp - sub) / 1000, 3) if sub is not None and comp is not None else None,
+            "run_s": round(st.executorRunTime() / 1000, 3), "cpu_s": round(st.executorCpuTime() / 1e9, 3),
+            "shuffle_read_mb": round(st.shuffleReadBytes() / 1e6, 2),
+            "shuffle_write_mb": round(st.shuffleWriteBytes() / 1e6, 2)}
+    jobs: list[dict[str, Any]] = []
+    it = store.jobsList(jvm.java.util.ArrayList()).iterator()
+    while it.hasNext():
+        j = it.next()
+        sub, comp = _opt_ms(j.submissionTime()), _opt_ms(j.completionTime())
+        if sub is None or sub < since * 1000:
+            continue
+        # A Scala Seq; skipped stages (their output already computed) stay "PENDING".
+        ids = [int(x) for x in str(j.stageIds().mkString(",")).split(",") if x]
+        jobs.append({"job": int(j.jobId()), "name": str(j.name()).split(" at ")[0], "submitted": sub / 1000,
+                     "wall_s": round((comp - sub) / 1000, 3) if comp is not None else None,
+                     "tasks": int(j.numTasks()) - int(j.numSkippedTasks()),
+                     "stages": [stages[i] for i in ids if i in stages and stages[i]["status"] != "PENDING"]})
+    jobs.sort(key=lambda j: j["job"])
+    return jobs
+
+
+def summarize_jobs(jobs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    stages = [st for j in jobs for st in j["stages"]]
+    walls = [j["wall_s"] or 0.0 for j in jobs]
+    return {"jobs": len(jobs), "stages": len(stages), "tasks": sum(st["tasks"] for st in stages),
+            "jobs_wall_s": round(sum(walls), 1), "executor_run_s": round(sum(st["run_s"] for st in stages), 1),
+            "executor_cpu_s": round(sum(st["cpu_s"] for st in stages), 1),
+            "max_tasks_per_stage": max((st["tasks"] for st in stages), default=0)}
+
+
+def run_breakdown(jobs: Sequence[dict[str, Any]], t0: float, tee: _Tee) -> dict[str, Any]:
+    """Split a run's Spark jobs by pipeline stage (the trace lines' times) and stage B's stages into
+    the Kafka read + shuffle map side and the judge (post-shuffle) side."""
+    a_end = tee.time_of(_STAGE_A) or float("inf")
+    a_jobs = [j for j in jobs if j["submitted"] < a_end]
+    b_jobs = [j for j in jobs if j["submitted"] >= a_end]
+    out: dict[str, Any] = {"before_first_job_s": round(jobs[0]["submitted"] - t0, 1) if jobs else None,
+                           "stage_a": summarize_jobs(a_jobs), "after_stage_a": summarize_jobs(b_jobs)}
+    stages = [st for j in b_jobs for st in j["stages"]]
+    maps = [st for st in stages if st["shuffle_write_mb"] > 0]
+    judge = [st for st in stages if st["shuffle_read_mb"] > 0 and st["shuffle_write_mb"] == 0]
+    for name, group in (("stage_b_shuffle_map", maps), ("stage_b_judge", judge)):
+        out[name] = {"stages": len(group), "tasks": sum(st["tasks"] for st in group),
+                     "wall_s": round(sum(st["wall_s"] or 0 for st in group), 1),
+                     "run_s": round(sum(st["run_s"] for st in group), 1),
+                     "cpu_s": round(sum(st["cpu_s"] for st in group), 1),
+                     "shuffle_mb": round(sum(st["shuffle_write_mb"] + st["shuffle_read_mb"] for st in group), 1)}
+    return out
+
+
 # -- run and check in this process --------------------------------------------------------------
 
 
@@ -237,7 +323,7 @@ def start_session(master: str) -> dict[str, Any]:
 
     stop_spark_session()
     t0 = time.perf_counter()
-    sc = spark_session(master).sparkContext
+    sc = spark_session(master, extra_conf=STATUS_CONF).sparkContext
     return {"seconds": round(time.perf_counter() - t0, 2), "master": sc.master,
             "default_parallelism": sc.defaultParallelism}
 
@@ -258,10 +344,12 @@ def measure_run(kafka: Any, registry_url: str, master: str, units: int, run_id: 
     print(f"run {master}: {units} units (run id {run_id}), load {before} …", flush=True)
     with traced() as tee:
         cpu = CpuMeter()
+        wall0 = time.time()
         t0 = time.perf_counter()
         sections = run_spark(spec, kafka, range(units), master=master)
         seconds = time.perf_counter() - t0
         used = cpu.stop()
+    jobs = spark_jobs(wall0)
     sec = sections[0]
     res: dict[str, Any] = {"master": master, "run_id": run_id, "units": units, "workloads": sec.workloads,
                            "records": sec.records, "verdict": sec.verdict(), "seconds": round(seconds, 3),
@@ -272,6 +360,8 @@ def measure_run(kafka: Any, registry_url: str, master: str, units: int, run_id: 
         # Topic creation, collecting stage A's tallies, planning the read, building the report.
         res["other_s"] = round(seconds - res["stage_a_s"] - res["stage_b_s"], 1)
     res["topics"] = len(run_topics(kafka, run_id))
+    res["spark"] = run_breakdown(jobs, wall0, tee)
+    res["spark_jobs"] = jobs
     print(f"  {res['records']} records, verdict {res['verdict']}, {seconds:.1f} s, "
           f"{res['records_per_s']:,.0f} records/s, load after {res['load_after']}; cores used by us "
           f"{used['cores_used']}, by others {used['others_cores']}", flush=True)
@@ -297,6 +387,7 @@ def measure_check(kafka: Any, registry_url: str, topics: Sequence[str], master: 
     before = load()
     print(f"check {label}: {len(topics)} topics, load {before} …", flush=True)
     cpu = CpuMeter()
+    wall0 = time.time()
     t0 = time.perf_counter()
     ranges = plan_ranges(config["bootstrap.servers"], list(topics), rest)
     plan_s = time.perf_counter() - t0
@@ -312,6 +403,8 @@ def measure_check(kafka: Any, registry_url: str, topics: Sequence[str], master: 
            "records_per_s": round(n / seconds, 1), "partitions": sum(not r.empty for r in ranges),
            "retention_gaps": sum(r.low > 0 for r in ranges), "failed": failed, "errored": errored,
            "load_before": before, "load_after": load(), **used}
+    if master is not None:
+        res["spark"] = summarize_jobs(spark_jobs(wall0))
     print(f"  {n} records, {seconds:.1f} s, {res['records_per_s']:,.0f} records/s, load after {res['load_after']}; "
           f"cores used by us {used['cores_used']}, by others {used['others_cores']}", flush=True)
     if failed or errored:
@@ -338,12 +431,21 @@ def run_and_check(args: argparse.Namespace, masters: list[str], units: int, out:
     warmups: dict[str, dict[str, Any]] = {}
     out["warmup"] = warmups
     tag = secrets.token_hex(2)
-    with open_kafka("embedded://?brokers=1&partitions=1") as kafka, EmbeddedSchemaRegistry() as reg:
+    with contextlib.ExitStack() as stack:
+
+        def new_infra() -> tuple[Any, Any]:
+            # Every run gets its own cluster and registry: a later run must not find the schemas
+            # (or the topic count) an earlier one left, or the order of the masters would matter.
+            return (stack.enter_context(open_kafka("embedded://?brokers=1&partitions=1")),
+                    stack.enter_context(EmbeddedSchemaRegistry()))
+
+        check_infra: tuple[Any, Any] | None = None
         check_topics: list[str] = []
         if do_check and not do_run:
             # Produce the records to check with the in-process pipeline (no timing).
             from conformance.harness.kafka_run import run_units
 
+            kafka, reg = check_infra = new_infra()
             run_id = f"s{tag}"
             print(f"producing {units} units for the check in-process (not timed) …", flush=True)
             sections = run_units(make_spec(kafka.client_config(), reg.url, run_id, args.seed), kafka, range(units))
@@ -357,27 +459,34 @@ def run_and_check(args: argparse.Namespace, masters: list[str], units: int, out:
                 print(f"Spark session {master} started in {starts[master]['seconds']:.1f} s "
                       f"(master {starts[master]['master']}, default parallelism "
                       f"{starts[master]['default_parallelism']})", flush=True)
+                kafka, reg = new_infra() if do_run or check_infra is None else check_infra
                 if args.warmup_units:
                     # The first jobs of a session start Python workers and import everything there
-                    # (~10 s on this machine): a small run first, so that the timed run is steady state.
+                    # (~10 s on this machine): a small run first, so that the timed run is steady
+                    # state. Another seed, so that it registers none of the timed run's schemas.
                     print(f"warm-up ({args.warmup_units} units, not timed):", flush=True)
                     warmups[master] = measure_run(kafka, reg.url, master, args.warmup_units, f"w{tag}m{i}",
-                                                  args.seed)
+                                                  f"{args.seed}-warmup")
                 if do_run:
                     runs[master] = measure_run(kafka, reg.url, master, units, f"r{tag}m{i}", args.seed)
-                    if not check_topics:
+                    if check_infra is None:
+                        check_infra = (kafka, reg)
                         check_topics = run_topics(kafka, runs[master]["run_id"])
                         out["check_input"] = {"run_id": runs[master]["run_id"], "records": runs[master]["records"],
                                               "topics": len(check_topics)}
                     _write(args.json, out | {"run": {"measurements": runs}}, quiet=True)
                 if do_check:
-                    checks[master] = measure_check(kafka, reg.url, check_topics, master)
+                    assert check_infra is not None
+                    checks[master] = measure_check(check_infra[0], check_infra[1].url, check_topics, master)
+                    _write(args.json, out | {"run": {"measurements": runs}, "check": {"measurements": checks}},
+                           quiet=True)
             stop_spark_session()
             if do_check and args.inprocess_check:
-                checks["in-process"] = measure_check(kafka, reg.url, check_topics, None)
+                assert check_infra is not None
+                checks["in-process"] = measure_check(check_infra[0], check_infra[1].url, check_topics, None)
         finally:
             stop_spark_session()
-        # This process hosts the embedded Kafka cluster too, which keeps every record it is sent.
+        # This process hosts the embedded Kafka clusters too, which keep every record they are sent.
         out["this_process_peak_rss_kib_with_embedded_kafka"] = self_hwm_kib()
     if runs:
         out["run"] = {"units": units, "measurements": runs}
@@ -692,6 +801,24 @@ def table(out: dict[str, Any], masters: list[str]) -> str:
         if out.get("session_start_s"):
             lines.append("Spark session start-up (not in the timings): "
                          + ", ".join(f"{m} {s['seconds']:.1f} s" for m, s in out["session_start_s"].items()))
+    notes = []
+    for kind in ("run", "check"):
+        for m, r in (out.get(kind) or {}).get("measurements", {}).items():
+            sp = r.get("spark")
+            if not sp:
+                continue
+            if kind == "run":
+                a, mp, jd = sp["stage_a"], sp["stage_b_shuffle_map"], sp["stage_b_judge"]
+                notes.append(f"run {m}: driver before the first job {sp['before_first_job_s']} s; stage A "
+                             f"{a['jobs']} jobs, {a['tasks']} tasks, {a['jobs_wall_s']} s of jobs; stage B Kafka "
+                             f"read + shuffle map {mp['tasks']} tasks in {mp['wall_s']} s (executors "
+                             f"{mp['run_s']} s), judge {jd['tasks']} task(s) in {jd['wall_s']} s (executors "
+                             f"{jd['run_s']} s, {jd['shuffle_mb']} MB shuffled)")
+            else:
+                notes.append(f"check {m}: {sp['jobs']} jobs ({sp['tasks']} tasks, at most {sp['max_tasks_per_stage']}"
+                             f" per stage), {sp['jobs_wall_s']} s of jobs, executors {sp['executor_run_s']} s")
+    if notes:
+        lines += ["", "where the time goes (Spark's status store):", *notes]
     rss = out.get("rss")
     if rss:
         hdr2 = (f"{'records':>11}{'units':>7}{'seconds':>9}{'py driver MiB':>15}{'JVM HWM MiB':>13}"
@@ -727,6 +854,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=4 * 3600.0,
                     help="bound on the whole benchmark / on each rss subprocess, in seconds (default 14400)")
     ap.add_argument("--json", default=str(DEFAULT_JSON), help=f"result file (default {DEFAULT_JSON})")
+    ap.add_argument("--commit", default=None,
+                    help="the commit the measured sources were exported from (recorded; for PYTHONPATH=export runs)")
     ap.add_argument("--serve-infra", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--rss-driver", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--units", type=int, default=0, help=argparse.SUPPRESS)
@@ -744,6 +873,8 @@ def main(argv: list[str] | None = None) -> int:
     masters = [m.strip() for m in args.masters.split(",") if m.strip()]
 
     src = source_state()
+    if args.commit:
+        src["exported_from_commit"] = args.commit
     out: dict[str, Any] = {
         "benchmark": "pipeline_scaling", "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "argv": sys.argv[1:], "source": src, "machine": machine(), "protocol": PROTOCOL, "encoder": ENCODER,

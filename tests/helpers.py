@@ -79,3 +79,34 @@ def docker_problem() -> str | None:
         return None
     except Exception as e:  # noqa: BLE001 - any failure means: no usable engine here
         return f"no Docker engine answers ({type(e).__name__}); container tests run in the GitHub workflow"
+
+
+def encode(encoder: str, options: Mapping[str, str], workload: Workload, *, protocol: str) -> list[Any]:
+    """The records an encoder makes for one workload, with the offsets a log would give them."""
+    from conformance.harness.local import assign_offsets
+
+    p = get_protocol(protocol)
+    info = find_encoder(encoder, protocol)
+    guard = Guard(10.0)
+    try:
+        _counter[0] += 1
+        res = run_workload(p, info, p.resolve_options(dict(options)), InProcessRegistry(), workload, make_tally(p),
+                           topic_prefix=f"t{_counter[0]}-", guard=guard, keep_records=True)
+    finally:
+        guard.close()
+    return assign_offsets(res.dumped)
+
+
+def check_capture(records: list[Any], options: Mapping[str, str] | None = None, *, protocol: str,
+                  partitions: int | None = None) -> Tally:
+    """Records checked as `conformance check` checks a capture: no workload, only the log."""
+    from conformance.checks.registry import Location
+
+    p = get_protocol(protocol)
+    tally = make_tally(p)
+    checker = p.checker(p.resolve_options(dict(options or {})), None, tally,  # type: ignore[attr-defined]
+                        with_source=False, partitions=partitions)
+    for r in records:
+        checker.check_record(r, Location(topic=r.topic, partition=r.partition, offset=r.offset))
+    checker.finish()
+    return tally

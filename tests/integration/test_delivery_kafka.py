@@ -17,8 +17,12 @@ from conformance.infra.registry import EmbeddedSchemaRegistry
 from conformance.protocols import get_protocol
 from conformance.strategies import DEFAULT_SHAPE
 
-P = get_protocol("ticdc-avro")
-OPTIONS = tuple(sorted(P.resolve_options({"enable-tidb-extension": "true"}).items()))
+# Delivery is protocol-independent; both protocols run through it (Simple's entities are tables).
+PROTOCOL_OPTIONS = {
+    "ticdc-avro": tuple(sorted(get_protocol("ticdc-avro").resolve_options({"enable-tidb-extension": "true"}).items())),
+    "ticdc-simple": tuple(sorted(get_protocol("ticdc-simple").resolve_options({}).items())),
+}
+OPTIONS = PROTOCOL_OPTIONS["ticdc-avro"]
 # Small tables, so that keys are updated again and again; many transactions, so that
 # production overlaps the fault window.
 SHAPE = replace(DEFAULT_SHAPE, tables=(1, 2), transactions=(120, 120), ddl_rate=0.02, max_rows_per_table=4)
@@ -33,10 +37,11 @@ FAULTS = {
 RUN = [0]
 
 
-def run(sink: str, faults: str | None, *, shards: int = 2, interval: float = 0.004):  # type: ignore[no-untyped-def]
+def run(sink: str, faults: str | None, *, shards: int = 2, interval: float = 0.004,  # type: ignore[no-untyped-def]
+        protocol: str = "ticdc-avro"):
     RUN[0] += 1
     with EmbeddedSchemaRegistry() as reg, open_kafka("embedded://?brokers=3&partitions=3") as k:
-        spec = RunSpec("ticdc-avro", "reference", sink, f"delivery-{sink}", SHAPE, (OPTIONS,),
+        spec = RunSpec(protocol, "reference", sink, f"delivery-{sink}", SHAPE, (PROTOCOL_OPTIONS[protocol],),
                        tuple(k.client_config().items()), reg.url, partitions=3, run_id=f"d{RUN[0]}",
                        flush_timeout=30.0, event_interval_s=interval)
         (section,) = run_units(spec, k, range(shards), faults=faults)
@@ -48,9 +53,12 @@ def failed(section) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
             if t.outcome is Outcome.FAILED and t.level.value != "INFO"}
 
 
-@pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_reference_passes_under_faults(fault: str) -> None:
-    section = run("reference", FAULTS[fault])
+CASES = [("ticdc-avro", f) for f in sorted(FAULTS)] + [("ticdc-simple", f) for f in ("broker-down", "leader-moves")]
+
+
+@pytest.mark.parametrize(("protocol", "fault"), CASES, ids=[f"{p}-{f}" for p, f in CASES])
+def test_reference_passes_under_faults(protocol: str, fault: str) -> None:
+    section = run("reference", FAULTS[fault], protocol=protocol)
     assert failed(section) == {}
     for cid in ("delivery.no-loss", "delivery.per-key-order", "delivery.commit-ts-order"):
         assert section.tally.checks[cid].passed > 0
@@ -61,10 +69,13 @@ SINK_MUTANTS = sorted(e.extra["sink"] for e in [find_encoder(n, "ticdc-avro") fo
     "mutant/sink-batch-reversed", "mutant/sink-stray-messages")])
 
 
-@pytest.mark.parametrize("sink", SINK_MUTANTS)
-def test_delivery_mutant_fails_with_the_anomaly_it_names(sink: str) -> None:
-    info = find_encoder(f"mutant/{sink}", "ticdc-avro")
-    section = run(sink, info.extra["faults"], shards=3)
+MUTANT_CASES = [(p, s) for p in PROTOCOL_OPTIONS for s in SINK_MUTANTS]
+
+
+@pytest.mark.parametrize(("protocol", "sink"), MUTANT_CASES, ids=[f"{p}-{s}" for p, s in MUTANT_CASES])
+def test_delivery_mutant_fails_with_the_anomaly_it_names(protocol: str, sink: str) -> None:
+    info = find_encoder(f"mutant/{sink}", protocol)
+    section = run(sink, info.extra["faults"], shards=3, protocol=protocol)
     t = section.tally.checks[info.catches]
     assert t.outcome is Outcome.FAILED, failed(section)
     anomaly = next(iter(t.failures.values())).message.split(":", 1)[0]

@@ -57,6 +57,7 @@ class PartitionLog:
     # Digests of the DMLs already in the log: a replay after a restart repeats one, and is a
     # duplicate (at-least-once), judged by the delivery checks, not an ordering violation.
     seen_dml: set[int] = field(default_factory=set)
+    seen_watermarks: set[int | None] = field(default_factory=set)
 
 
 @dataclass(slots=True)
@@ -138,7 +139,7 @@ class SimpleChecker:
         self._seq = 0
         # Run mode: every table version of the workload so far, for the BOOTSTRAPs (which no
         # source event makes) to be judged against their table.
-        self.known_tables: dict[tuple[int, int], Table] = {}
+        self.known_tables: dict[tuple[int, int, str, str], Table] = {}  # (id, version, database, name)
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -167,7 +168,12 @@ class SimpleChecker:
                 lg.schemas[key] = ts
                 entry.table, entry.version, entry.table_id = key[:2], key[2], ts.get("tableID")
                 if msg.kind == "BOOTSTRAP":
-                    ev.bootstrap_table = self.known_tables.get((ts.get("tableID"), ts.get("version")))
+                    ev.bootstrap_table = self.known_tables.get(
+                        (ts.get("tableID"), ts.get("version"), ts.get("schema"), ts.get("table")))
+        elif msg.ok and msg.kind == "WATERMARK":
+            if entry.commit_ts in lg.seen_watermarks:
+                entry.kind = None  # re-sent after a restart: a duplicate, not a regression
+            lg.seen_watermarks.add(entry.commit_ts)
         elif msg.ok and msg.kind == "DML":
             digest = hash((msg.get("commitTs"), msg.type, msg.table_key, repr(msg.get("data")), repr(msg.get("old"))))
             if digest in lg.seen_dml:
@@ -227,7 +233,7 @@ class SimpleChecker:
             tables = [event.table, event.pre_table]
         for t in tables:
             if t is not None:
-                self.known_tables[(t.table_id, t.version)] = t
+                self.known_tables[(t.table_id, t.version, t.database, t.name)] = t
 
     def check_event(self, event: Event, records: list[Record]) -> None:
         self._learn(event)
@@ -243,8 +249,10 @@ class SimpleChecker:
                     ev.source = match if match is not None else pending[0]
                     pending.remove(ev.source)
         elif isinstance(event, (Ddl, Watermark)):
+            kind = "DDL" if isinstance(event, Ddl) else "WATERMARK"
             for ev in evs:
-                ev.source = event
+                if ev.msg.kind == kind:  # not the periodic BOOTSTRAPs that came out with it
+                    ev.source = event
         for ev in evs:
             self._run_record_checks(ev)
         parts = self.partitions or max(1, len({r.partition for r in records}))

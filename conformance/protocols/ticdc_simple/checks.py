@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from ...checks.registry import Failure, Level, NotApplicable, Scope, check
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
-from ...model.values import go_format_float, to_float32
+from ...model.values import Json, go_format_float, to_float32
 from . import spec
 from .checker import Entry, EventEvidence, PartitionLog, RecordEvidence, SourceRow, StreamEvidence
 from .decoder import DML_TYPES, TIMESTAMP, UNSIGNED_BIGINT, Message, decode, render, table_schema_of
@@ -657,10 +657,24 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             return "beyond TIME's range (838:59:59)"
     elif fam == Family.JSON:
         try:
-            json.loads(v)
+            doc = json.loads(v)
         except ValueError:
             return "not JSON text"
+        if not _has_float(doc) and Json(doc).text() != v:
+            # TiDB prints JSON one way: MySQL spacing, object keys sorted (floats aside, whose
+            # printing the model does not pin down).
+            return "not TiDB's JSON text (MySQL spacing, keys sorted)"
     return None
+
+
+def _has_float(doc: Any) -> bool:
+    if isinstance(doc, float):
+        return True
+    if isinstance(doc, list):
+        return any(_has_float(x) for x in doc)
+    if isinstance(doc, dict):
+        return any(_has_float(x) for x in doc.values())
+    return False
 
 
 def _branch_problem(fam: str, branch: str, o: spec.SimpleOptions) -> str | None:
@@ -800,8 +814,11 @@ for _fam in Family.ALL:
 @check("ticdc-simple.large-message.size", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §2.5 (a message above max-message-bytes is handled per large-message-handle-option; "
               "simple/encoder.go:39-110)")
-def large_message_size(ev: RecordEvidence) -> Failure | None:
-    """No message is larger than `max-message-bytes` (key + value, as TiCDC counts)."""
+def large_message_size(ev: RecordEvidence) -> Failure | NotApplicable | None:
+    """No row message is larger than `max-message-bytes` (key + value, as TiCDC counts; DDL,
+    BOOTSTRAP and WATERMARK messages are not subject to large-message handling)."""
+    if ev.msg.ok and ev.msg.kind != "DML":
+        return NotApplicable("not a row message")
     size = len(ev.record.key or b"") + len(ev.record.value or b"")
     if size > ev.o.max_message_bytes:
         return Failure(f"a {size}-byte message", expected=f"<= max-message-bytes ({ev.o.max_message_bytes})",
@@ -947,7 +964,7 @@ def _from_start(lg: PartitionLog) -> bool:
 
 
 def _bound_ms(o: spec.SimpleOptions) -> int:
-    return int(o.bootstrap_interval_s * 1000) + BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS
+    return int(max(0.0, o.bootstrap_interval_s) * 1000) + BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS
 
 
 def _where(st: StreamEvidence, part: int, e: Entry, what: str = "") -> Any:
@@ -1027,8 +1044,9 @@ def _overdue(st: StreamEvidence, e: Entry, since: Entry | None, rows_since: list
         return None
     if e.build_ts - ref > _bound_ms(o):
         return f"{(e.build_ts - ref) / 1000:.1f} s after it (interval {o.bootstrap_interval_s:g} s + 5 s check period)"
-    if len(rows_since) > o.bootstrap_count:
-        reached = rows_since[o.bootstrap_count - 1].build_ts
+    count = max(1, o.bootstrap_count)  # <= 0 under the docs' rule: due at every check
+    if len(rows_since) > count:
+        reached = rows_since[count - 1].build_ts
         if reached is not None and e.build_ts - reached > BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS:
             return (f"{len(rows_since)} rows after it (send-bootstrap-in-msg-count {o.bootstrap_count}), "
                     f"{(e.build_ts - reached) / 1000:.1f} s after the count was reached")
@@ -1132,7 +1150,8 @@ def bootstrap_first(st: StreamEvidence) -> Findings:
 
 
 def _covered(st: StreamEvidence, ts_of: Callable[[Entry], int | None]) -> tuple[int, int]:
-    """The range of a ts every partition's log covers (captures may start and stop anywhere)."""
+    """The range of a ts that every partition's log covers for sure: captures may start and stop
+    anywhere, and several messages share a ts at the cut (so the cut's own ts is left out)."""
     lo, hi = 0, 1 << 64
     for p in st.partitions:
         lg = st.logs.get(p)
@@ -1140,10 +1159,10 @@ def _covered(st: StreamEvidence, ts_of: Callable[[Entry], int | None]) -> tuple[
         if not vals:
             return 1, 0
         if not _from_start(lg):  # type: ignore[arg-type]
-            lo = max(lo, vals[0])
-        hi = min(hi, vals[-1])
+            lo = max(lo, vals[0] + 1)
+        hi = min(hi, vals[-1] - 1)
     if st.with_source:
-        hi = 1 << 64
+        hi = 1 << 64  # the whole workload was encoded: nothing is cut at the end
     return lo, hi
 
 

@@ -241,7 +241,11 @@ class TiCDCSimpleEncoder:
         location = None
         if opt == "claim-check":
             location = self.write_claim_check(full, commit_ts)
-        return self.row_payload(change, commit_ts, key_only=True, claim_check=location)
+        small = self.row_payload(change, commit_ts, key_only=True, claim_check=location)
+        if len(small) > self.o.max_message_bytes:
+            raise EncoderError(f"even with the handle key only, the message has {len(small)} bytes > "
+                               f"max-message-bytes={self.o.max_message_bytes} (TiCDC reports ErrMessageTooLarge)")
+        return small
 
     def write_claim_check(self, full: bytes, commit_ts: int) -> str:
         """A `<uuid>.json` file holding {"key": null, "value": base64 of the compressed full

@@ -256,10 +256,11 @@ class _SchemaMutant(TiCDCSimpleEncoder):
                         msg[k] = self.edit_schema(dict(ts), t, avro)
         return super().serialize(kind, json_msg, avro_payload)
 
-    _versions: dict[tuple[int, int], Table]
+    _versions: dict[tuple[Any, ...], Table]
 
     def _table_for(self, ts: dict[str, Any]) -> Table | None:
-        return getattr(self, "_versions", {}).get((ts.get("tableID"), ts.get("version")))  # type: ignore[arg-type]
+        key = (ts.get("tableID"), ts.get("version"), ts.get("table"))
+        return getattr(self, "_versions", {}).get(key)
 
     def encode(self, event: Event) -> list[Record]:
         if not hasattr(self, "_versions"):
@@ -271,7 +272,7 @@ class _SchemaMutant(TiCDCSimpleEncoder):
             tables = [event.table, event.pre_table]
         for t in tables:
             if t is not None:
-                self._versions[(t.table_id, t.version)] = t
+                self._versions[(t.table_id, t.version, t.name)] = t
         return super().encode(event)
 
 
