@@ -757,6 +757,82 @@ def _readline(proc: subprocess.Popen[str], timeout: float) -> str:
     return box[0].strip()
 
 
+# -- profile of stage B's judge, in-process -------------------------------------------------------
+
+
+def profile_judge(args: argparse.Namespace) -> dict[str, Any]:
+    """Stage B as a Spark executor runs it (`pipeline._stage_b`: the topic's log read with the data
+    source's reader, the ledger from stage A, `judge_topic`), in this process over the topics of
+    --profile-units units: timed once, then once under cProfile."""
+    import cProfile
+    import pstats
+
+    from conformance.checks.delivery import Sent
+    from conformance.harness.kafka_source import plan_ranges, read_range
+    from conformance.harness.stages import LogRecord, _workload, judge_topic, produce_unit, sent_rows
+    from conformance.infra.kafka import open_kafka
+    from conformance.infra.registry import EmbeddedSchemaRegistry
+
+    n = args.profile_units
+    with open_kafka("embedded://?brokers=1&partitions=1") as kafka, EmbeddedSchemaRegistry() as reg:
+        spec = make_spec(kafka.client_config(), reg.url, "p0", args.seed)
+        print(f"profile: producing {n} units in-process …", flush=True)
+
+        def create(topics: Sequence[str], partitions: int) -> None:
+            for t in topics:
+                kafka.create_topic(t, partitions)
+
+        t0 = time.perf_counter()
+        units = [produce_unit(spec, 0, s, create_topics=create) for s in range(n)]
+        produce_s = time.perf_counter() - t0
+        ledger: dict[str, list[Sent]] = {}
+        for u in units:
+            for row in sent_rows(spec, u):
+                ledger.setdefault(row.topic, []).append(row)
+        config = kafka.client_config()
+        bootstrap = config.pop("bootstrap.servers")
+        ranges = [r for r in plan_ranges(bootstrap, run_topics(kafka, "p0"), config) if not r.empty]
+        lows = {(r.topic, r.partition): r.low for r in ranges if r.low > 0}
+
+        def judge_all() -> int:
+            # A Spark worker regenerates most units' workloads in stage B (its cache holds 64).
+            _workload.cache_clear()
+            n_records = 0
+            for r in ranges:
+                log = [LogRecord(r.topic, r.partition, o, k, v) for b in read_range(bootstrap, r, config)
+                       for o, k, v in zip(b.column("offset").to_pylist(), b.column("key").to_pylist(),
+                                          b.column("value").to_pylist(), strict=True)]
+                n_records += len(log)
+                tally = judge_topic(spec, r.topic, log, ledger.get(r.topic, []), lows)
+                if tally.failed_ids():
+                    raise SystemExit(f"profile: {r.topic} fails {sorted(tally.failed_ids())}")
+            return n_records
+
+        t0 = time.perf_counter()
+        records = judge_all()
+        judge_s = time.perf_counter() - t0
+        prof = cProfile.Profile()
+        prof.enable()
+        judge_all()
+        prof.disable()
+    prof_path = Path(args.json).with_suffix(".judge.prof")
+    prof_path.parent.mkdir(parents=True, exist_ok=True)
+    prof.dump_stats(str(prof_path))
+    print(f"profile: {records} records in {len(ranges)} topics: stage A in-process {produce_s:.1f} s "
+          f"({records / produce_s:,.0f} records/s), stage B judge in-process {judge_s:.1f} s "
+          f"({records / judge_s:,.0f} records/s); cProfile (overhead included) saved to {prof_path}:")
+    for key in ("cumulative", "tottime"):
+        pstats.Stats(prof, stream=sys.stdout).strip_dirs().sort_stats(key).print_stats(args.top)
+    rows = []
+    for (file, line, name), (_cc, nc, tt, ct, _callers) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
+        rows.append({"function": f"{Path(file).name}:{line}({name})", "ncalls": nc, "tottime_s": round(tt, 3),
+                     "cumtime_s": round(ct, 3)})
+    rows.sort(key=lambda r: -float(r["cumtime_s"]))
+    return {"units": n, "records": records, "topics": len(ranges), "produce_inprocess_s": round(produce_s, 2),
+            "judge_inprocess_s": round(judge_s, 2), "judge_records_per_s": round(records / judge_s, 1),
+            "top_cumulative": rows[:args.top], "prof": str(prof_path)}
+
+
 # -- output -------------------------------------------------------------------------------------
 
 
@@ -843,8 +919,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--records", type=int, default=1_000_000, help="records of the large size (default 1000000)")
     ap.add_argument("--small", type=int, default=100_000, help="records of the small size, for rss (default 100000)")
     ap.add_argument("--masters", default="local[1],local[2]", help="Spark masters to compare, in this order")
-    ap.add_argument("--only", action="append", choices=("run", "check", "rss"),
-                    help="measure only this (repeatable; default: all three)")
+    ap.add_argument("--only", action="append", choices=("run", "check", "rss", "profile"),
+                    help="measure only this (repeatable; default: run, check and rss; profile: cProfile stage B's "
+                         "judge in-process)")
+    ap.add_argument("--profile-units", type=int, default=60, help="units for --only profile (default 60)")
+    ap.add_argument("--top", type=int, default=20, help="profile rows printed (default 20)")
     ap.add_argument("--rss-master", default="local[2]", help="master of the rss driver subprocesses")
     ap.add_argument("--warmup-units", type=int, default=4,
                     help="units of an untimed run at the start of every Spark session (default 4; 0: none)")
@@ -890,6 +969,8 @@ def main(argv: list[str] | None = None) -> int:
         _write(args.json, out, quiet=True)
     if "rss" in args.only:
         out["rss"] = measure_rss(args, [args.small, args.records])
+    if "profile" in args.only:
+        out["profile_judge"] = profile_judge(args)
     out["load_at_end"] = load()
     if source_state()["sources_sha1"] != src["sources_sha1"]:
         out["warning"] = "the conformance sources changed during the run: measure again"

@@ -259,3 +259,30 @@ def test_kafka_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     code, out = run_cli(capsys, "run", "--faults", "broker-sideways@1s", "--no-spark", "--no-matrix",
                         "--report-dir", str(tmp_path))
     assert code == 2 and "broker-down@" in out  # the grammar is shown
+
+
+def test_simple_runs_through_spark_and_kafka(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The second protocol on the default pipeline: Spark, the embedded Kafka, both encodings."""
+    code, out = run_cli(capsys, "run", "--protocol", "ticdc-simple", "--examples", "4", "--seed", "3",
+                        "--report-dir", str(tmp_path))
+    assert code == 0, out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [r["options"]["encoding-format"] for r in report["runs"]] == ["json", "avro"]
+    passed = {(r["run"], r["check"]) for r in report["results"] if r["outcome"] == "passed"}
+    for run in (0, 1):
+        assert {(run, "delivery.no-loss"), (run, "ticdc-simple.consumer.schema-known"),
+                (run, "ticdc-simple.order.watermark")} <= passed
+
+
+def test_simple_failure_shrinks_and_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "run", "--protocol", "ticdc-simple", "--encoder", "mutant/enum-as-name",
+                        "--examples", "30", "--seed", "11", "--no-matrix", "--kafka", "none",
+                        "--report-dir", str(tmp_path))
+    assert code == 1 and "ticdc-simple.value.enum" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    target = next(r for r in report["runs"][0]["reproductions"] if r["check"] == "ticdc-simple.value.enum")
+    assert "ENUM(" in target["sql"]
+    code2, out2 = run_cli(capsys, "reproduce", target["file"])
+    assert code2 == 1 and "still fails" in out2
+    code3, out3 = run_cli(capsys, "reproduce", target["file"], "--encoder", "reference")
+    assert code3 == 0 and "passes now" in out3

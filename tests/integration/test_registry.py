@@ -821,14 +821,12 @@ def test_serve_runs_until_sigterm() -> None:
 
 
 def test_container_registry_without_docker_is_a_clear_error() -> None:
-    import sys
     import time
 
     import pytest
+    from helpers import docker_problem  # the probe the containers suite uses
 
     from conformance.infra.registry import RegistryUnavailable, open_registry
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "containers"))
-    from conftest import docker_problem  # the containers suite's own probe
 
     if docker_problem() is None:
         pytest.skip("a Docker engine answers here: tests/containers exercise container:// for real")

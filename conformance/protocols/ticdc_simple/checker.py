@@ -169,7 +169,7 @@ class SimpleChecker:
                 entry.table, entry.version, entry.table_id = key[:2], key[2], ts.get("tableID")
                 if msg.kind == "BOOTSTRAP":
                     ev.bootstrap_table = self.known_tables.get(
-                        (ts.get("tableID"), ts.get("version"), ts.get("schema"), ts.get("table")))
+                        (ts.get("tableID"), ts.get("version"), ts.get("schema"), ts.get("table")))  # type: ignore[arg-type]
         elif msg.ok and msg.kind == "WATERMARK":
             if entry.commit_ts in lg.seen_watermarks:
                 entry.kind = None  # re-sent after a restart: a duplicate, not a regression

@@ -80,7 +80,10 @@ def key_null(ev: RecordEvidence) -> Failure | None:
 
 @check("ticdc-simple.message.decodes", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{SEED} §Message format; {NOTES} §2.1 (compression applies to every message), §2.2 (JSON), "
-              "§2.3 (Avro: the top-level union of message.json, leading 0x16)")
+              "§2.3 (Avro: the top-level union of message.json, leading 0x16)",
+       docs_vs_code="docs: the Java example (schema.avsc, SimpleAvroConsumerExample) reads `type`/`commitTs` at the "
+                    "top level with a schema lacking Timestamp, UnsignedBigint and MessageType; code: every payload "
+                    "is Message{type, payload} as branch 11 of message.json's union (first byte 0x16)")
 def message_decodes(ev: RecordEvidence) -> Failure | None:
     """The value decompresses per `large-message-handle-compression` and decodes: a JSON object,
     or one Avro datum of message.json's top-level union (first byte 0x16), nothing left over."""
@@ -324,7 +327,7 @@ def _expected_columns(ev: RecordEvidence, key_only: bool) -> tuple[set[str], str
         if key_only:
             hk = handle_key_names(ev.schema)
             return (set(hk), "the announced schema's handle key") if hk is not None else None
-        return {c.get("name") for c in ev.schema.get("columns") or () if isinstance(c, dict)}, \
+        return {str(c.get("name")) for c in ev.schema.get("columns") or () if isinstance(c, dict)}, \
             "the announced schema's columns"
     return None
 
@@ -416,7 +419,7 @@ def _shape_problems(ts: dict[str, Any], avro: bool, raw_keys: set[str]) -> Itera
         if "default" not in c:
             yield str(c.get("name")), "column without `default` (null when there is none)", sorted(c)
         names.append(c.get("name"))
-        dt = c.get("dataType") if isinstance(c.get("dataType"), dict) else {}
+        dt: dict[str, Any] = c["dataType"] if isinstance(c.get("dataType"), dict) else {}
         for f, typ in _DT_FIELDS.items():
             if not isinstance(dt.get(f), typ):
                 yield str(c.get("name")), f"dataType.{f} is not a {typ.__name__}", dt.get(f)
@@ -497,7 +500,7 @@ def schema_columns(ev: RecordEvidence) -> Findings:
 
 
 def _columns_by_name(ts: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c.get("name"): c for c in ts.get("columns") or () if isinstance(c, dict)}
+    return {str(c.get("name")): c for c in ts.get("columns") or () if isinstance(c, dict)}
 
 
 @check("ticdc-simple.schema.data-type", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
@@ -1001,7 +1004,8 @@ def schema_known(st: StreamEvidence) -> Findings:
             bad.append(e)
         if bad:
             e = bad[0]
-            yield Failure(f"partition {part}: a DML of {e.table[0]}.{e.table[1]} (schemaVersion {e.version}) before "
+            db, table = e.table or (None, None)
+            yield Failure(f"partition {part}: a DML of {db}.{table} (schemaVersion {e.version}) before "
                           f"any schema for it" + (f"; {len(bad) - 1} more" if len(bad) > 1 else ""),
                           expected="a DDL or BOOTSTRAP with this (database, table, version) earlier in the partition",
                           actual=f"first undecodable DML at offset {e.offset}", location=_where(st, part, e))

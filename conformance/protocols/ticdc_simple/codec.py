@@ -18,6 +18,7 @@ import functools
 import io
 import json
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,10 @@ class BranchReader:
         for t in schema:
             self._register(t, t.get("namespace", ""))
         self.top = schema
+        self._primitive: dict[str, Callable[[], Any]] = {
+            "null": lambda: None, "boolean": self._bool, "int": self._long, "long": self._long,
+            "float": lambda: self._fixed_float("<f", 4), "double": lambda: self._fixed_float("<d", 8),
+            "bytes": self._bytes, "string": lambda: self._bytes().decode("utf-8")}
 
     def _register(self, t: Any, ns: str) -> None:
         if isinstance(t, dict):
@@ -198,9 +203,7 @@ class BranchReader:
             branch, v = self._union(t, ns, in_map=in_map)
             return (branch, v) if in_map else v
         if isinstance(t, str):
-            prim = {"null": lambda: None, "boolean": self._bool, "int": self._long, "long": self._long,
-                    "float": lambda: self._fixed_float("<f", 4), "double": lambda: self._fixed_float("<d", 8),
-                    "bytes": self._bytes, "string": lambda: self._bytes().decode("utf-8")}.get(t)
+            prim = self._primitive.get(t)
             if prim is not None:
                 return prim()
             full = t if "." in t else f"{ns}.{t}"

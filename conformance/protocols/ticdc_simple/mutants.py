@@ -352,8 +352,8 @@ class _ValueMutant(TiCDCSimpleEncoder):
 
 
 def value_mutant(name: str, fam: str, doc: str, *, kinds: tuple[Kind, ...], avro: bool = False,
-                 json_fn: Callable[[Any, SqlType, Value], Any] | None = None,
-                 avro_fn: Callable[[Any, SqlType, Value], Any] | None = None) -> None:
+                 json_fn: Callable[[Any, SqlType, Any], Any] | None = None,
+                 avro_fn: Callable[[Any, SqlType, Any], Any] | None = None) -> None:
     attrs: dict[str, Any] = {"family": fam, "__doc__": doc}
     if json_fn is not None:
         attrs["wrong_json"] = json_fn
