@@ -4,6 +4,8 @@ The read is bounded: each partition from its start (the group's committed offset
 `--group`, else the earliest offset the broker holds) to the high watermark seen when the check
 began. Record checks run on every record and stream checks per topic-partition, on Spark
 executors (one task per topic-partition) or in this process; only tallies reach the driver.
+A protocol whose stream rules span partitions (TiCDC Simple: DDLs and bootstraps reach every
+partition) is checked per topic instead: one task reads all of a topic's partitions.
 With `--group`, the end offsets are committed afterwards, so the next check continues there
 (a CI gate over a topic that keeps growing).
 """
@@ -41,13 +43,19 @@ def new_tally(spec: CheckSpec) -> Tally:
     return tally
 
 
-def check_records(spec: CheckSpec, records: Iterator[Record], tally: Tally) -> int:
-    """Record and stream checks over records of one topic-partition, in offset order."""
+def per_topic(spec: CheckSpec) -> bool:
+    """Whether the protocol's stream checks need a topic's partitions together."""
+    return get_protocol(spec.protocol).extra.get("stream_scope") == "topic"
+
+
+def check_records(spec: CheckSpec, records: Iterator[Record], tally: Tally, partitions: int | None = None) -> int:
+    """Record and stream checks over records of one topic-partition (or, per topic, of its
+    partitions one after another), each in offset order."""
     from .stages import _registry
 
     protocol = get_protocol(spec.protocol)
     checker = protocol.checker(dict(spec.options), _registry(spec.registry_url), tally,  # type: ignore[attr-defined]
-                               with_source=False)
+                               with_source=False, partitions=partitions)
     n = 0
     for r in records:
         n += 1
@@ -94,6 +102,15 @@ def check_local(spec: CheckSpec, config: Mapping[str, str], ranges: Sequence[Any
     bootstrap = config["bootstrap.servers"]
     rest = {k: v for k, v in config.items() if k != "bootstrap.servers"}
     total = 0
+    if per_topic(spec):
+        by_topic: dict[str, list[Any]] = {}
+        for rng in ranges:
+            by_topic.setdefault(rng.topic, []).append(rng)
+        for rngs in by_topic.values():
+            rngs.sort(key=lambda r: r.partition)
+            records = (rec for r in rngs if not r.empty for rec in _records_of(read_range(bootstrap, r, rest)))
+            total += check_records(spec, records, tally, partitions=len(rngs))
+        return tally, total
     for rng in ranges:
         if rng.empty:
             continue
@@ -123,6 +140,9 @@ def check_spark(spec: CheckSpec, config: Mapping[str, str], ranges: Sequence[Any
     if not readable:
         return tally, 0
     df = read_kafka(spark, bootstrap, sorted({r.topic for r in readable}), rest, ranges=readable)
+    if per_topic(spec):
+        return _check_spark_per_topic(spec, df, tally, {r.topic: sum(1 for x in ranges if x.topic == r.topic)
+                                                        for r in ranges})
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -137,6 +157,29 @@ def check_spark(spec: CheckSpec, config: Mapping[str, str], ranges: Sequence[Any
 
     total = 0
     for row in df.mapInArrow(run, "n long, blob binary").toLocalIterator():
+        tally.merge(pickle.loads(row["blob"]))
+        total += row["n"]
+    return tally, total
+
+
+def _check_spark_per_topic(spec: CheckSpec, df: Any, tally: Tally, partitions: dict[str, int]) -> tuple[Tally, int]:
+    """One task per topic: its records, partition by partition in offset order."""
+
+    def run(table: Any) -> Any:
+        import pyarrow as pa
+
+        rows = sorted(table.to_pylist(), key=lambda r: (r["partition"], r["offset"]))
+        t = new_tally(spec)
+        n = 0
+        if rows:
+            records = (Record(r["topic"], r["key"], r["value"], r["partition"],
+                              tuple((h["key"], h["value"]) for h in (r["headers"] or ())), r["timestamp"], r["offset"])
+                       for r in rows)
+            n = check_records(spec, records, t, partitions=partitions.get(rows[0]["topic"]))
+        return pa.table({"n": pa.array([n], pa.int64()), "blob": pa.array([pickle.dumps(t)], pa.binary())})
+
+    total = 0
+    for row in df.groupBy("topic").applyInArrow(run, "n long, blob binary").toLocalIterator():
         tally.merge(pickle.loads(row["blob"]))
         total += row["n"]
     return tally, total

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from conformance.encoders.spi import EncoderContext
 from conformance.infra.kafka import open_kafka
 from conformance.infra.registry import EmbeddedSchemaRegistry, RegistryClient
 from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder
-from conformance.strategies import sample_workload
+from conformance.strategies import DEFAULT_SHAPE, sample_workload
 
 
 @pytest.fixture()
@@ -80,3 +81,36 @@ def test_usage_errors(live, capsys) -> None:  # type: ignore[no-untyped-def]
     code = main(["check", "--kafka", "kafka://127.0.0.1:1", "--registry", reg.url])
     out = capsys.readouterr()
     assert code == 2
+
+
+@pytest.mark.parametrize("spark", [False, True], ids=["no-spark", "spark"])
+def test_simple_live_topic_is_checked_per_topic(capsys, spark: bool, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Simple's stream rules span partitions (DDLs and bootstraps reach all of them; with
+    bootstraps to partition 0 only, other partitions resolve schemas from partition 0): the
+    check reads a topic's partitions together. No registry is needed."""
+    from conformance.encoders.spi import ManualClock
+    from conformance.protocols.ticdc_simple.encoder import TiCDCSimpleEncoder
+
+    options = {"send-bootstrap-to-all-partition": "false", "send-bootstrap-in-msg-count": "5"}
+    with open_kafka("embedded://?brokers=1&partitions=3") as k:
+        k.create_topic("tidb_simple", 3)
+        p = Producer(k.client_config())
+        clock = ManualClock()
+        enc = TiCDCSimpleEncoder()
+        enc.open(EncoderContext(options, None, clock=clock, partitions=3))
+        # One history (separate workloads would each start their own commit-ts timeline).
+        shape = replace(DEFAULT_SHAPE, transactions=(40, 40), tables=(3, 3))
+        for ev in sample_workload("live-simple", 0, shape).events:
+            for r in enc.encode(ev) + enc.tick(clock.follow(ev)):
+                p.produce(r.topic, key=r.key, value=r.value, partition=r.partition)
+        p.flush(10)
+        code = main(["check", "--protocol", "ticdc-simple", "--kafka", f"kafka://{k.bootstrap.split(',')[0]}",
+                     "--topics", "tidb_simple", *[f"--option={k_}={v}" for k_, v in options.items()],
+                     *([] if spark else ["--no-spark"]), "--report-json", str(tmp_path / "r.json")])
+        out, err = capsys.readouterr()
+    assert code == 0, out + err
+    data = json.loads((tmp_path / "r.json").read_text())
+    res = {r["check"]: r for r in data["results"]}
+    assert res["ticdc-simple.consumer.schema-known"]["outcome"] == "passed"
+    assert res["ticdc-simple.bootstrap.partitions"]["outcome"] == "passed"
+    assert res["ticdc-simple.order.ddl-barrier"]["outcome"] == "passed"

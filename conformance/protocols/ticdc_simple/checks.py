@@ -622,6 +622,9 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
     elif fam == Family.DECIMAL:
         if not re.fullmatch(r"-?\d+(\.\d+)?", v):
             return "not a decimal number"
+        digits = len(v.lstrip("-").replace(".", "").lstrip("0") or "0")
+        if isinstance(dt.get("length"), int) and digits > dt["length"]:
+            return f"more than the column's {dt['length']} digits of precision"
         scale = dt.get("decimal") or 0
         if avro:
             return None

@@ -2,21 +2,26 @@
 
 Simple dispatches by table and promises commit order per partition, so an *entity* is a
 table (topic, database, table) and its versions are its row messages in commit order. A
-*match* is (commitTs, type): rows of one transaction look alike and are told apart by order,
-which also keeps handle-key-only messages (that carry no full row) identifiable. DDL,
-BOOTSTRAP and WATERMARK messages are control messages: not part of the row accounting
-(the stream checks judge them).
+*match* is (commitTs, type, the row's handle-key values): rows of one transaction are told
+apart by their keys, and handle-key-only messages (which carry nothing else) still match. A
+message says which columns are the handle key only through the schema announced before it, so
+identification follows the stream, remembering each DDL's and BOOTSTRAP's indexes. DDL,
+BOOTSTRAP and WATERMARK messages are control messages: not part of the row accounting (the
+stream checks judge them).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ...checks.delivery import Version
 from ...model.events import Op, Transaction, Workload
-from .decoder import decode
+from . import spec
+from .checks import handle_key_names
+from .decoder import decode, render, table_schema_of
 from .spec import SimpleOptions
 
 DIGEST = 12
@@ -31,31 +36,67 @@ def topic_of(options: Mapping[str, str], topic_prefix: str) -> str:
     return topic_prefix + SimpleOptions.from_options(options).topic
 
 
+def _canonical(values: dict[str, Any]) -> str:
+    return json.dumps(values, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:
+    o = SimpleOptions.from_options(options)
     topic = topic_of(options, topic_prefix)
     seq: dict[bytes, int] = {}
     for e in workload.events:
         if not isinstance(e, Transaction):
             continue
         for ch in e.changes:
-            ops = [Op.DELETE, Op.INSERT] if ch.op is Op.UPDATE and ch.changes_unique_key() else [ch.op]
-            entity = digest(("t", topic, ch.table.database, ch.table.name))
-            for op in ops:
+            t = ch.table
+            if ch.op is Op.UPDATE and ch.changes_unique_key():
+                rows = [(Op.DELETE, ch.before), (Op.INSERT, ch.after)]
+            else:
+                rows = [(ch.op, ch.after if ch.op is not Op.DELETE else ch.before)]
+            entity = digest(("t", topic, t.database, t.name))
+            for op, image in rows:
+                assert image is not None
+                key = {c.name: render(spec.avro_value(c.type, image[c.name], o)) if o.avro
+                       else spec.json_value(c.type, image[c.name], o) for c in t.handle_key_columns()}
                 n = seq.get(entity, 0)
                 seq[entity] = n + 1
-                yield Version(entity, n, digest(("v", e.commit_ts, _TYPE[op])), e.commit_ts, topic)
+                yield Version(entity, n, digest(("v", e.commit_ts, _TYPE[op], _canonical(key))), e.commit_ts, topic)
 
 
-def identify(topic: str, value: bytes | None, options: Mapping[str, str]
-             ) -> tuple[bytes | None, bytes | None, int | None] | None:
-    """(entity, match, commit ts) of a row message; None for a control message; None parts
-    where it cannot be decoded (then the delivery analysis counts it as unexpected)."""
+Identified = tuple[bytes | None, bytes | None, int | None] | None
+
+
+def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Identified]:
+    """A stateful identifier for the messages of one stream, in log (or send) order: (entity,
+    match, commit ts) of a row message; None for a control message; None parts where the
+    message cannot be decoded or its schema was never announced (then it counts as unexpected)."""
     o = SimpleOptions.from_options(options)
-    m = decode(value, o.compression, o.avro)
-    if not m.ok:
-        return None, None, None
-    if m.kind != "DML":
-        return None
-    ts = m.get("commitTs")
-    entity = digest(("t", topic, m.get("database"), m.get("table")))
-    return entity, digest(("v", ts, m.type)), ts if isinstance(ts, int) else None
+    handle_keys: dict[tuple[str, Any, Any, Any], list[str] | None] = {}
+
+    def identify(topic: str, value: bytes | None) -> Identified:
+        m = decode(value, o.compression, o.avro)
+        if not m.ok:
+            return None, None, None
+        if m.kind in ("DDL", "BOOTSTRAP"):
+            ts = table_schema_of(m)
+            if ts is not None:
+                handle_keys[(topic, ts.get("schema"), ts.get("table"), ts.get("version"))] = handle_key_names(ts)
+            return None
+        if m.kind != "DML":
+            return None
+        commit_ts = m.get("commitTs")
+        entity = digest(("t", topic, m.get("database"), m.get("table")))
+        row = m.get("data") if m.type != "DELETE" else m.get("old")
+        if not isinstance(row, dict):
+            return entity, None, None
+        if m.get("handleKeyOnly") is True:
+            names: list[str] | None = list(row)
+        else:
+            names = handle_keys.get((topic, m.get("database"), m.get("table"), m.get("schemaVersion")))
+        if names is None or any(n not in row for n in names):
+            return entity, None, None
+        key = {n: render(row[n]) if o.avro else row[n] for n in names}
+        return (entity, digest(("v", commit_ts, m.type, _canonical(key))),
+                commit_ts if isinstance(commit_ts, int) else None)
+
+    return identify
