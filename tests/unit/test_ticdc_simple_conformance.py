@@ -461,3 +461,23 @@ def test_compression_round_trips_and_is_the_standard_format(method: str) -> None
         assert bytes(cramjam.lz4.decompress(packed)) == data
     else:
         assert bytes(cramjam.snappy.decompress_raw(packed)) == data
+
+
+@pytest.mark.parametrize("encoding", ["json", "avro"])
+def test_delivery_identity_agrees_with_the_workload(encoding: str) -> None:
+    """What the delivery analysis expects from the workload and what it reads from the reference's
+    messages are the same versions (otherwise Kafka runs would report loss and strays)."""
+    from conformance.protocols.ticdc_simple import delivery
+
+    options = PROTOCOL.resolve_options({"encoding-format": encoding})
+    for shard in range(120):
+        w = sample_workload("identity", shard, DDL_SHAPE)
+        records = encode("reference", options, w, protocol=P)
+        if not records:
+            continue
+        prefix = records[0].topic.removesuffix(options["topic"])
+        expected = sorted((v.entity, v.match) for v in delivery.expected_versions(w, options, prefix))
+        identify = delivery.identifier(options)
+        seen = [x for r in sorted(records, key=lambda r: (r.partition, r.offset))
+                if (x := identify(r.topic, r.value)) is not None]
+        assert sorted((e, m) for e, m, _ in seen) == expected, shard

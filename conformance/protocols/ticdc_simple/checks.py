@@ -306,16 +306,17 @@ def dml_fields(ev: RecordEvidence) -> Findings:
 
 
 def handle_key_names(schema: dict[str, Any]) -> list[str] | None:
-    """A tableSchema's handle key: the primary index, else the first unique index of NOT NULL
-    columns (TiCDC's HandleKeyFlag)."""
+    """A tableSchema's handle key (TiCDC's HandleKeyFlag, as `Table.handle_index`): the primary
+    index, else the unique index of NOT NULL columns with the fewest columns, the first (TiDB
+    order) among equals."""
     indexes = [ix for ix in schema.get("indexes") or () if isinstance(ix, dict)]
     for ix in indexes:
         if ix.get("primary"):
             return list(ix.get("columns") or ())
-    for ix in indexes:
-        if ix.get("unique") and not ix.get("nullable"):
-            return list(ix.get("columns") or ())
-    return None
+    candidates = [ix for ix in indexes if ix.get("unique") and not ix.get("nullable")]
+    if not candidates:
+        return None
+    return list(min(candidates, key=lambda ix: len(ix.get("columns") or ())).get("columns") or ())
 
 
 def _expected_columns(ev: RecordEvidence, key_only: bool) -> tuple[set[str], str] | None:
