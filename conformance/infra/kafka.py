@@ -703,7 +703,10 @@ def consume_all(
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            messages = consumer.consume(num_messages=1000, timeout=min(0.5, remaining))
+            # Ask for no more than is still expected: consume() returns once it has that many,
+            # instead of waiting out its timeout for a batch that cannot fill.
+            wanted = sum(end - 1 - last[tp] for tp, end in pending.items())
+            messages = consumer.consume(num_messages=max(1, min(1000, wanted)), timeout=min(0.5, remaining))
             for msg in messages:
                 error = msg.error()
                 if error is not None:
