@@ -367,7 +367,8 @@ def measure_run(kafka: Any, registry_url: str, master: str, units: int, run_id: 
           f"{used['cores_used']}, by others {used['others_cores']}", flush=True)
     if res["verdict"] != "pass":
         failed = sorted(sec.tally.failed_ids())
-        raise SystemExit(f"run {master}: verdict {res['verdict']!r}, failed checks {failed}: the reference must pass")
+        raise SystemExit(f"run {master}: verdict {res['verdict']!r}, failed checks {failed}: the reference must pass\n"
+                         + describe_failures(sec.tally))
     return res
 
 
@@ -408,8 +409,24 @@ def measure_check(kafka: Any, registry_url: str, topics: Sequence[str], master: 
     print(f"  {n} records, {seconds:.1f} s, {res['records_per_s']:,.0f} records/s, load after {res['load_after']}; "
           f"cores used by us {used['cores_used']}, by others {used['others_cores']}", flush=True)
     if failed or errored:
-        raise SystemExit(f"check {label}: failed {failed}, errored {errored}: the reference must pass")
+        raise SystemExit(f"check {label}: failed {failed}, errored {errored}: the reference must pass\n"
+                         + describe_failures(tally))
     return res
+
+
+def describe_failures(tally: Any, per_check: int = 3) -> str:
+    """The first findings of every failed or errored check: what a failed measurement must show."""
+    lines = []
+    for t in tally:
+        if not (t.failed or t.errored):
+            continue
+        lines.append(f"  {t.id}: {t.failed} failed, {t.errored} errored")
+        for rec in list(t.failures.values())[:per_check]:
+            seed_shard = f" (seed {rec.workload[0]!r}, shard {rec.workload[1]})" if rec.workload else ""
+            lines.append(f"    x{rec.count} {rec.message}{seed_shard}; "
+                         f"expected {rec.expected!r}, actual {rec.actual!r}")
+        lines.extend(f"    error: {e}" for e in t.errors[:per_check])
+    return "\n".join(lines)
 
 
 def ratio(results: dict[str, dict[str, Any]], a: str, b: str) -> float | None:
