@@ -130,7 +130,7 @@ def _records_of(batches: Iterator[Any]) -> Iterator[Record]:
 def check_spark(spec: CheckSpec, config: Mapping[str, str], ranges: Sequence[Any], master: str
                 ) -> tuple[Tally, int]:
     from .kafka_source import read_kafka
-    from .spark import spark_session
+    from .spark import reduce_tallies, spark_session
 
     spark = spark_session(master)
     bootstrap = config["bootstrap.servers"]
@@ -141,8 +141,19 @@ def check_spark(spec: CheckSpec, config: Mapping[str, str], ranges: Sequence[Any
         return tally, 0
     df = read_kafka(spark, bootstrap, sorted({r.topic for r in readable}), rest, ranges=readable)
     if per_topic(spec):
-        return _check_spark_per_topic(spec, df, tally, {r.topic: sum(1 for x in ranges if x.topic == r.topic)
-                                                        for r in ranges})
+        outcomes = _check_spark_per_topic(spec, df, {r.topic: sum(1 for x in ranges if x.topic == r.topic)
+                                                     for r in ranges})
+    else:
+        outcomes = df.mapInArrow(_check_partitions(spec), "n long, blob binary")
+    total = 0
+    for part, n in reduce_tallies(outcomes, count="n").values():
+        tally.merge(part)
+        total += n
+    return tally, total
+
+
+def _check_partitions(spec: CheckSpec) -> Any:
+    """One task per topic-partition, in offset order."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -155,14 +166,10 @@ def check_spark(spec: CheckSpec, config: Mapping[str, str], ranges: Sequence[Any
         n = check_records(spec, _records_of(b for _t, _p, b in topic_partition_runs(batches)), t)
         yield pa.RecordBatch.from_pydict({"n": pa.array([n], pa.int64()), "blob": pa.array([pickle.dumps(t)])})
 
-    total = 0
-    for row in df.mapInArrow(run, "n long, blob binary").toLocalIterator():
-        tally.merge(pickle.loads(row["blob"]))
-        total += row["n"]
-    return tally, total
+    return run
 
 
-def _check_spark_per_topic(spec: CheckSpec, df: Any, tally: Tally, partitions: dict[str, int]) -> tuple[Tally, int]:
+def _check_spark_per_topic(spec: CheckSpec, df: Any, partitions: dict[str, int]) -> Any:
     """One task per topic: its records, partition by partition in offset order."""
 
     def run(table: Any) -> Any:
@@ -178,8 +185,4 @@ def _check_spark_per_topic(spec: CheckSpec, df: Any, tally: Tally, partitions: d
             n = check_records(spec, records, t, partitions=partitions.get(rows[0]["topic"]))
         return pa.table({"n": pa.array([n], pa.int64()), "blob": pa.array([pickle.dumps(t)], pa.binary())})
 
-    total = 0
-    for row in df.groupBy("topic").applyInArrow(run, "n long, blob binary").toLocalIterator():
-        tally.merge(pickle.loads(row["blob"]))
-        total += row["n"]
-    return tally, total
+    return df.groupBy("topic").applyInArrow(run, "n long, blob binary")

@@ -103,7 +103,7 @@ def run_spark(spec: RunSpec, cluster: Any, shards: Sequence[int], *, master: str
     from pyspark import StorageLevel
 
     from .kafka_source import plan_ranges, read_kafka
-    from .spark import spark_session
+    from .spark import reduce_tallies, spark_session
 
     spark = spark_session(master)
     units = [(c, s) for c in range(len(spec.combos)) for s in shards]
@@ -140,9 +140,8 @@ def run_spark(spec: RunSpec, cluster: Any, shards: Sequence[int], *, master: str
     judged = (log_df.select("topic", "partition", "offset", "key", "value").groupBy("topic")
               .cogroup(ledger.groupBy("topic")).applyInArrow(_stage_b(spec, lows), STAGE_B_SCHEMA))
     t1 = time.monotonic()
-    for row in judged.toLocalIterator():
-        if row["combo"] >= 0:
-            tallies[row["combo"]].merge(pickle.loads(row["blob"]))
+    for combo, (part, _) in reduce_tallies(judged.filter("combo >= 0"), key="combo").items():
+        tallies[combo].merge(part)
     _trace(f"stage B (judge) {time.monotonic() - t1:.1f} s over {len(readable)} readable partitions")
     stage_a.unpersist()
     info = find_encoder(spec.encoder, spec.protocol)

@@ -33,7 +33,7 @@ import threading
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -358,3 +358,30 @@ def _register_sources(session: SparkSession) -> None:
 
     # Once per session: registering a name again makes Spark log a "replaced" warning.
     session.dataSource.register(KafkaDataSource)
+
+
+def _merge_pickled(a: tuple[int, bytes], b: tuple[int, bytes]) -> tuple[int, bytes]:
+    import pickle
+
+    left, right = pickle.loads(a[1]), pickle.loads(b[1])
+    left.merge(right)
+    return a[0] + b[0], pickle.dumps(left)
+
+
+def reduce_tallies(df: Any, *, key: str | None = None, count: str | None = None) -> dict[Any, tuple[Any, int]]:
+    """Merge the pickled tallies in ``df``'s ``blob`` column on the executors and return one
+    (tally, summed ``count``) per value of ``key`` (all rows under None when no key).
+
+    The merges run as a reduce on the executors, in parallel and combined per partition first;
+    the driver receives one tally per key, so its memory does not grow with the topics. (Reading
+    rows with ``toLocalIterator`` instead runs one Spark job per partition, one after another:
+    measured, it left `check` on 1M records as slow on local[2] as on local[1].)
+    """
+    import pickle
+
+    def pair(row: Any) -> tuple[Any, tuple[int, bytes]]:
+        return (row[key] if key else 0), (int(row[count]) if count else 0, bytes(row["blob"]))
+
+    # Partial merges run per input partition (map-side combine); one task merges those.
+    merged = df.rdd.map(pair).reduceByKey(_merge_pickled, numPartitions=1).collect()
+    return {k: (pickle.loads(blob), n) for k, (n, blob) in merged}
