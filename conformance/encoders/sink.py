@@ -268,6 +268,9 @@ class SkipFailuresSink(ReferenceSink):
         return {**super().producer_config(), "enable.gapless.guarantee": False, "message.timeout.ms": 2_000}
 
 
+_RETRIED_ERRORS = ("NOT_LEADER_FOR_PARTITION", "NOT_LEADER_FOR_PARTITION", "REQUEST_TIMED_OUT")
+
+
 class InflightRetriesSink(ReferenceSink):
     """Retries without idempotence with several requests in flight: retried batches land after
     later ones, so a key's versions are reordered."""
@@ -276,9 +279,8 @@ class InflightRetriesSink(ReferenceSink):
     catches = "delivery.per-key-order"
     # Errors every 0.4 s over the first 4 s: production overlaps them even on a loaded machine
     # (with three pushes in the first second, a slow run saw too few retries to reorder a key).
-    _errors = ("NOT_LEADER_FOR_PARTITION", "NOT_LEADER_FOR_PARTITION", "REQUEST_TIMED_OUT") * 3
     faults = ",".join(f"produce-errors@{0.2 + 0.4 * i:.1f}s:{err}×50"
-                      for i, err in enumerate((*_errors, "NOT_LEADER_FOR_PARTITION")))
+                      for i, err in enumerate((*_RETRIED_ERRORS * 3, "NOT_LEADER_FOR_PARTITION")))
 
     def producer_config(self) -> dict[str, Any]:
         cfg = {k: v for k, v in super().producer_config().items() if k != "enable.gapless.guarantee"}

@@ -13,6 +13,7 @@ With `--group`, the end offsets are committed afterwards, so the next check cont
 from __future__ import annotations
 
 import pickle
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,8 +142,7 @@ def check_spark(spec: CheckSpec, config: Mapping[str, str], ranges: Sequence[Any
         return tally, 0
     df = read_kafka(spark, bootstrap, sorted({r.topic for r in readable}), rest, ranges=readable)
     if per_topic(spec):
-        outcomes = _check_spark_per_topic(spec, df, {r.topic: sum(1 for x in ranges if x.topic == r.topic)
-                                                     for r in ranges})
+        outcomes = _check_spark_per_topic(spec, df, Counter(r.topic for r in ranges))
     else:
         outcomes = df.mapInArrow(_check_partitions(spec), "n long, blob binary")
     total = 0
@@ -169,7 +169,7 @@ def _check_partitions(spec: CheckSpec) -> Any:
     return run
 
 
-def _check_spark_per_topic(spec: CheckSpec, df: Any, partitions: dict[str, int]) -> Any:
+def _check_spark_per_topic(spec: CheckSpec, df: Any, partitions: Mapping[str, int]) -> Any:
     """One task per topic: its records, partition by partition in offset order."""
 
     def run(table: Any) -> Any:

@@ -370,7 +370,7 @@ def _merge_pickled(a: tuple[int, bytes], b: tuple[int, bytes]) -> tuple[int, byt
 
 def reduce_tallies(df: Any, *, key: str | None = None, count: str | None = None) -> dict[Any, tuple[Any, int]]:
     """Merge the pickled tallies in ``df``'s ``blob`` column on the executors and return one
-    (tally, summed ``count``) per value of ``key`` (all rows under None when no key).
+    (tally, summed ``count``) per value of ``key`` (all rows under the key 0 when ``key`` is None).
 
     The merges run as a reduce on the executors, in parallel and combined per partition first;
     the driver receives one tally per key, so its memory does not grow with the topics. (Reading

@@ -168,8 +168,6 @@ def test_dropped_column_names_are_never_reused() -> None:
     """Re-adding a dropped name with another type would make the next Avro schema unreadable
     with the last registered one: BACKWARD refuses it and TiCDC stops by design (seed 000). The
     1M-record benchmark met it at shard 193 of seed `bench`; this shape reaches it quickly."""
-
-
     shape = dataclasses.replace(DEFAULT_SHAPE, tables=(1, 1), transactions=(60, 60), ddl_rate=0.5,
                                 ddl_kinds=(DdlKind.ADD_COLUMN, DdlKind.DROP_COLUMN))
     drops = 0
