@@ -481,3 +481,18 @@ def test_delivery_identity_agrees_with_the_workload(encoding: str) -> None:
         seen = [x for r in sorted(records, key=lambda r: (r.partition, r.offset))
                 if (x := identify(r.topic, r.value)) is not None]
         assert sorted((e, m) for e, m, _ in seen) == expected, shard
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("123.45", None), ("-0.50", None), ("0001.00", None),
+    ("1234.56", "more than the column's 5 digits of precision"),
+    ("-99999.9", "more than the column's 5 digits of precision"),
+])
+def test_capture_decimal_precision(value: str, problem: str | None) -> None:
+    """In a capture (no workload), a DECIMAL(5,2) value with more digits than the column's
+    precision is a finding; leading zeros do not count."""
+    from conformance.protocols.ticdc_simple import spec as simple_spec
+    from conformance.protocols.ticdc_simple.checks import Family, format_problem
+
+    o = simple_spec.SimpleOptions.from_options(PROTOCOL.resolve_options({}))
+    assert format_problem(Family.DECIMAL, {"length": 5, "decimal": 2}, value, o, False) == problem
