@@ -37,7 +37,6 @@ import base64
 import cProfile
 import datetime as dt
 import gc
-import hashlib
 import io
 import json
 import os
@@ -55,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
+from _source import REPO, source_state  # benchmarks/ is on sys.path: these run as scripts
 
 from conformance.checks.registry import Location
 from conformance.checks.results import Tally
@@ -67,7 +67,6 @@ from conformance.protocols import get_protocol
 from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder, strip_logical_types
 from conformance.strategies import DEFAULT_SHAPE, sample_workload
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_JSON = REPO / "reports" / "bench" / "check_throughput.json"
 PROTOCOL = "ticdc-avro"
 OPTIONS = {"enable-tidb-extension": "true"}
@@ -206,31 +205,6 @@ def check_cli(cmd: list[str], workdir: Path) -> float:
     if report["verdict"] != "pass":
         raise SystemExit(f"the CLI's verdict is {report['verdict']!r}, not 'pass'")
     return float(report["duration_s"])
-
-
-def source_state() -> dict[str, Any]:
-    """What code is measured: the imported package's directory and a hash of its sources, and,
-    when it is this checkout's, the commit and the uncommitted files (others edit it too)."""
-    import conformance
-
-    pkg = Path(conformance.__file__).resolve().parent
-    h = hashlib.sha1()
-    for f in sorted(pkg.rglob("*.py")):
-        h.update(str(f.relative_to(pkg)).encode() + b"\0" + f.read_bytes() + b"\0")
-    state: dict[str, Any] = {"package_dir": str(pkg), "sources_sha1": h.hexdigest()}
-
-    def git(*a: str) -> str:
-        try:
-            return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True,
-                                  check=False, timeout=30).stdout.rstrip("\n")
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
-    if pkg == REPO / "conformance":
-        state["commit"] = git("rev-parse", "HEAD").strip()
-        state["modified"] = sorted(line[3:] for line in git("status", "--porcelain", "--", "conformance")
-                                   .splitlines())
-    return state
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

@@ -37,7 +37,6 @@ import contextlib
 import dataclasses
 import datetime as dt
 import faulthandler
-import hashlib
 import io
 import json
 import os
@@ -53,7 +52,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from _source import REPO, source_state  # benchmarks/ is on sys.path: these run as scripts
+
 DEFAULT_JSON = REPO / "reports" / "bench" / "pipeline_scaling.json"
 PROTOCOL = "ticdc-avro"
 ENCODER = "ticdc-avro/reference"
@@ -135,31 +135,6 @@ class CpuMeter:
         busy = (_system_busy_ticks() - self.busy0) / _TICK
         return {"cpu_s": round(ours, 1), "cores_used": round(ours / wall, 2),
                 "others_cores": round(max(0.0, busy - ours) / wall, 2)}
-
-
-def source_state() -> dict[str, Any]:
-    """The imported package's directory and a hash of its sources, and, when it is this checkout's,
-    the commit and the uncommitted files (others edit it too). As in check_throughput.py."""
-    import conformance
-
-    pkg = Path(conformance.__file__).resolve().parent
-    h = hashlib.sha1()
-    for f in sorted(pkg.rglob("*.py")):
-        h.update(str(f.relative_to(pkg)).encode() + b"\0" + f.read_bytes() + b"\0")
-    state: dict[str, Any] = {"package_dir": str(pkg), "sources_sha1": h.hexdigest()}
-
-    def git(*a: str) -> str:
-        try:
-            return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True,
-                                  check=False, timeout=30).stdout.rstrip("\n")
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
-    if pkg == REPO / "conformance":
-        state["commit"] = git("rev-parse", "HEAD").strip()
-        state["modified"] = sorted(line[3:] for line in git("status", "--porcelain", "--", "conformance")
-                                   .splitlines())
-    return state
 
 
 def machine() -> dict[str, Any]:
