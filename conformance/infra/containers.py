@@ -17,6 +17,15 @@ from .registry import RegistryUnavailable
 from .urls import redact_text
 
 REGISTRY_IMAGE = "confluentinc/cp-schema-registry:7.6.1"
+
+
+def kafka_container_class() -> Any:
+    """testcontainers' KafkaContainer: ``testcontainers.community.kafka`` from 4.15 on (the old
+    module warns there), ``testcontainers.kafka`` before. ImportError if neither is installed."""
+    try:
+        return importlib.import_module("testcontainers.community.kafka").KafkaContainer
+    except ImportError:
+        return importlib.import_module("testcontainers.kafka").KafkaContainer
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.6.1"
 
 
@@ -28,7 +37,7 @@ def schema_registry_container(image: str = REGISTRY_IMAGE, *, startup: float = 1
         from testcontainers.core.container import DockerContainer
         from testcontainers.core.network import Network
         from testcontainers.core.waiting_utils import wait_for_logs
-        from testcontainers.kafka import KafkaContainer
+        KafkaContainer = kafka_container_class()  # noqa: N806 - a class
     except ImportError as e:
         raise RegistryUnavailable(f"container:// needs the testcontainers and docker packages ({e}); "
                                   "use embedded:// or an http(s):// registry") from None

@@ -599,7 +599,9 @@ def _open_container(image: str, partitions: int, startup: float) -> ContainerKaf
     try:
         # Through importlib: the docker package ships no type information.
         docker_exception: type[Exception] = importlib.import_module("docker.errors").DockerException
-        from testcontainers.community.kafka import KafkaContainer
+        from .containers import kafka_container_class
+
+        KafkaContainer = kafka_container_class()  # noqa: N806 - a class
     except ImportError as e:
         raise KafkaUnavailable(
             f"container:// needs the testcontainers and docker packages ({e}). Install them "
