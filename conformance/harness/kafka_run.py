@@ -23,17 +23,20 @@ from .stages import LogRecord, RunSpec, UnitResult, expected_topics, judge_topic
 Progress = Callable[[int], None]
 
 
-def prepare_topics(spec: RunSpec, cluster: Any, units: Sequence[tuple[int, int]]) -> list[str]:
-    """Create every topic the units will write, up front, with the run's partition count (the
-    embedded cluster through its own API, a real one through the admin API)."""
-    topics = sorted({t for c, s in units for t in expected_topics(spec, c, s)})
+def unit_topics(spec: RunSpec, units: Sequence[tuple[int, int]]) -> list[str]:
+    """Every topic the units will write (each unit's workload is generated to learn them)."""
+    return sorted({t for c, s in units for t in expected_topics(spec, c, s)})
+
+
+def prepare_topics(spec: RunSpec, cluster: Any, topics: Sequence[str]) -> None:
+    """Create the topics up front, with the run's partition count (the embedded cluster through
+    its own API, a real one through the admin API)."""
     for t in topics:
         cluster.create_topic(t, spec.partitions)
-    return topics
 
 
 @contextlib.contextmanager
-def injecting(cluster: Any, faults: str | None, spec: RunSpec, units: Sequence[tuple[int, int]],
+def injecting(cluster: Any, faults: str | None, topics: Sequence[str],
               log: Callable[[str], None] | None) -> Iterator[None]:
     """Run the fault schedule (if any) on the cluster while the body produces."""
     if not faults:
@@ -41,8 +44,7 @@ def injecting(cluster: Any, faults: str | None, spec: RunSpec, units: Sequence[t
         return
     from ..infra.faults import FaultInjector
 
-    topics = sorted({t for c, s in units for t in expected_topics(spec, c, s)})
-    injector = FaultInjector(cluster, faults, topics)
+    injector = FaultInjector(cluster, faults, list(topics))
     injector.start()
     try:
         yield
@@ -56,10 +58,11 @@ def injecting(cluster: Any, faults: str | None, spec: RunSpec, units: Sequence[t
 def run_units(spec: RunSpec, cluster: Any, shards: Sequence[int], *, faults: str | None = None,
               progress: Progress | None = None, log: Callable[[str], None] | None = None) -> list[Section]:
     units = [(c, s) for c in range(len(spec.combos)) for s in shards]
-    prepare_topics(spec, cluster, units)
+    topics = unit_topics(spec, units)
+    prepare_topics(spec, cluster, topics)
     t0 = time.monotonic()
     results: list[UnitResult] = []
-    with injecting(cluster, faults, spec, units, log):
+    with injecting(cluster, faults, topics, log):
         for c, s in units:
             results.append(produce_unit(spec, c, s))
             if progress:
