@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from ...checks.registry import CheckSpec, Location, Scope, all_checks
 from ...checks.results import Tally
 from ...encoders.spi import Record
-from ...model.events import Event, Op, Transaction
-from . import spec
+from ...model.events import Ddl, Event, Op, Transaction, Watermark
+from . import spec, watermark
 from .decoder import DecodedPart, SchemaResolver, decode_framed
-from .evidence import EventEvidence, RecordEvidence, SourceRow, StreamEvidence, freeze
+from .evidence import EventEvidence, RecordEvidence, SourceRow, StreamEntry, StreamEvidence, freeze
 from .spec import AvroOptions
 
 
@@ -35,11 +37,14 @@ def specs_for(options: Mapping[str, str], *, with_source: bool) -> tuple[list[Ch
 
 class AvroChecker:
     def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
-                 with_source: bool = True) -> None:
+                 with_source: bool = True, partitions: int | None = None) -> None:
         self.o = AvroOptions.from_options(options)
         self.resolver = SchemaResolver(registry)
         self.tally = tally
         self.prefix = topic_prefix
+        self.with_source = with_source
+        self.partitions = partitions
+        self.active = watermark.ActiveTables(self.o, topic_prefix)
         active, skipped = specs_for(options, with_source=with_source)
         for cid, reason in skipped.items():
             if cid in tally.checks:
@@ -55,16 +60,44 @@ class AvroChecker:
         return None if raw is None else decode_framed(raw, self.resolver)
 
     def evidence(self, record: Record, loc: Location) -> RecordEvidence:
-        ev = RecordEvidence(record, loc, self._decode(record.key), self._decode(record.value), self.o,
-                            self.resolver)
+        if self.o.control_messages and watermark.is_control(record.key, record.value):
+            assert record.value is not None
+            ev = RecordEvidence(record, loc, None, None, self.o, self.resolver,
+                                control=watermark.decode_control(record.value))
+        else:
+            ev = RecordEvidence(record, loc, self._decode(record.key), self._decode(record.value), self.o,
+                                self.resolver)
         st = self.streams.get(record.topic)
         if st is None:
-            st = self.streams[record.topic] = StreamEvidence(record.topic)
+            st = self.streams[record.topic] = StreamEvidence(record.topic, partition_count=self.partitions,
+                                                             with_source=self.with_source)
         st.records += 1
         for _part, d in ev.parts():
             if d.view is not None and not d.view.error:
                 st.record_names.setdefault((d.view.namespace, d.view.name), loc)
+        if self.o.control_messages:
+            self._log(st, ev)
         return ev
+
+    @staticmethod
+    def _log(st: StreamEvidence, ev: RecordEvidence) -> None:
+        """Keep what the control-message stream checks need: kind, ts and whether this is the
+        first copy of the message in its partition."""
+        r = ev.record
+        if ev.control is not None:
+            kind, ts, identity = ev.control.kind, ev.control.ts, ev.control.identity
+        else:
+            datum = ev.value.datum if ev.value is not None else None
+            ts = datum.get("_tidb_commit_ts") if datum is not None else None
+            if not isinstance(ts, int):
+                return  # a tombstone or an undecodable row carries no commit ts
+            kind, identity = "row", None
+        part = r.partition or 0
+        seen = st.seen.setdefault(part, set())
+        h = hashlib.blake2b((r.key or b"") + b"\x00" + (r.value or b""), digest_size=12).digest()
+        first = h not in seen
+        seen.add(h)
+        st.logs.setdefault(part, []).append(StreamEntry(r.offset, kind, ts, first, identity))
 
     def _run_record_checks(self, ev: RecordEvidence) -> None:
         for s in self.record_specs:
@@ -145,13 +178,34 @@ class AvroChecker:
         missing = [s for s in expected if id(s) not in taken]
         return missing, loose
 
+    def expected_controls(self, event: Event) -> Counter[tuple[str, int, str]]:
+        """(topic, partition, kind) of every control record `event` must produce."""
+        out: Counter[tuple[str, int, str]] = Counter()
+        if not self.o.control_messages or not isinstance(event, (Ddl, Watermark)):
+            return out
+        if isinstance(event, Ddl):
+            topics, kind = [watermark.ddl_topic(event, self.o, self.prefix)], "ddl"
+        else:
+            topics, kind = self.active.topics(), "checkpoint"
+        for t in topics:
+            for p in range(max(1, self.partitions or 1)):
+                out[(t, p, kind)] += 1
+        return out
+
     def check_event(self, event: Event, records: list[Record]) -> None:
         evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        rows = [ev for ev in evs if ev.control is None]
+        controls = [ev for ev in evs if ev.control is not None]
+        for ev in controls:
+            if isinstance(event, (Ddl, Watermark)):
+                ev.control_source = event
         expected = self.expected_rows(event)
-        missing, unexpected = self.join(expected, evs)
+        missing, unexpected = self.join(expected, rows)
         for ev in evs:
             self._run_record_checks(ev)
-        eev = EventEvidence(event, expected, evs, missing, unexpected, self.o)
+        eev = EventEvidence(event, expected, evs, missing, unexpected, self.o,
+                            expected_controls=self.expected_controls(event), controls=controls)
+        self.active.follow(event)
         for s in self.event_specs:
             self.tally.evaluate(s, eev)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...checks.delivery import Version
 from ...model.events import Op, Transaction, Workload
-from . import spec
+from . import spec, watermark
 from .decoder import SchemaResolver, decode_framed
 from .evidence import freeze
 
@@ -63,9 +63,12 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
 
 
 def identify(topic: str, key: bytes | None, value: bytes | None, resolver: SchemaResolver,
-             options: Mapping[str, str]) -> tuple[bytes | None, bytes | None, int | None]:
-    """(entity, match, commit ts) of a message; None parts where it cannot be decoded."""
+             options: Mapping[str, str]) -> tuple[bytes | None, bytes | None, int | None] | None:
+    """(entity, match, commit ts) of a message; None parts where it cannot be decoded; None for
+    a DDL or checkpoint control record (avro-enable-watermark), which is no row to account for."""
     o = spec.AvroOptions.from_options(options)
+    if o.control_messages and watermark.is_control(key, value):
+        return None
     if key is None:
         return None, None, None
     k = decode_framed(key, resolver)

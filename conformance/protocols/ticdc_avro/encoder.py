@@ -5,6 +5,8 @@ describes it.
   column (+ extension fields). DELETE: key from the old image, value null (a tombstone).
   An UPDATE that changes a primary/unique key column becomes DELETE + INSERT unless
   `output-raw-change-event=true`. DDL and watermarks produce nothing.
+* With `avro-enable-watermark=true` (and the extension on), DDLs and watermarks become
+  key-less control records on every partition (`watermark.py`).
 * Confluent framing: 0x00, big-endian int32 schema id, Avro binary body.
 * Schemas registered lazily per table version under `<topic with . -> _>-key|-value`, as the
   compact JSON Go's `json.Marshal` writes (the exact text TiCDC POSTs).
@@ -27,7 +29,7 @@ from ...model import gojson
 from ...model.events import Ddl, Event, Op, RowChange, Transaction, Watermark
 from ...model.table import Column, Table
 from ...model.values import Row
-from . import spec
+from . import spec, watermark
 from .spec import AvroOptions
 
 MAGIC = b"\x00"
@@ -60,6 +62,7 @@ class TiCDCAvroEncoder:
         self.ctx: EncoderContext | None = None
         self.o = AvroOptions()
         self._plans: dict[tuple[str, int, int, str], _Plan] = {}
+        self.active = watermark.ActiveTables(self.o)
 
     # -- SPI ------------------------------------------------------------------------------
 
@@ -71,15 +74,19 @@ class TiCDCAvroEncoder:
         problems = spec.combination_problems(self.o, ctx.options)
         if problems:
             raise ConfigurationError("; ".join(problems))
+        self.active = watermark.ActiveTables(self.o, ctx.topic_prefix)
 
     def encode(self, event: Event) -> list[Record]:
         if isinstance(event, Transaction):
             out: list[Record] = []
             for change in event.changes:
                 out.extend(self.encode_change(change, event.commit_ts))
+            self.active.follow(event)
             return out
         if isinstance(event, (Ddl, Watermark)):
-            return self.encode_other(event)
+            out = self.encode_other(event)
+            self.active.follow(event)
+            return out
         raise EncoderError(f"unknown event {type(event).__name__}")
 
     def tick(self, now: float) -> list[Record]:
@@ -91,8 +98,32 @@ class TiCDCAvroEncoder:
     # -- steps ----------------------------------------------------------------------------
 
     def encode_other(self, event: Ddl | Watermark) -> list[Record]:
-        """DDL and resolved events are not sent by the Avro protocol."""
-        return []
+        """DDL and resolved events are not sent by the Avro protocol, unless the testing option
+        avro-enable-watermark (with the extension) turns them into control records."""
+        if not self.o.control_messages:
+            return []
+        if isinstance(event, Ddl):
+            return self.broadcast(self.ddl_topic(event), self.ddl_value(event))
+        value = self.checkpoint_value(event.ts)
+        return [r for topic in self.checkpoint_topics() for r in self.broadcast(topic, value)]
+
+    def ddl_value(self, d: Ddl) -> bytes:
+        return watermark.ddl_value(d)
+
+    def checkpoint_value(self, ts: int) -> bytes:
+        return watermark.checkpoint_value(ts)
+
+    def ddl_topic(self, d: Ddl) -> str:
+        assert self.ctx is not None
+        return watermark.ddl_topic(d, self.o, self.ctx.topic_prefix)
+
+    def checkpoint_topics(self) -> list[str]:
+        return self.active.topics()
+
+    def broadcast(self, topic: str, value: bytes) -> list[Record]:
+        """The DDL dispatch rule of Avro is PartitionAll: one copy to every partition, key null."""
+        assert self.ctx is not None
+        return [Record(topic=topic, key=None, value=value, partition=p) for p in range(max(1, self.ctx.partitions))]
 
     def split_update(self, change: RowChange) -> bool:
         return not self.o.raw_change_event and change.changes_unique_key()

@@ -17,11 +17,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model.events import Ddl, Op, RowChange
+from ...encoders.spi import Record
+from ...model.events import Ddl, Event, Op, RowChange, Transaction
 from ...model.table import Column, Table
 from ...model.types import Kind
 from ...model.values import Row, bit_bytes_padded, to_float32
-from . import spec
+from . import spec, watermark
 from .encoder import TiCDCAvroEncoder
 
 
@@ -574,6 +575,54 @@ class SingleTopic(TiCDCAvroEncoder):
     def subject(self, topic: str, part: str) -> str:
         t = self._table
         return spec.subject(topic + "." + spec.substitute_topic("{schema}_{table}", t.database, t.name), part)
+
+
+# -- control messages (avro-enable-watermark) -------------------------------------------------
+
+_WATERMARK = {"enable-tidb-extension": "true", "avro-enable-watermark": "true"}
+
+
+@mutant("watermark-ddl-keys-sorted", "watermark.ddl-message", needs=_WATERMARK)
+class WatermarkDdlKeysSorted(TiCDCAvroEncoder):
+    """Writes the DDL control record's JSON from a map (keys sorted), not the Go struct (declaration order)."""
+
+    def ddl_value(self, d: Ddl) -> bytes:
+        return b"\x01" + json.dumps(dict(sorted(watermark.ddl_fields(d).items())), separators=(",", ":"),
+                                     ensure_ascii=False).encode("utf-8")
+
+
+@mutant("watermark-checkpoint-little-endian", "watermark.checkpoint-message", needs=_WATERMARK)
+class WatermarkCheckpointLittleEndian(TiCDCAvroEncoder):
+    """Writes the checkpoint ts little-endian."""
+
+    def checkpoint_value(self, ts: int) -> bytes:
+        return b"\x02" + ts.to_bytes(8, "little")
+
+
+@mutant("watermark-partition-zero", "watermark.broadcast", needs=_WATERMARK)
+class WatermarkPartitionZero(TiCDCAvroEncoder):
+    """Sends DDL and checkpoint records to partition 0 only (Canal's rule, not Avro's)."""
+
+    def broadcast(self, topic: str, value: bytes) -> list[Record]:
+        return super().broadcast(topic, value)[:1]
+
+
+@mutant("watermark-before-rows", "watermark.order", needs=_WATERMARK, shape={"transactions": (6, 12)})
+class WatermarkBeforeRows(TiCDCAvroEncoder):
+    """Holds a transaction's rows back and sends them after the next DDL or checkpoint."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: list[Record] = []
+
+    def encode(self, event: Event) -> list[Record]:
+        out = super().encode(event)
+        if isinstance(event, Transaction):
+            self._held.extend(out)
+            return []
+        if out:
+            out, self._held = out + self._held, []
+        return out
 
 
 # -- the encoder as a program -----------------------------------------------------------------

@@ -57,6 +57,14 @@ OPTIONS = (
                doc="false: an UPDATE that changes a primary/unique key becomes DELETE + INSERT."),
     OptionSpec("topic", "tidb_{schema}_{table}", None, kind="dispatcher rule",
                doc="Topic expression; Avro needs {schema} and {table} in it (one table per topic)."),
+    OptionSpec("default-topic", "ticdc-default", None, kind="sink-uri topic",
+               doc="The sink URI's topic. With avro-enable-watermark, schema-level DDLs and every "
+                   "checkpoint go there."),
+    OptionSpec("avro-enable-watermark", "false", ("false", "true"), kind="testing option", short="watermark",
+               doc="TiCDC's testing switch, honoured only with enable-tidb-extension=true: DDLs and "
+                   "checkpoints become key-less records (0x01 + JSON, 0x02 + big-endian ts) on every "
+                   "partition. TiCDC's own kafka-consumer requires it; Confluent deserializers cannot "
+                   "read these records."),
     OptionSpec("time-zone", "UTC", None, kind="server --tz",
                doc="TiCDC server time zone: TIMESTAMP values are rendered in it."),
     OptionSpec("float-as-double", "false", ("false", "true"), kind="profile switch",
@@ -98,6 +106,8 @@ class AvroOptions:
     time_zone: str = "UTC"
     float_as_double: bool = False
     extension_defaults: bool = True
+    watermark: bool = False
+    default_topic: str = "ticdc-default"
 
     @classmethod
     def from_options(cls, o: Mapping[str, str]) -> AvroOptions:
@@ -114,7 +124,14 @@ class AvroOptions:
             time_zone=o.get("time-zone", "UTC"),
             float_as_double=flag("float-as-double", "false"),
             extension_defaults=flag("extension-field-defaults", "true"),
+            watermark=flag("avro-enable-watermark", "false"),
+            default_topic=o.get("default-topic", "ticdc-default"),
         )
+
+    @property
+    def control_messages(self) -> bool:
+        """DDL and checkpoint records are sent (`avro.go`: both switches must be on)."""
+        return self.watermark and self.extension
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
@@ -140,6 +157,10 @@ def combination_problems(o: AvroOptions, raw: Mapping[str, str]) -> list[str]:
     if not _AVRO_TOPIC_RE.match(o.topic) and not _HARD_CODED_TOPIC_RE.match(o.topic):
         problems.append(f"topic expression {o.topic!r} is invalid: Avro needs a rule like "
                         "'prefix_{schema}_{table}' (one table per topic)")
+    if not _HARD_CODED_TOPIC_RE.match(o.default_topic) or len(o.default_topic) > 249 \
+            or o.default_topic in (".", ".."):
+        problems.append(f"default-topic {o.default_topic!r} is not a Kafka topic name ([A-Za-z0-9._-], "
+                        "at most 249 characters)")
     try:
         _zone(o.time_zone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):

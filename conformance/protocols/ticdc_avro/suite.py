@@ -11,7 +11,7 @@ from ...encoders.sink import SINKS
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
 from ...model.events import Workload
 from ..base import ProtocolSuite
-from . import delivery, spec
+from . import delivery, spec, watermark
 from .checker import AvroChecker
 from .decoder import SchemaResolver
 from .encoder import TiCDCAvroEncoder
@@ -45,7 +45,8 @@ class TiCDCAvroSuite(ProtocolSuite):
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
                 with_source: bool = True, partitions: int | None = None) -> AvroChecker:
-        return AvroChecker(options, registry, tally, topic_prefix=topic_prefix, with_source=with_source)
+        return AvroChecker(options, registry, tally, topic_prefix=topic_prefix, with_source=with_source,
+                           partitions=partitions)
 
     def needs_registry(self) -> bool:
         return True
@@ -57,12 +58,20 @@ class TiCDCAvroSuite(ProtocolSuite):
         return delivery.expected_versions(workload, options, topic_prefix)
 
     def identifier(self, options: Mapping[str, str], registry: Any
-                   ) -> Callable[[str, bytes | None, bytes | None], tuple[bytes | None, bytes | None, int | None]]:
+                   ) -> Callable[[str, bytes | None, bytes | None], tuple[bytes | None, bytes | None, int | None] | None]:
         resolver = SchemaResolver(registry)
         return lambda topic, key, value: delivery.identify(topic, key, value, resolver, options)
 
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         return spec.AvroOptions.from_options(options).extension
+
+    def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
+        """The rows' topics, and with avro-enable-watermark those of the DDL and checkpoint records."""
+        out = {v.topic for v in self.expected_versions(workload, options, topic_prefix) if v.topic is not None}
+        o = spec.AvroOptions.from_options(options)
+        if o.control_messages:
+            out |= watermark.all_topics(workload.events, o, topic_prefix)
+        return out
 
 
 SUITE = TiCDCAvroSuite(
@@ -71,4 +80,7 @@ SUITE = TiCDCAvroSuite(
     options=spec.OPTIONS,
     profiles=spec.PROFILES,
     spec_sources=("spec/000 (EN web)", "spec/001 (JA)", "spec/003 (EN markdown)", "spec/notes/ticdc.md §1"),
+    # In-memory runs give every topic three partitions, so that broadcasts (avro-enable-watermark)
+    # and the table dispatcher are exercised as on a real topic.
+    extra={"memory_partitions": 3},
 )
