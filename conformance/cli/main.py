@@ -27,7 +27,7 @@ from ..infra.urls import redact, redact_text
 from ..protocols import DEFAULT_PROTOCOL, PROTOCOLS, all_protocols, get_protocol
 from ..protocols.base import ProtocolSuite, describe_options, parse_option_args
 from ..reporting import Report, Section, write_reports
-from ..reporting.model import runs_with_results
+from ..reporting.model import runs_with_results, who_acts
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -187,6 +187,7 @@ def _print_summary(report: Report, paths: dict[str, Path] | None) -> None:
                 loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())
                 if loc:
                     console.print(f"    at: {loc}")
+                console.print(f"    {who_acts(f)}", markup=False)
                 if "seed" in f:
                     console.print(f"    workload: seed {f['seed']}, shard {f['shard']}")
             for tb in r.get("errors", [])[:1]:

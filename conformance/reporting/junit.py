@@ -6,7 +6,7 @@ import json
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from .model import runs_with_results
+from .model import runs_with_results, who_acts
 
 
 def _text(r: dict[str, Any]) -> str:
@@ -17,6 +17,7 @@ def _text(r: dict[str, Any]) -> str:
         lines.append(f"  actual:   {json.dumps(f.get('actual'), ensure_ascii=False)[:500]}")
         if f.get("location"):
             lines.append(f"  at: {json.dumps(f['location'], ensure_ascii=False)}")
+        lines.append(f"  {who_acts(f)}")
         if "seed" in f:
             lines.append(f"  workload: seed {f['seed']} shard {f['shard']}")
     if r.get("more_failures"):

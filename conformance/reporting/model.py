@@ -116,3 +116,15 @@ def runs_with_results(report: dict[str, Any]) -> list[dict[str, Any]]:
     for r in report.get("results", []):
         by_run.setdefault(r.get("run", 0), []).append(r)
     return [{**run, "results": by_run.get(run.get("run", i), [])} for i, run in enumerate(report.get("runs", []))]
+
+
+_ACTORS = {"encoder": "the encoder under test", "capture": "whoever wrote the captured input",
+           "suite": "cdc-conformance (a bug in the suite: please report it)",
+           "infrastructure": "the broker / registry / environment"}
+
+
+def who_acts(failure: dict[str, Any]) -> str:
+    """One line saying who must act on a finding, and the finding's hint if it has one."""
+    actor = _ACTORS.get(failure.get("actor", "encoder"), failure.get("actor", "encoder"))
+    hint = failure.get("hint")
+    return f"who must act: {actor}" + (f" — {hint}" if hint else "")

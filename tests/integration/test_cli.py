@@ -149,6 +149,36 @@ def test_check_malformed_lines_are_findings(line: str, capture: tuple[Path, Path
     assert res["capture.record-format"]["counts"]["passed"] > 10  # the other lines were still checked
 
 
+WATERMARK = ["--option", "enable-tidb-extension=true", "--option", "avro-enable-watermark=true"]
+
+
+def test_watermark_capture_checks_with_the_option_and_says_so_without(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """TiCDC's own consumer setup (avro-enable-watermark): DDL and checkpoint records in the
+    capture are judged as such with the option, and named as such without it."""
+    rec = tmp_path / "wm.jsonl"
+    code, out = run_cli(capsys, "run", "--examples", "6", "--seed", "8", "--no-matrix", "--no-spark", "--kafka", "none",
+                        *WATERMARK, "--report-dir", str(tmp_path / "rep"), "--dump-records", str(rec))
+    assert code == 0, out
+    values = [_value(line) for line in rec.read_text().splitlines() if json.loads(line)["key"] is None
+              and json.loads(line)["value"]]
+    assert {v[0] for v in values} == {1, 2}  # DDL and checkpoint records were written
+    reg = tmp_path / "wm.registry.json"
+    out_json = tmp_path / "r.json"
+    code, out = run_cli(capsys, "check", "--input", str(rec), "--registry", str(reg), *WATERMARK,
+                        "--report-json", str(out_json))
+    assert code == 0, out
+    res = {r["check"]: r for r in json.loads(out_json.read_text())["results"]}
+    for cid in ("ddl-message", "checkpoint-message", "broadcast", "order"):
+        assert res[f"ticdc-avro.watermark.{cid}"]["outcome"] == "passed", cid
+    code, out = run_cli(capsys, "check", "--input", str(rec), "--registry", str(reg),
+                        "--option", "enable-tidb-extension=true", "--report-json", str(out_json))
+    assert code == 1
+    f = {r["check"]: r for r in json.loads(out_json.read_text())["results"]}["ticdc-avro.framing.magic-byte"]
+    assert "avro-enable-watermark=true" in f["failures"][0]["hint"]
+    assert "who must act: the encoder under test" in out
+
+
 def test_check_with_registry_down_is_a_clear_error(capture: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(capsys, "check", "--input", str(capture[0]), "--registry", "http://alice:s3cret@127.0.0.1:1")
     assert code == 2

@@ -62,6 +62,10 @@ KILL_LIST = {
     "checksum-over-text": "ticdc-avro.extension.checksum",
     "topic-unsanitized": "ticdc-avro.topic.dispatch",
     "single-topic": "ticdc-avro.topic.one-table",
+    "watermark-ddl-keys-sorted": "ticdc-avro.watermark.ddl-message",
+    "watermark-checkpoint-little-endian": "ticdc-avro.watermark.checkpoint-message",
+    "watermark-partition-zero": "ticdc-avro.watermark.broadcast",
+    "watermark-before-rows": "ticdc-avro.watermark.order",
     "crash-on-delete": "encoder.no-crash",
     "hang-on-ddl": "encoder.responsive",
     # Delivery mutants: the reference encoder behind a broken sink; run over Kafka under the
@@ -100,6 +104,8 @@ EXTRA = [
     {"output-raw-change-event": "true", "enable-tidb-extension": "true"},
     {"time-zone": "Asia/Shanghai"},
     {"topic": "cdc.{schema}.{table}.v1"},
+    {"enable-tidb-extension": "true", "avro-enable-watermark": "true"},
+    {"enable-tidb-extension": "true", "avro-enable-watermark": "true", "default-topic": "cdc.default"},
 ]
 
 
@@ -118,6 +124,18 @@ def test_reference_passes_with_other_options(options: dict[str, str]) -> None:
     assert problems(tally) == {}
     if options.get("integrity-check-level") == "correctness":
         assert tally.checks["ticdc-avro.extension.checksum"].passed > 100
+    if options.get("avro-enable-watermark") == "true":
+        for cid in ("ddl-message", "checkpoint-message", "broadcast", "order"):
+            assert tally.checks[f"ticdc-avro.watermark.{cid}"].passed > 20, cid
+
+
+def test_watermark_needs_the_extension() -> None:
+    """TiCDC honours avro-enable-watermark only with enable-tidb-extension: without it, DDLs and
+    watermarks still produce nothing, and the control-message checks are skipped."""
+    tally = run_encoder("reference", {"avro-enable-watermark": "true"}, workloads=20, seed="wm-off")
+    assert problems(tally) == {}
+    assert tally.checks["ticdc-avro.event.records"].passed > 0
+    assert tally.checks["ticdc-avro.watermark.broadcast"].outcome is Outcome.SKIPPED
 
 
 def test_reference_passes_with_ddl_heavy_workloads() -> None:

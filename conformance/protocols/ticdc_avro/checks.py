@@ -1022,7 +1022,8 @@ def event_records(ev: EventEvidence) -> Verdict:
             name = type(ev.event).__name__
             if not ev.expected_controls:
                 return Failure(f"a {name} produced records; the Avro protocol sends none (without "
-                               "avro-enable-watermark)", expected=0, actual=len(ev.records), location=ev.records[0].at())
+                               "avro-enable-watermark)", expected=0, actual=len(ev.records),
+                               location=ev.records[0].at())
             return Failure(f"a {name} did not produce one control record per partition of its topics",
                            expected=_controls_text(ev.expected_controls), actual=_controls_text(got),
                            hint=f"missing {_controls_text(ev.expected_controls - got)}, "

@@ -62,8 +62,12 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
                 yield Version(entity, n, match, ts, topic)
 
 
+# (entity, match, commit ts) of a row message, or None for a control record.
+Identified = tuple[bytes | None, bytes | None, int | None] | None
+
+
 def identify(topic: str, key: bytes | None, value: bytes | None, resolver: SchemaResolver,
-             options: Mapping[str, str]) -> tuple[bytes | None, bytes | None, int | None] | None:
+             options: Mapping[str, str]) -> Identified:
     """(entity, match, commit ts) of a message; None parts where it cannot be decoded; None for
     a DDL or checkpoint control record (avro-enable-watermark), which is no row to account for."""
     o = spec.AvroOptions.from_options(options)

@@ -57,8 +57,8 @@ class TiCDCAvroSuite(ProtocolSuite):
                           ) -> Iterator[Version]:
         return delivery.expected_versions(workload, options, topic_prefix)
 
-    def identifier(self, options: Mapping[str, str], registry: Any
-                   ) -> Callable[[str, bytes | None, bytes | None], tuple[bytes | None, bytes | None, int | None] | None]:
+    def identifier(self, options: Mapping[str, str], registry: Any) -> Callable[[str, bytes | None, bytes | None],
+                                                                             delivery.Identified]:
         resolver = SchemaResolver(registry)
         return lambda topic, key, value: delivery.identify(topic, key, value, resolver, options)
 
