@@ -115,11 +115,17 @@ def _rewrite(w: Workload, lineage: int, table_fn: Callable[[Table], Table],
     """Rewrite every version of one table and every row image of it; drop no-op updates."""
     lin = _lineages(w)
     memo: dict[TKey, Table] = {}
+    # A dropped DDL's table version is replaced by the version before it (identical once the
+    # rewrite removed what the DDL changed), so that later rows and DDLs stay linked to the
+    # CREATE TABLE of their table.
+    alias: dict[TKey, Table | None] = {}
 
     def tab(t: Table | None) -> Table | None:
         if t is None or lin.get(_tkey(t)) != lineage:
             return t
         k = _tkey(t)
+        if k in alias:
+            return alias[k]
         if k not in memo:
             memo[k] = table_fn(t)
         return memo[k]
@@ -128,6 +134,7 @@ def _rewrite(w: Workload, lineage: int, table_fn: Callable[[Table], Table],
     for e in w.events:
         if isinstance(e, Ddl):
             if e.table is not None and lin.get(_tkey(e.table)) == lineage and drop_ddl(e):
+                alias[_tkey(e.table)] = tab(e.pre_table)
                 continue
             nt, npre = tab(e.table), tab(e.pre_table)
             rewritten = e.kind is DdlKind.CREATE_TABLE and nt is not None and nt is not e.table
@@ -199,14 +206,34 @@ def _columns_of(w: Workload) -> list[tuple[int, str]]:
     return list(seen)
 
 
+def undeclared_tables(w: Workload) -> list[Table]:
+    """Table versions that a row change uses before (or without) a DDL that produced them: SQL
+    of such a workload does not replay on a real database."""
+    declared: set[TKey] = set()
+    out: dict[TKey, Table] = {}
+    for e in w.events:
+        if isinstance(e, Ddl) and e.table is not None:
+            declared.add(_tkey(e.table))
+        elif isinstance(e, Transaction):
+            for c in e.changes:
+                if _tkey(c.table) not in declared:
+                    out.setdefault(_tkey(c.table), c.table)
+    return list(out.values())
+
+
 def shrink(w: Workload, still_fails: Predicate, *, max_attempts: int = 400, max_seconds: float = 30.0) -> Workload:
     """The smallest workload found that `still_fails`."""
     deadline = time.monotonic() + max_seconds
     attempts = 0
+    # A workload whose tables are all declared (every generated one) must stay so: a candidate
+    # that loses a CREATE TABLE some row needs is never kept.
+    must_declare = not undeclared_tables(w)
 
     def try_(candidate: Workload) -> bool:
         nonlocal attempts
         if attempts >= max_attempts or time.monotonic() > deadline or candidate.events == w.events:
+            return False
+        if must_declare and undeclared_tables(candidate):
             return False
         attempts += 1
         try:

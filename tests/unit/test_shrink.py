@@ -58,3 +58,19 @@ def test_shrinks_a_delete_failure_and_keeps_the_history_consistent() -> None:
     assert fails(again)
     sql = small.sql()
     assert ("DELETE FROM" in sql or "UPDATE" in sql) and "CREATE TABLE" in sql
+
+
+def test_shrunk_workloads_keep_the_create_table_of_every_row() -> None:
+    """Dropping an ADD COLUMN must not orphan the rows that used its table version (which then
+    looked like a table of their own, and its CREATE TABLE was dropped as unused)."""
+    from conformance.harness.shrink import undeclared_tables
+    from conformance.model.events import DdlKind
+
+    shape = {"transactions": (8, 12), "ddl_rate": 0.5, "ddl_kinds": (DdlKind.ADD_COLUMN, DdlKind.DROP_COLUMN)}
+    for mutant, check in (("delete-with-value", "ticdc-avro.delete.tombstone"),
+                          ("defaults-dropped", "ticdc-avro.schema.default"),
+                          ("time-hours-mod-24", "ticdc-avro.type.time")):
+        big, small, fails = _shrink_for(mutant, check, shape)
+        assert not undeclared_tables(big)
+        assert undeclared_tables(small) == [], (mutant, small.sql())
+        assert fails(small) and "CREATE TABLE" in small.sql()
