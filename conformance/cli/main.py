@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from ..checks.common import CAPTURE_RECORD_FORMAT, ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.registry import Actor, Failure, Location, Outcome, all_checks, get_check
@@ -123,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "reproduce": cmd_reproduce, "serve": cmd_serve}[args.command](args))
     except (UsageError, ConfigurationError) as e:
         err.print(f"[bold red]error:[/] {redact_text(str(e))}")
+        _error_report(args, f"usage error: {redact_text(str(e))}")
         return EXIT_ERROR
     except KeyboardInterrupt:
         err.print("interrupted")
@@ -133,14 +135,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(e, (RegistryError, RegistryDown, OSError)):
             err.print(f"[bold red]infrastructure error:[/] {redact_text(str(e))}")
+            _error_report(args, f"infrastructure error: {redact_text(str(e))}")
             return EXIT_ERROR
         err.print(f"[bold red]internal error in cdc-conformance:[/] {type(e).__name__}: {redact_text(str(e))}")
         err.print("This is a bug in the suite, not in your encoder; please report it with --debug output.")
+        _error_report(args, f"internal error in cdc-conformance: {type(e).__name__}: {redact_text(str(e))}")
         if args.debug:
             import traceback
 
             err.print(redact_text(traceback.format_exc()))
         return EXIT_ERROR
+
+
+def _error_report(args: argparse.Namespace, message: str) -> None:
+    """A run or check that stopped with exit 2 still leaves the reports CI collects, saying why
+    (verdict "error"), so that a pipeline shows the reason rather than missing artefacts."""
+    if args.command not in ("run", "check"):
+        return
+    report = Report(args.command, command=_command_line(), errors=[message])
+    with contextlib.suppress(OSError):
+        if getattr(args, "report_dir", None):
+            write_reports(report, args.report_dir)
+        if getattr(args, "report_json", None):
+            Path(args.report_json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.report_json).write_text(json.dumps(report.to_json(), indent=1, ensure_ascii=False, default=str)
+                                              + "\n", encoding="utf-8")
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -194,11 +213,20 @@ def _print_summary(report: Report, paths: dict[str, Path] | None) -> None:
                 console.print(f"[magenta]{tb}[/]")
             rp = repro.get(r["check"])
             if rp:
-                console.print(f"  [bold]shrunk workload[/] (seed {rp['seed']}, shard {rp['shard']}, "
-                              f"{rp['events']} events):")
-                for line in rp["sql"].rstrip().splitlines():
+                shrunk = rp.get("shrunk", True)
+                what = "shrunk workload" if shrunk else f"workload ({rp.get('note', 'not shrunk')})"
+                console.print(f"  [bold]{what}[/] (seed {rp['seed']}, shard {rp['shard']}, {rp['events']} events):")
+                lines = rp["sql"].rstrip().splitlines()
+                limit = len(lines) if shrunk else 30
+                for line in lines[:limit]:
                     console.print(f"    {line}", markup=False)
-                console.print(f"  replay: [cyan]{rp['command']}[/]")
+                if len(lines) > limit:
+                    console.print(f"    … {len(lines) - limit} more lines"
+                                  + (f" (all of them in {rp['file']})" if rp.get("file") else ""), markup=False)
+                console.print(Text.assemble("  replay: ", (rp["command"], "cyan")))
+    for run in runs:
+        for note in run.get("notes", []):
+            console.print(f"note ({run['label']}): {note}", style="dim", markup=False)
     for e in data["errors"]:
         err.print(f"[bold magenta]error:[/] {e}")
     if paths:
@@ -301,7 +329,7 @@ def _registry_url_for_workers(args: argparse.Namespace, registry: Any) -> str:
 
 def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: str, faults: str | None
                     ) -> list[Section]:
-    from ..harness.run import reproduction
+    from ..harness.run import broker_reproduction, reproduction
     from ..harness.stages import RunSpec
     from ..infra.kafka import KafkaUnavailable, consume_all, open_kafka
 
@@ -346,14 +374,21 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
             with plan.dump_records.open("w", encoding="utf-8") as fh:
                 for r in consume_all(cluster, topics):  # streamed: the driver holds one record at a time
                     fh.write(record_line(r) + "\n")
-    if plan.shrink:
-        for ci, sec in enumerate(sections):
-            for t in sec.tally:
-                if t.outcome is Outcome.FAILED and not t.id.startswith(("delivery.", "infra.")) and t.failures:
-                    shard = next(iter(t.failures.values())).workload
-                    if shard is not None and plan.encoder.extra.get("needs_kafka") is None:
-                        sec.reproductions.append(reproduction(plan, ci, sec.options, registry, t.id, shard[1],
-                                                              plan.shape))
+    # Replaying one shard over Kafka: the same broker kind, faults and partitions, in this process.
+    run_args = " ".join(["--kafka", shlex.quote(redact(args.kafka)), "--partitions", str(args.partitions),
+                         "--no-spark", *(["--faults", shlex.quote(faults)] if faults else [])])
+    for ci, sec in enumerate(sections):
+        for t in sec.tally:
+            if t.outcome is not Outcome.FAILED or not t.failures:
+                continue
+            shard = next(iter(t.failures.values())).workload
+            if shard is None:
+                continue
+            if t.id.startswith("delivery."):
+                sec.reproductions.append(broker_reproduction(plan, ci, sec.options, t.id, shard[1], plan.shape,
+                                                             run_args=run_args))
+            elif plan.shrink and not t.id.startswith("infra.") and plan.encoder.extra.get("needs_kafka") is None:
+                sec.reproductions.append(reproduction(plan, ci, sec.options, registry, t.id, shard[1], plan.shape))
     return sections
 
 
@@ -375,6 +410,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.kafka is not None:
         return _check_kafka(args, protocol, options)
     path = Path(args.input)
+    if path.is_dir():
+        raise UsageError(f"--input {path} is a directory; pass a records.jsonl capture file")
     if not path.is_file():
         raise UsageError(f"input file {path} does not exist (pass a records.jsonl capture with --input)")
     registry_spec = _registry_arg(args, protocol)
@@ -412,10 +449,17 @@ def cmd_check(args: argparse.Namespace) -> int:
                     if n % 2048 == 0:
                         progress.update(task, completed=n)
             checker.finish()
-    except DumpFormatError as e:
+    except (DumpFormatError, ValueError) as e:
+        # A malformed dump, or a registry URL that does not parse (a port that is not a number…).
         raise UsageError(str(e)) from None
     except RegistryDown as e:
         report.errors.append(f"schema registry unreachable: {redact_text(str(e))}")
+    if section.records == 0 and not report.errors:
+        # A gate that passes on nothing hides a broken capture: say so, and do not pass.
+        bad = tally.checks[CAPTURE_RECORD_FORMAT].failed if CAPTURE_RECORD_FORMAT in tally.checks else 0
+        if not bad:
+            report.errors.append(f"{path} holds no records: nothing was checked (who must act: whoever wrote the "
+                                 "capture)")
     section.workloads = 0
     section.duration_s = report.duration_s = time.monotonic() - t0
     paths = None
@@ -485,6 +529,10 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
     if args.report_json:
         Path(args.report_json).write_text(json.dumps(report.to_json(), indent=1, ensure_ascii=False, default=str)
                                           + "\n", encoding="utf-8")
+    if n == 0 and args.group:
+        section.notes.append(f"no new records since group {args.group}'s committed offsets")
+    elif n == 0:
+        report.errors.append(f"the topics {', '.join(topics)} hold no records: nothing was checked")
     console.print(f"checked {n} records of {', '.join(topics)} in {section.duration_s:.1f} s")
     _print_summary(report, paths)
     return report.exit_code()

@@ -137,6 +137,30 @@ def _dump(fh: Any, records: list[Record]) -> None:
         fh.write(record_line(r) + "\n")
 
 
+def broker_reproduction(plan: RunPlan, ci: int, options: dict[str, str], check_id: str, shard: int, shape: Shape,
+                        *, run_args: str) -> dict[str, Any]:
+    """A reproduction of a delivery finding: the workload as generated (not shrunk: the finding
+    depends on the broker, its faults and their timing, so every shrinking step would be a
+    Kafka run whose outcome is not deterministic) and the command that replays its shard."""
+    w = sample_workload(plan.seed, shard, shape)
+    opt = options_args(options, plan.protocol)
+    head = (f"{plan.command_prefix} run --protocol {plan.protocol.name} --encoder {plan.encoder.name} "
+            f"--seed {plan.seed} --shard {shard} --examples 1 --no-matrix")
+    replay = " ".join(x for x in (head, opt, run_args) if x)
+    out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": w.sql(),
+                           "events": len(w.events), "replay": replay, "command": replay, "shrunk": False,
+                           "note": "not shrunk: delivery findings depend on the broker and the timing of its faults"}
+    if plan.repro_dir is not None:
+        plan.repro_dir.mkdir(parents=True, exist_ok=True)
+        path = plan.repro_dir / f"{plan.encoder.name.replace('/', '_')}__c{ci}__{check_id}.json"
+        path.write_text(json.dumps({
+            "format": "cdc-conformance/reproduction", "format_version": 1, "protocol": plan.protocol.name,
+            "encoder": plan.encoder.name, "options": options, "check": check_id, "replay": replay,
+            "workload": workload_to_json(w)}, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
+        out["file"] = str(path)
+    return out
+
+
 def reproduction(plan: RunPlan, ci: int, options: dict[str, str], registry: Any, check_id: str, shard: int,
                   shape: Shape) -> dict[str, Any]:
     w = sample_workload(plan.seed, shard, shape)
@@ -152,7 +176,7 @@ def reproduction(plan: RunPlan, ci: int, options: dict[str, str], registry: Any,
     small = replace(small, meta={**small.meta, "shrunk_from": {"seed": plan.seed, "shard": shard}})
     opt = options_args(options, plan.protocol)
     replay = (f"{plan.command_prefix} run --protocol {plan.protocol.name} --encoder {plan.encoder.name} "
-              f"--seed {plan.seed} --shard {shard} --examples 1 {opt}").strip()
+              f"--seed {plan.seed} --shard {shard} --examples 1 --no-matrix {opt}").strip()
     out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": small.sql(),
                            "events": len(small.events), "replay": replay}
     if plan.repro_dir is not None:

@@ -56,6 +56,16 @@ def render(report: dict[str, Any]) -> str:
         for k, v in counts.items():
             suite.set(k, str(v))
             totals[k] += v
+    if report.get("errors"):
+        # Errors that stopped the work (usage, broker, registry): one test case that says why,
+        # so that a CI page shows the reason instead of an empty suite.
+        suite = ET.SubElement(root, "testsuite", name="cdc-conformance", tests="1", failures="0", errors="1",
+                              skipped="0")
+        tc = ET.SubElement(suite, "testcase", classname="cdc-conformance", name=str(report.get("mode", "run")))
+        el = ET.SubElement(tc, "error", message=str(report["errors"][0])[:300])
+        el.text = "\n".join(str(e) for e in report["errors"])
+        totals["tests"] += 1
+        totals["errors"] += 1
     for k, v in totals.items():
         root.set(k, str(v))
     ET.indent(root)

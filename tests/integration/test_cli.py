@@ -198,6 +198,37 @@ def test_check_usage_errors(capture: tuple[Path, Path], tmp_path: Path, capsys: 
     assert code == 2 and "precise" in out
 
 
+def test_empty_capture_is_an_error_not_a_pass(capture: tuple[Path, Path], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    for text in ("", "\n\n"):
+        empty = tmp_path / "empty.jsonl"
+        empty.write_text(text)
+        code, out = run_cli(capsys, "check", "--input", str(empty), "--registry", str(capture[1]),
+                            "--report-json", str(tmp_path / "r.json"))
+        assert code == 2 and "holds no records" in out
+        assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "error"
+    code, out = run_cli(capsys, "check", "--input", str(tmp_path), "--registry", str(capture[1]))
+    assert code == 2 and "is a directory" in out
+
+
+def test_malformed_registry_url_is_a_usage_error(capture: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "check", "--input", str(capture[0]), "--registry",
+                        "http://user:s3cret@127.0.0.1:notaport")
+    assert code == 2 and "bug in the suite" not in out and "Traceback" not in out
+    assert "s3cret" not in out
+
+
+def test_exit_2_still_writes_the_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CI collects report.json / junit.xml: a run that stops with a usage or infrastructure
+    error leaves them too, with verdict "error" and the reason."""
+    code, _ = run_cli(capsys, "run", "--option", "integrity-check-level=correctness", "--no-matrix",
+                      "--report-dir", str(tmp_path / "rep"))
+    assert code == 2
+    data = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert data["verdict"] == "error" and "needs enable-tidb-extension=true" in data["errors"][0]
+    assert 'errors="1"' in (tmp_path / "rep" / "junit.xml").read_text()
+
+
 def test_run_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out = run_cli(capsys, "run", "--encoder", "nope", "--report-dir", str(tmp_path))
     assert code == 2 and "conformance list" in out
@@ -274,6 +305,13 @@ def test_delivery_mutant_through_the_cli(tmp_path: Path, capsys: pytest.CaptureF
     code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-key-scatter", "--examples", "2", "--seed", "4",
                         "--no-matrix", "--no-spark", "--report-dir", str(tmp_path))
     assert code == 1 and "delivery.one-partition-per-key" in out
+    # Every failure prints its workload and a replay; a delivery finding's workload is the
+    # generated one (not shrunk), and its replay runs the one shard over Kafka again.
+    rp = json.loads((tmp_path / "report.json").read_text())["runs"][0]["reproductions"]
+    mine = [r for r in rp if r["check"] == "delivery.one-partition-per-key"]
+    assert mine and mine[0]["shrunk"] is False and "CREATE TABLE" in mine[0]["sql"]
+    assert "--shard" in mine[0]["command"] and "--no-matrix" in mine[0]["command"] and "--kafka" in mine[0]["command"]
+    assert "not shrunk" in out and "replay: conformance run" in out
     # a delivery mutant needs a broker
     code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-key-scatter", "--kafka", "none",
                         "--report-dir", str(tmp_path))
