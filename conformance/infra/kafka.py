@@ -155,6 +155,7 @@ class KafkaCluster:
         self._admin: AdminClient | None = None
         self._reader: Consumer | None = None
         self._closed = False
+        self._no_controller: bool | None = None  # learnt on the first create_topic
 
     # -- identity ----------------------------------------------------------------------------
 
@@ -296,6 +297,11 @@ class KafkaCluster:
         """Create ``name`` (``default_partitions`` unless given); nothing happens if it exists."""
         count = self.default_partitions if partitions is None else partitions
         _check_topic(name, count, replication)
+        if self._no_controller is None:
+            self._no_controller = self._without_controller()
+        if self._no_controller:
+            self._auto_create(name, count)
+            return
         admin = self._admin_client()
         futures = admin.create_topics(
             [NewTopic(name, num_partitions=count, replication_factor=replication)],
@@ -319,6 +325,37 @@ class KafkaCluster:
             raise self._unavailable(f"Creating topic {name!r}", None, self.timeout * 2) from None
         # Creation is asynchronous on real brokers: wait (bounded) until the metadata shows it.
         self._topic_metadata(name, wait=True)
+
+    def _without_controller(self) -> bool:
+        """True if the metadata names no usable controller, so that CreateTopics cannot be sent
+        (librdkafka's mock cluster reached through kafka://, e.g. `conformance serve kafka`,
+        names controller 0, which is none of its brokers)."""
+        try:
+            md = self._admin_client().list_topics(timeout=self.timeout)
+        except KafkaException:
+            return False
+        return int(md.controller_id) not in md.brokers
+
+    def _auto_create(self, name: str, count: int) -> None:
+        """Create a topic the way a cluster without a controller allows: a metadata request that
+        may auto-create it (with the cluster's own partition count, which must be enough)."""
+        asker = Consumer({**self._quiet_config(), "group.id": f"conformance-create-{uuid.uuid4().hex}",
+                          "allow.auto.create.topics": True})
+        try:
+            tmd = asker.list_topics(name, timeout=self.timeout).topics.get(name)
+        except KafkaException as e:
+            raise self._unavailable(f"Auto-creating topic {name!r}", e, self.timeout) from None
+        finally:
+            asker.close()
+        have = len(tmd.partitions) if tmd is not None and tmd.error is None else 0
+        if have < count:
+            raise KafkaUnavailable(
+                f"The Kafka cluster at {self.bootstrap} names no controller, so topic {name!r} cannot be created "
+                f"with {count} partition(s); auto-creation gave it {have}. Create the topics yourself, or run "
+                f"with --partitions {have} or fewer." if have else
+                f"The Kafka cluster at {self.bootstrap} names no controller and did not auto-create topic "
+                f"{name!r}; create the topics yourself."
+            )
 
     # -- lifecycle ---------------------------------------------------------------------------
 

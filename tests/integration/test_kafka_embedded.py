@@ -326,6 +326,19 @@ def test_external_cluster_against_the_embedded_one(kafka: KafkaCluster) -> None:
         assert k.client_config()["sasl.username"] == "u" and k.client_config()["sasl.password"] == "x"
 
 
+def test_topics_are_created_on_a_cluster_without_controller(kafka: KafkaCluster) -> None:
+    """The embedded cluster reached through kafka:// (as `conformance serve kafka` is used from
+    another process) names no controller, so CreateTopics cannot work; topics are auto-created
+    by a metadata request instead, quickly, and too few partitions is a clear error."""
+    with open_kafka(f"kafka://{kafka.bootstrap}") as external:
+        t0 = time.monotonic()
+        external.create_topic("auto-created", partitions=2)
+        assert external.partitions("auto-created") >= 2
+        assert time.monotonic() - t0 < 5  # no wait for a controller that never answers
+        with pytest.raises(KafkaUnavailable, match="names no controller"):
+            external.create_topic("too-many-partitions", partitions=64)
+
+
 def test_mock_cluster_error_injection_api() -> None:
     with MockCluster(2) as mock:
         mock.create_topic("api", 2)
