@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="broker faults on the embedded cluster, e.g. broker-down@2s:3s,"
                         "produce-errors@5s:NOT_LEADER_FOR_PARTITION×5 (see docs)")
     r.add_argument("--event-interval", type=float, default=None, metavar="SECONDS",
-                   help="pause between source events while producing (default 0, or 0.004 with --faults)")
+                   help="pause between source events while a fault schedule runs (default 0.01 with --faults)")
     r.add_argument("--report-dir", default="reports/latest", help="where to write reports (default reports/latest)")
     r.add_argument("--dump-records", default=None, metavar="FILE", help="also write every record as records.jsonl")
     r.add_argument("--encoder-timeout", type=float, default=30.0, help="seconds an encoder call may take")
@@ -278,6 +278,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"[dim]using the fault schedule that exposes {encoder.name}: {faults}[/]")
     if faults and mode == "in-memory":
         raise UsageError("--faults needs a broker: use --kafka embedded://")
+    _fault_schedule(faults)  # a bad schedule is a usage error before anything starts
     if encoder.extra.get("needs_kafka") and mode == "in-memory":
         raise UsageError(f"{encoder.name} is a delivery mutant: it needs --kafka (not none)")
     where = "no broker" if mode == "in-memory" else f"Kafka {redact(args.kafka)}, {mode}"
@@ -318,6 +319,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
+def _fault_schedule(faults: str | None) -> Any:
+    """The parsed --faults schedule (None without one); a bad one is a usage error, found before
+    any infrastructure starts."""
+    if not faults:
+        return None
+    from ..infra.faults import FaultSchedule
+
+    try:
+        return FaultSchedule.parse(faults)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def _registry_url_for_workers(args: argparse.Namespace, registry: Any) -> str:
     """Executors talk to the registry themselves: they need its full URL (credentials included,
     never printed); an embedded registry is reached at the address it listens on."""
@@ -335,7 +349,10 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
 
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
-    interval = args.event_interval if args.event_interval is not None else (0.004 if faults else 0.0)
+    # Under faults, a steady stream: one event every 10 ms keeps several requests in flight
+    # against a slowed broker while the schedule runs.
+    interval = args.event_interval if args.event_interval is not None else (0.01 if faults else 0.0)
+    schedule = _fault_schedule(faults)
     try:
         cluster = open_kafka(args.kafka)
     except (KafkaUnavailable, ValueError) as e:
@@ -343,12 +360,21 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
     with cluster:
         if faults and not cluster.supports_faults:
             raise UsageError(f"--faults needs the embedded cluster; {cluster.url} cannot inject faults")
+        if schedule is not None and cluster.mock is not None:
+            from ..infra.faults import plan as fault_plan
+
+            try:  # broker ids against this cluster, before anything is produced
+                fault_plan(schedule, {"topic": 1}, cluster.mock.brokers)
+            except ValueError as e:
+                raise UsageError(f"--faults: {e}") from None
         run_id = "r" + format(random.randrange(36 ** 5), "x")
         spec = RunSpec(plan.protocol.name, plan.encoder.name, str(plan.encoder.extra.get("sink", "reference")),
                        plan.seed, plan.shape, tuple(tuple(sorted(c.items())) for c in plan.combos),
                        tuple(cluster.client_config().items()), _registry_url_for_workers(args, registry),
                        partitions=args.partitions, run_id=run_id, encoder_timeout=plan.encoder_timeout,
-                       event_interval_s=interval)
+                       event_interval_s=interval,
+                       # production overlaps the whole schedule (and a little after its last fault)
+                       pace_s=schedule.duration + 0.5 if schedule is not None else 0.0)
         shards = range(plan.first_shard, plan.first_shard + plan.examples)
         with console.status(f"producing and judging {len(shards) * len(plan.combos)} work unit(s) "
                             f"({'Spark ' + args.spark_master if mode == 'spark' else 'in this process'})…"):

@@ -7,6 +7,7 @@ seed; faults are injected on the embedded cluster while stage A produces.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -35,21 +36,74 @@ def prepare_topics(spec: RunSpec, cluster: Any, topics: Sequence[str]) -> None:
         cluster.create_topic(t, spec.partitions)
 
 
+class FirstRecordProbe:
+    """Tells when the first record reaches any of the run's topics: the fault schedule's clock
+    starts there, not when the driver starts the injector (Spark's executors begin producing
+    seconds later, and a schedule timed from the driver missed the production entirely)."""
+
+    def __init__(self, cluster: Any, topics: Sequence[str]) -> None:
+        import uuid
+
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+        self._consumer: Any = Consumer({**cluster.client_config(), "group.id": f"conformance-arm-{uuid.uuid4().hex}",
+                                        "enable.auto.commit": False, "fetch.wait.max.ms": 10,
+                                        "fetch.queue.backoff.ms": 0, "log_level": 0})
+        wanted = set(topics)
+        md = self._consumer.list_topics(timeout=10)
+        self._consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, tmd in md.topics.items()
+                               if t in wanted for p in tmd.partitions])
+
+    def fired(self) -> bool:
+        if self._consumer is None:
+            return True
+        m = self._consumer.poll(0)
+        if m is None or m.error() is not None:
+            return False
+        self.close()  # no more fetching (and prefetching) once the schedule has started
+        return True
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            consumer, self._consumer = self._consumer, None
+            consumer.close()
+
+
+def fault_notes(injector: Any, on_first_record: bool) -> list[str]:
+    """What a fault schedule did, for the report: faults that never fired (the production ended
+    first) would otherwise pass silently as "survived the faults"."""
+    plan, pending = injector.plan, injector.pending()
+    when = (f"timed from the first produced record ({injector.armed_after:g} s after the start)"
+            if on_first_record and injector.armed_after is not None else "timed from the start of production")
+    notes = [f"fault schedule {injector.schedule}: {len(plan) - len(pending)} of {len(plan)} action(s) applied, "
+             + when]
+    notes += [f"not applied (production ended first): {a.description} at {a.at_ms / 1000:g} s" for a in pending]
+    notes += [f"fault injection error: {e}" for e in injector.errors]
+    return notes
+
+
 @contextlib.contextmanager
-def injecting(cluster: Any, faults: str | None, topics: Sequence[str],
-              log: Callable[[str], None] | None) -> Iterator[None]:
-    """Run the fault schedule (if any) on the cluster while the body produces."""
+def injecting(cluster: Any, faults: str | None, topics: Sequence[str], log: Callable[[str], None] | None,
+              *, on_first_record: bool = False) -> Iterator[list[str]]:
+    """Run the fault schedule (if any) on the cluster while the body produces; the yielded
+    list receives the report notes once the body is done. The schedule's clock starts now, or
+    with `on_first_record` when the first record reaches a topic (production elsewhere)."""
+    notes: list[str] = []
     if not faults:
-        yield
+        yield notes
         return
     from ..infra.faults import FaultInjector
 
-    injector = FaultInjector(cluster, faults, list(topics))
+    probe = FirstRecordProbe(cluster, topics) if on_first_record else None
+    injector = FaultInjector(cluster, faults, list(topics), arm=probe.fired if probe is not None else None)
     injector.start()
     try:
-        yield
+        yield notes
     finally:
         injector.stop()
+        if probe is not None:
+            probe.close()
+        notes.extend(fault_notes(injector, on_first_record))
         if log:
             for at, what in injector.log:
                 log(f"fault at {at:.2f} s: {what}")
@@ -62,7 +116,9 @@ def run_units(spec: RunSpec, cluster: Any, shards: Sequence[int], *, faults: str
     prepare_topics(spec, cluster, topics)
     t0 = time.monotonic()
     results: list[UnitResult] = []
-    with injecting(cluster, faults, topics, log):
+    if spec.pace_s:  # one process: the units share the schedule's time, the first ones meet it
+        spec = dataclasses.replace(spec, pace_until=time.time() + spec.pace_s, pace_s=0.0)
+    with injecting(cluster, faults, topics, log) as notes:
         for c, s in units:
             results.append(produce_unit(spec, c, s))
             if progress:
@@ -70,6 +126,7 @@ def run_units(spec: RunSpec, cluster: Any, shards: Sequence[int], *, faults: str
     sections = judge_units(spec, cluster, results)
     for sec in sections:
         sec.duration_s = (time.monotonic() - t0) / max(1, len(sections))
+        sec.notes.extend(notes)
     return sections
 
 

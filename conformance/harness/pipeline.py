@@ -121,7 +121,7 @@ def run_spark(spec: RunSpec, cluster: Any, shards: Sequence[int], *, master: str
     topics = sorted(set(spark.sparkContext.parallelize(units, slices).flatMap(_unit_topics(spec)).collect()))
     prepare_topics(spec, cluster, topics)
     _trace(f"topics ({len(topics)}) {time.monotonic() - t0:.1f} s")
-    with injecting(cluster, faults, topics, log):
+    with injecting(cluster, faults, topics, log, on_first_record=True) as fault_log:
         stage_a = (spark.createDataFrame(units, UNIT_SCHEMA).repartition(slices)
                    .mapInArrow(_stage_a(spec), STAGE_A_SCHEMA)
                    .persist(StorageLevel.DISK_ONLY))
@@ -166,5 +166,6 @@ def run_spark(spec: RunSpec, cluster: Any, shards: Sequence[int], *, master: str
                       duration_s=elapsed / max(1, len(spec.combos)))
         if stats[c]["restarts"]:
             sec.notes.append(f"the sink restarted from its checkpoint {stats[c]['restarts']} time(s)")
+        sec.notes.extend(fault_log)
         sections.append(sec)
     return sections

@@ -56,6 +56,11 @@ class RunSpec:
     # Seconds between source events in stage A: CDC events arrive over time, and a fault
     # schedule needs production to overlap it (0: as fast as possible).
     event_interval_s: float = 0.0
+    # With a fault schedule, events are `event_interval_s` apart only while it runs: for `pace_s`
+    # seconds from each unit's start, or, when all units run in one process one after another,
+    # until the wall-clock time `pace_until`; then at full speed.
+    pace_s: float = 0.0
+    pace_until: float = 0.0
 
     def options(self, combo: int) -> dict[str, str]:
         return dict(self.combos[combo])
@@ -149,11 +154,14 @@ def produce_unit(spec: RunSpec, combo: int, shard: int, *, create_topics: Any = 
                          topic_prefix=prefix)
     events = list(workload.events)
     guard = Guard(spec.encoder_timeout)
+    pace_end = spec.pace_until or (time.time() + spec.pace_s if spec.pace_s else 0.0)
 
     def on_records(i: int, records: list[Any]) -> None:
         res.records += len(records)
         checker.check_event(events[i], records)
-        if spec.event_interval_s:
+        # A steady stream while the fault schedule runs (several requests in flight, as in a
+        # busy CDC stream, when a fault strikes), at full speed once it is over.
+        if spec.event_interval_s and (not pace_end or time.time() < pace_end):
             time.sleep(spec.event_interval_s)
 
     try:

@@ -19,7 +19,9 @@ Grammar (also quoted in the error for bad input)::
     disconnects@START:N                     the next N Produce requests drop the connection
     leader-moves@START:DURATION:N           every watched partition changes leader N times
 
-START is measured from :meth:`FaultInjector.start`. BROKER is a broker id (1..brokers); the
+START is measured from :meth:`FaultInjector.start`, or, with an ``arm`` probe, from the moment
+the probe first says that production has begun (in a Spark run the executors start producing
+seconds after the driver starts the injector). BROKER is a broker id (1..brokers); the
 default is the leader of partition 0 of the first watched topic for ``broker-down`` (broker 1
 if unknown) and every broker for ``latency`` and ``lost-acks``. ERROR is a
 ``confluent_kafka.KafkaError`` name, case-insensitive, leading underscore optional. ``str()``
@@ -624,6 +626,8 @@ class FaultInjector:
         sleep: Callable[[float], bool] | None = None,
         lost_ack_rtt_ms: int = LOST_ACK_RTT_MS,
         join_timeout: float = 5.0,
+        arm: Callable[[], bool] | None = None,
+        arm_timeout: float = 600.0,
     ) -> None:
         target = cluster.mock
         if target is None:
@@ -653,6 +657,10 @@ class FaultInjector:
         self._stopped = False
         self.plan: list[Action] = []
         self.errors: list[str] = []
+        self._arm = arm
+        self._arm_timeout = arm_timeout
+        self.armed_after: float | None = None  # seconds from start() until the probe fired
+        self._applied = 0  # actions of the plan applied so far, in order
 
     # -- running -----------------------------------------------------------------------------
 
@@ -672,7 +680,33 @@ class FaultInjector:
     def _now(self) -> float:
         return self._clock() - self._t0
 
+    def _wait_for_arm(self) -> bool:
+        """With an ``arm`` probe: wait (bounded) until it fires, then restart the clock there.
+        False if the injector is stopping first."""
+        if self._arm is None:
+            self.armed_after = 0.0
+            return True
+        started = self._clock()
+        while not self._stopping.is_set():
+            try:
+                fired = self._arm()
+            except Exception as e:  # noqa: BLE001 - a broken probe must not stop the schedule
+                self.errors.append(f"arm probe failed ({type(e).__name__}: {e}); schedule started anyway")
+                fired = True
+            if fired or self._clock() - started > self._arm_timeout:
+                with self._lock:
+                    self._t0 = self._clock()
+                    self.armed_after = round(self._t0 - started, 3)
+                    if not fired:
+                        self._log.append((0.0, f"nothing was produced within {self._arm_timeout:g} s; "
+                                               "schedule started anyway"))
+                return True
+            self._sleep(0.02)
+        return False
+
     def _run(self) -> None:
+        if not self._wait_for_arm():
+            return
         for action in self.plan:
             while not self._stopping.is_set():
                 wait = action.at_s - self._now()
@@ -687,6 +721,7 @@ class FaultInjector:
                 if self._stopping.is_set():
                     return
                 self._apply(action, action.description)
+                self._applied += 1
 
     def _apply(self, action: Action, text: str, step: Step | None = None) -> None:
         # Called with the lock held. A failing action (cluster closed under us) is logged and
@@ -738,6 +773,11 @@ class FaultInjector:
         """(seconds after start, action) for everything applied so far, in order (a copy)."""
         with self._lock:
             return list(self._log)
+
+    def pending(self) -> list[Action]:
+        """Planned actions that were never applied (the run ended first)."""
+        with self._lock:
+            return self.plan[self._applied:]
 
     @property
     def active(self) -> list[str]:

@@ -301,6 +301,20 @@ def test_spark_and_no_spark_give_the_same_verdicts(tmp_path: Path, capsys: pytes
     assert a[("ext=true", "delivery.no-loss")][0] == "passed"
 
 
+@pytest.mark.parametrize("mutant,check", [("sink-skip-failures", "delivery.no-loss"),
+                                           ("sink-inflight-retries", "delivery.per-key-order")])
+def test_spark_catches_fault_exposed_mutants_like_no_spark(mutant: str, check: str, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Spark's executors start producing seconds after the driver: the fault schedule is timed
+    from the first produced record, and production is a steady stream while it runs, so both
+    modes meet the faults (a schedule timed from the driver once missed Spark's production)."""
+    for mode in ([], ["--no-spark"]):
+        code, out = run_cli(capsys, "run", "--encoder", f"mutant/{mutant}", "--examples", "3", "--seed", "7",
+                            "--no-matrix", *mode, "--report-dir", str(tmp_path / (mode[0] if mode else "spark")))
+        assert code == 1, (mode, out)
+        assert check in out and "fault schedule" in out
+
+
 def test_delivery_mutant_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-key-scatter", "--examples", "2", "--seed", "4",
                         "--no-matrix", "--no-spark", "--report-dir", str(tmp_path))
