@@ -19,7 +19,7 @@ from ...model.events import Ddl, Event, Op, Transaction, Watermark
 from ...model.table import Table
 from ...model.values import Row
 from . import spec
-from .decoder import Message, decode, table_schema_of
+from .decoder import Message, decode, integer, schema_key, table_schema_of
 from .spec import SimpleOptions
 
 
@@ -42,9 +42,11 @@ class Entry:
     type: str | None
     commit_ts: int | None
     build_ts: int | None
-    table: tuple[Any, Any] | None  # (database, table)
-    version: Any  # DML schemaVersion, or the version of the schema a DDL/BOOTSTRAP carries
-    table_id: Any = None  # DML tableID, or the tableID of the schema a DDL/BOOTSTRAP carries
+    # Only well-typed values get here (strings, integers), so that stream checks can key and
+    # sort by them; a message whose identifying fields are malformed is left out of them.
+    table: tuple[str, str] | None  # (database, table)
+    version: int | None  # DML schemaVersion, or the version of the schema a DDL/BOOTSTRAP carries
+    table_id: int | None = None  # DML tableID, or the tableID of the schema a DDL/BOOTSTRAP carries
     resolvable: bool | None = None  # DML: could a consumer of this partition read it here?
 
 
@@ -53,7 +55,7 @@ class PartitionLog:
     topic: str
     partition: int
     entries: list[Entry] = field(default_factory=list)
-    schemas: dict[tuple[Any, Any, Any], dict[str, Any]] = field(default_factory=dict)
+    schemas: dict[tuple[str, str, int], dict[str, Any]] = field(default_factory=dict)
     # Digests of the DMLs already in the log: a replay after a restart repeats one, and is a
     # duplicate (at-least-once), judged by the delivery checks, not an ordering violation.
     seen_dml: set[int] = field(default_factory=set)
@@ -163,34 +165,42 @@ class SimpleChecker:
                       _int(msg.get("commitTs")), _int(msg.get("buildTs")), None, None)
         if msg.ok and msg.kind in ("DDL", "BOOTSTRAP"):
             ts = table_schema_of(msg)
-            if ts is not None:
-                key = (ts.get("schema"), ts.get("table"), ts.get("version"))
+            # A schema whose (schema, table, version) is malformed cannot be looked up by any
+            # consumer: it is not recorded (schema.table-schema reports it).
+            key = schema_key(ts) if ts is not None else None
+            if ts is not None and key is not None:
                 lg.schemas[key] = ts
-                entry.table, entry.version, entry.table_id = key[:2], key[2], ts.get("tableID")
-                if msg.kind == "BOOTSTRAP":
-                    ev.bootstrap_table = self.known_tables.get(
-                        (ts.get("tableID"), ts.get("version"), ts.get("schema"), ts.get("table")))  # type: ignore[arg-type]
+                table_id = integer(ts.get("tableID"))
+                entry.table, entry.version, entry.table_id = (key[0], key[1]), key[2], table_id
+                if msg.kind == "BOOTSTRAP" and table_id is not None:
+                    ev.bootstrap_table = self.known_tables.get((table_id, key[2], key[0], key[1]))
         elif msg.ok and msg.kind == "WATERMARK":
             if entry.commit_ts in lg.seen_watermarks:
                 entry.kind = None  # re-sent after a restart: a duplicate, not a regression
             lg.seen_watermarks.add(entry.commit_ts)
         elif msg.ok and msg.kind == "DML":
-            digest = hash((msg.get("commitTs"), msg.type, msg.table_key, repr(msg.get("data")), repr(msg.get("old"))))
-            if digest in lg.seen_dml:
-                lg.entries.append(entry)  # kept for offsets; judged as a duplicate (kind None)
+            # repr: any JSON may stand in these fields, and only a string of it is hashable.
+            digest = hash(repr((msg.get("commitTs"), msg.type, msg.get("database"), msg.get("table"),
+                                msg.get("data"), msg.get("old"))))
+            key = msg.dml_key
+            table_id = integer(msg.get("tableID"))
+            if digest in lg.seen_dml or key is None or table_id is None:
+                # A replay is kept for offsets and judged as a duplicate; a DML without a
+                # well-typed identity (message.fields reports it) is kept out of the stream
+                # checks, which could only guess which table it belongs to.
+                lg.entries.append(entry)
                 entry.kind = None
                 return ev
             lg.seen_dml.add(digest)
-            entry.table = msg.table_key
-            entry.version = msg.get("schemaVersion")
-            entry.table_id = msg.get("tableID")
-            ev.schema = self._resolve(lg, entry.table, entry.version)
+            entry.table = (key[0], key[1])
+            entry.version = key[2]
+            entry.table_id = table_id
+            ev.schema = self._resolve(lg, key)
             entry.resolvable = ev.schema is not None
         lg.entries.append(entry)
         return ev
 
-    def _resolve(self, lg: PartitionLog, table: tuple[Any, Any], version: Any) -> dict[str, Any] | None:
-        key = (table[0], table[1], version)
+    def _resolve(self, lg: PartitionLog, key: tuple[str, str, int]) -> dict[str, Any] | None:
         got = lg.schemas.get(key)
         if got is None and not self.o.bootstrap_all_partitions:
             # Bootstraps go to partition 0 only: a consumer reads schemas from there.

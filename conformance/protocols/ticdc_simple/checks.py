@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -49,6 +50,11 @@ BUILD_TS_RANGE = (1_420_070_400_000, 4_102_444_800_000)
 CLOCK_SKEW_MS = 300_000
 
 
+def _brief(v: Any, n: int = 60) -> str:
+    r = repr(v)
+    return r if len(r) <= n else r[:n] + "…"
+
+
 def _hex(b: bytes | None, n: int = 24) -> str:
     if b is None:
         return "null"
@@ -57,6 +63,19 @@ def _hex(b: bytes | None, n: int = 24) -> str:
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _dicts(v: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON list (columns, indexes): anything else in the list, or a field that
+    is not a list at all, is left out here; the table-schema check reports it."""
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+
+def _strings(v: Any) -> list[str] | None:
+    """A JSON list of strings (index columns, enum elements), or None if it is not one."""
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return v
+    return None
 
 
 def _ok(ev: RecordEvidence) -> Message | None:
@@ -160,7 +179,9 @@ _FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "DML": (frozenset({"version", "database", "table", "tableID", "type", "commitTs", "buildTs", "schemaVersion"}),
             frozenset({"claimCheckLocation", "handleKeyOnly", "checksum", "data", "old"})),
 }
-_INT_FIELDS = ("version", "tableID", "commitTs", "buildTs", "schemaVersion")
+# The Go type of each integer field (message.go `message`): int / int64 / uint64. Negative
+# values are refused for all of them (ids and timestamps are never negative).
+_INT_FIELDS = {"version": 63, "tableID": 63, "commitTs": 64, "buildTs": 63, "schemaVersion": 64}
 
 
 @check("ticdc-simple.message.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
@@ -182,11 +203,11 @@ def message_fields(ev: RecordEvidence) -> Findings:
         if extra:
             yield Failure(f"{m.kind} message with fields it must not have: {', '.join(extra)}",
                           expected=sorted(required | optional), actual=sorted(m.present), location=ev.at(extra[0]))
-    for f in _INT_FIELDS:
+    for f, bits in _INT_FIELDS.items():
         v = m.get(f)
-        if f in m.present and not (_is_int(v) and v >= 0):
-            yield Failure(f"{f} is {v!r}, not a non-negative integer", expected="integer", actual=v,
-                          location=ev.at(f))
+        if f in m.present and not (_is_int(v) and 0 <= v < 1 << bits):
+            yield Failure(f"{f} is {_brief(v)}, not a non-negative integer of {bits} bits", expected="integer",
+                          actual=v, location=ev.at(f))
     for f in ("database", "table", "sql"):
         if f in m.present and not isinstance(m.get(f), str):
             yield Failure(f"{f} is not a string", expected="string", actual=m.get(f), location=ev.at(f))
@@ -211,15 +232,20 @@ def bootstrap_fields(ev: RecordEvidence) -> Findings:
                       location=ev.at("tableSchema"))
 
 
-_TABLE_CHANGING = frozenset({"ALTER", "RENAME", "TRUNCATE", "CINDEX", "DINDEX"})
+# DDL types on one existing table: TiCDC's event has both TableInfo and PreTableInfo. ERASE
+# too: the DROP TABLE job's binlog holds the dropped table (spec.ddl_schema_tables).
+_TABLE_CHANGING = frozenset({"ALTER", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "ERASE"})
 
 
 @check("ticdc-simple.ddl.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{SEED} §DDL (sql, tableSchema; preTableSchema for every type but CREATE); {NOTES} §2.2 "
-              "(message.go:524-547)")
+              "(message.go:524-547 newDDLMessage: tableSchema when the event's TableInfo has table info, "
+              "preTableSchema when its PreTableInfo has; cdc/entry/schema_storage.go buildDDLEvents: an ERASE "
+              "(DROP TABLE) has the dropped table in both)")
 def ddl_fields(ev: RecordEvidence) -> Findings:
     """A DDL carries its SQL and type, the table's schema after it, and the schema before it
-    (not for CREATE); with the workload, all of them equal the source DDL's."""
+    (not for CREATE; ERASE carries the dropped table in both); with the workload, all of them
+    equal the source DDL's."""
     m = _ok(ev)
     if m is None or m.kind != "DDL":
         yield NotApplicable("not a DDL")
@@ -240,10 +266,11 @@ def ddl_fields(ev: RecordEvidence) -> Findings:
                           location=ev.at("type"))
         if isinstance(sql, str) and sql != d.sql:
             yield Failure("sql is not the DDL's statement", expected=d.sql, actual=sql, location=ev.at("sql"))
-        if has_ts != (d.table is not None):
-            yield Failure("tableSchema " + ("missing" if d.table is not None else "present without a table"),
-                          expected=d.table is not None, actual=has_ts, location=ev.at("tableSchema"))
-        want_pre = d.pre_table is not None and want_type != "CREATE"
+        table, pre = spec.ddl_schema_tables(d)
+        if has_ts != (table is not None):
+            yield Failure("tableSchema " + ("missing" if table is not None else "present without a table"),
+                          expected=table is not None, actual=has_ts, location=ev.at("tableSchema"))
+        want_pre = pre is not None
         if has_pre != want_pre:
             yield Failure("preTableSchema " + ("missing" if want_pre else "present"), expected=want_pre,
                           actual=has_pre, location=ev.at("preTableSchema"))
@@ -309,14 +336,20 @@ def handle_key_names(schema: dict[str, Any]) -> list[str] | None:
     """A tableSchema's handle key (TiCDC's HandleKeyFlag, as `Table.handle_index`): the primary
     index, else the unique index of NOT NULL columns with the fewest columns, the first (TiDB
     order) among equals."""
-    indexes = [ix for ix in schema.get("indexes") or () if isinstance(ix, dict)]
-    for ix in indexes:
-        if ix.get("primary"):
-            return list(ix.get("columns") or ())
-    candidates = [ix for ix in indexes if ix.get("unique") and not ix.get("nullable")]
+    # Indexes whose columns are not a list of names cannot name a key (table-schema reports them).
+    indexes: list[tuple[dict[str, Any], list[str]]] = []
+    for ix in _dicts(schema.get("indexes")):
+        cols = _strings(ix.get("columns"))
+        if cols is not None:
+            indexes.append((ix, cols))
+    for ix, cols in indexes:
+        if ix.get("primary") is True:
+            return list(cols)
+    candidates = [cols for ix, cols in indexes if ix.get("unique") is True and ix.get("nullable") is False]
     if not candidates:
         return None
-    return list(min(candidates, key=lambda ix: len(ix.get("columns") or ())).get("columns") or ())
+    shortest = min(candidates, key=len)
+    return list(shortest)
 
 
 def _expected_columns(ev: RecordEvidence, key_only: bool) -> tuple[set[str], str] | None:
@@ -328,8 +361,7 @@ def _expected_columns(ev: RecordEvidence, key_only: bool) -> tuple[set[str], str
         if key_only:
             hk = handle_key_names(ev.schema)
             return (set(hk), "the announced schema's handle key") if hk is not None else None
-        return {str(c.get("name")) for c in ev.schema.get("columns") or () if isinstance(c, dict)}, \
-            "the announced schema's columns"
+        return {str(c.get("name")) for c in _dicts(ev.schema.get("columns"))}, "the announced schema's columns"
     return None
 
 
@@ -388,7 +420,8 @@ def _schemas(ev: RecordEvidence) -> list[tuple[str, dict[str, Any]]]:
 def _source_table_of(ev: RecordEvidence, which: str) -> Any:
     s = ev.source
     if isinstance(s, Ddl):
-        return s.table if which == "tableSchema" else s.pre_table
+        table, pre = spec.ddl_schema_tables(s)
+        return table if which == "tableSchema" else pre
     return None
 
 
@@ -396,50 +429,76 @@ _TS_FIELDS = {"schema": str, "table": str, "tableID": int, "version": int, "colu
 _COLUMN_FIELDS = {"name": str, "dataType": dict, "nullable": bool}
 _INDEX_FIELDS = {"name": str, "unique": bool, "primary": bool, "nullable": bool, "columns": list}
 _DT_FIELDS = {"mysqlType": str, "charset": str, "collate": str}
+# dataType fields Go omits when empty (`omitempty` in simple/message.go's dataType): in JSON
+# they are absent or of this type and non-empty. Avro's DataType record always has `length`
+# and sets the others by type (avro.go newTableSchemaMap), its schema fixing their types.
+_DT_OPTIONAL: dict[str, tuple[type, Any]] = {"length": (int, 0), "decimal": (int, 0), "elements": (list, []),
+                                             "unsigned": (bool, False), "zerofill": (bool, False)}
+
+
+_JSON_TYPE = {str: "a string", int: "an integer", bool: "a boolean", list: "a list", dict: "an object"}
+
+
+def _type_ok(v: Any, typ: type) -> bool:
+    return isinstance(v, typ) and (typ is bool or not isinstance(v, bool))
 
 
 def _shape_problems(ts: dict[str, Any], avro: bool, raw_keys: set[str]) -> Iterator[tuple[str, str, Any]]:
-    """(field, problem, actual) for every structural problem of one tableSchema."""
+    """(field, problem, actual) for every structural problem of one tableSchema. Any JSON may
+    stand where an object or a string belongs: nothing here assumes a type it has not checked."""
     want_key, other_key = ("database", "schema") if avro else ("schema", "database")
     if want_key not in raw_keys:
         yield want_key, f"the database is under {other_key!r}, not {want_key!r}" if other_key in raw_keys \
             else f"no {want_key!r}", sorted(raw_keys)
     for f, typ in _TS_FIELDS.items():
-        if f == "schema":
-            continue
-        if not isinstance(ts.get(f), typ) or isinstance(ts.get(f), bool):
-            yield f, f"{f} is not a {typ.__name__}", ts.get(f)
-    names = []
-    for c in ts.get("columns") or ():
+        if not _type_ok(ts.get(f), typ) and (f != "schema" or want_key in raw_keys):
+            yield f, f"{f} is not {_JSON_TYPE[typ]}", ts.get(f)
+    names: list[str] = []
+    columns: list[Any] = ts["columns"] if isinstance(ts.get("columns"), list) else []
+    for c in columns:
         if not isinstance(c, dict):
             yield "columns", "a column is not an object", c
             continue
+        name = str(c.get("name"))
         for f, typ in _COLUMN_FIELDS.items():
-            if not isinstance(c.get(f), typ):
-                yield str(c.get("name")), f"column field {f} is not a {typ.__name__}", c.get(f)
+            if not _type_ok(c.get(f), typ):
+                yield name, f"column field {f} is not {_JSON_TYPE[typ]}", c.get(f)
         if "default" not in c:
-            yield str(c.get("name")), "column without `default` (null when there is none)", sorted(c)
-        names.append(c.get("name"))
+            yield name, "column without `default` (null when there is none)", sorted(c)
+        if isinstance(c.get("name"), str):
+            names.append(c["name"])
         dt: dict[str, Any] = c["dataType"] if isinstance(c.get("dataType"), dict) else {}
         for f, typ in _DT_FIELDS.items():
             if not isinstance(dt.get(f), typ):
-                yield str(c.get("name")), f"dataType.{f} is not a {typ.__name__}", dt.get(f)
-        if dt.get("mysqlType") not in spec.MYSQL_TYPES:
-            yield str(c.get("name")), "unknown mysqlType", dt.get("mysqlType")
-        if not avro:
-            for f, empty in (("decimal", 0), ("unsigned", False), ("zerofill", False), ("elements", None)):
-                if f in dt and dt[f] in (empty, []):
-                    yield str(c.get("name")), f"dataType.{f} is present though empty (Go omitempty)", dt[f]
+                yield name, f"dataType.{f} is not {_JSON_TYPE[typ]}", dt.get(f)
+        if isinstance(dt.get("mysqlType"), str) and dt["mysqlType"] not in spec.MYSQL_TYPES:
+            yield name, "unknown mysqlType", dt.get("mysqlType")
+        if avro:
+            continue
+        for f, (typ, empty) in _DT_OPTIONAL.items():
+            if f not in dt:
+                continue
+            v = dt[f]
+            if not _type_ok(v, typ) or (f == "elements" and _strings(v) is None):
+                yield name, f"dataType.{f} is not {'a list of strings' if f == 'elements' else _JSON_TYPE[typ]}", v
+            elif v == empty:
+                yield name, f"dataType.{f} is present though empty (Go omitempty)", v
+            elif typ is int and v < 0:
+                yield name, f"dataType.{f} is negative", v
     if len(set(names)) != len(names):
         yield "columns", "duplicate column names", names
-    for ix in ts.get("indexes") or ():
+    indexes: list[Any] = ts["indexes"] if isinstance(ts.get("indexes"), list) else []
+    for ix in indexes:
         if not isinstance(ix, dict):
             yield "indexes", "an index is not an object", ix
             continue
         for f, typ in _INDEX_FIELDS.items():
-            if not isinstance(ix.get(f), typ):
-                yield str(ix.get("name")), f"index field {f} is not a {typ.__name__}", ix.get(f)
-        unknown = [c for c in ix.get("columns") or () if c not in names]
+            if not _type_ok(ix.get(f), typ):
+                yield str(ix.get("name")), f"index field {f} is not {_JSON_TYPE[typ]}", ix.get(f)
+        cols = _strings(ix.get("columns"))
+        if isinstance(ix.get("columns"), list) and cols is None:
+            yield str(ix.get("name")), "index columns are not all names", ix.get("columns")
+        unknown = [c for c in cols or () if c not in names]
         if unknown:
             yield str(ix.get("name")), "index on columns the table does not have", unknown
 
@@ -491,7 +550,7 @@ def schema_columns(ev: RecordEvidence) -> Findings:
     for which, ts, t in _schema_pairs(ev):
         seen = True
         want = [(c.name, c.nullable) for c in t.columns_by_id()]
-        got = [(c.get("name"), c.get("nullable")) for c in ts.get("columns") or () if isinstance(c, dict)]
+        got = [(c.get("name"), c.get("nullable")) for c in _dicts(ts.get("columns"))]
         if got != want:
             yield Failure(f"{which} columns are not the table's in column-ID order",
                           expected=[f"{n}{'' if nl else ' NOT NULL'}" for n, nl in want],
@@ -501,7 +560,7 @@ def schema_columns(ev: RecordEvidence) -> Findings:
 
 
 def _columns_by_name(ts: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {str(c.get("name")): c for c in ts.get("columns") or () if isinstance(c, dict)}
+    return {c["name"]: c for c in _dicts(ts.get("columns")) if isinstance(c.get("name"), str)}
 
 
 @check("ticdc-simple.schema.data-type", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
@@ -543,7 +602,8 @@ def schema_indexes(ev: RecordEvidence) -> Findings:
 
 @check("ticdc-simple.schema.default", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
        clause=f"{SEED} §Column (default); {NOTES} §2.2 (TiDB's stored default text; BIT default a JSON number, "
-              "message.go:148-151), §2.3 (Avro: the raw default string)",
+              "message.go:148-151), §2.3 (Avro: the raw default string, goavro writing the Go string's bytes: "
+              "a BIT default is its binary literal, not UTF-8; avro.go newTableSchemaMap)",
        docs_vs_code="docs: `default` is a string; code: a string, or a number for BIT columns in JSON")
 def schema_default(ev: RecordEvidence) -> Findings:
     """Each column's `default` is TiDB's stored default (null when none; a number for BIT in JSON)."""
@@ -558,7 +618,8 @@ def schema_default(ev: RecordEvidence) -> Findings:
             want = spec.default_value(c, avro=ev.msg.avro)
             have = col.get("default")
             if have != want or type(have) is not type(want):
-                yield Failure(f"{which} default of {c.name}", expected=want, actual=have, location=ev.at(c.name))
+                yield Failure(f"{which} default of {c.name}", expected=_show(want), actual=_show(have),
+                              location=ev.at(c.name))
     if not seen:
         yield NotApplicable("no tableSchema with a known source table")
 
@@ -588,8 +649,71 @@ def _fraction_ok(text: str, fsp: int | None) -> bool:
     return fsp is None or len(frac) == fsp
 
 
+def _meta(dt: dict[str, Any], name: str, avro: bool) -> int | None:
+    """An integer dataType field (length, decimal) as TiCDC meant it. JSON omits a zero
+    (`omitempty` in simple/message.go's dataType), so there an absent field is 0; Avro's record
+    sets `decimal` only for DECIMAL, so there an absent one is unknown. None also when the field
+    is malformed: the value checks then do not use it (table-schema reports it)."""
+    if dt.get(name) is None:
+        return None if avro else 0
+    v = dt[name]
+    return v if _type_ok(v, int) and v >= 0 else None
+
+
+# TiDB refuses JSON documents nested deeper than this (pkg/types/json_binary.go maxJSONDepth,
+# ErrJSONDocumentTooDeep); deeper text cannot be a JSON column's value.
+TIDB_MAX_JSON_DEPTH = 100
+
+
+def _bracket_depth(text_: str) -> int:
+    """How deep [ and { nest in JSON text, outside strings (no parsing, no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text_:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _tidb_json_depth(doc: Any) -> int:
+    """BinaryJSON.GetElemDepth() - 1: a scalar or an empty container is 0, a container one more
+    than its deepest element (computed without recursion)."""
+    depth: dict[int, int] = {}
+    order: list[Any] = []
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, dict)):
+            order.append(v)
+            stack.extend(v.values() if isinstance(v, dict) else v)
+    for v in reversed(order):  # children come after their parent in `order`
+        children = list(v.values()) if isinstance(v, dict) else v
+        depth[id(v)] = 1 + max(depth[id(x)] if isinstance(x, (list, dict)) else 0 for x in children) \
+            if children else 0
+    return depth[id(doc)] if isinstance(doc, (list, dict)) else 0
+
+
+def _decimal_int(v: str, max_digits: int = 20) -> int | None:
+    """int(v) for a decimal string that is short enough to be an integer column's value; None
+    when it has more digits (Python refuses to convert very long ones)."""
+    return int(v) if len(v.lstrip("-")) <= max_digits else None
+
+
 def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, avro: bool) -> str | None:
-    """Why a JSON-rendered value cannot be a `fam` value of a column with dataType `dt` (capture mode)."""
+    """Why a JSON-rendered value cannot be a `fam` value of a column with dataType `dt` (capture
+    mode). `dt` comes from the stream: its fields are used only when well-typed."""
     if fam == Family.TIMESTAMP:
         if not (isinstance(v, dict) and set(v) == {"location", "value"}):
             return "TIMESTAMP is not an object {location, value}"
@@ -603,44 +727,61 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
     if not isinstance(v, str):
         return f"not a JSON string but {type(v).__name__}"
     mt = dt.get("mysqlType")
-    fsp = None if avro else (dt.get("decimal") or 0)
+    unsigned = dt.get("unsigned") is True
+    # Avro's DataType loses the fsp of temporal types (decimal is set only for DECIMAL).
+    fsp = None if avro else _meta(dt, "decimal", avro)
     if fam in (Family.INT, Family.BIGINT_UNSIGNED):
         if not re.fullmatch(r"-?\d+", v):
             return "not a decimal integer"
         bits = _INT_RANGES.get(str(mt), 64)
-        lo, hi = (0, (1 << bits) - 1) if dt.get("unsigned") else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-        if not lo <= int(v) <= hi:
-            return f"outside {mt}{' unsigned' if dt.get('unsigned') else ''} [{lo}, {hi}]"
+        lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        n = _decimal_int(v)
+        if n is None or not lo <= n <= hi:
+            return f"outside {mt}{' unsigned' if unsigned else ''} [{lo}, {hi}]"
     elif fam in (Family.FLOAT, Family.DOUBLE):
         if not re.fullmatch(r"-?\d+(\.\d+)?", v):
             return "not 'f'-formatted (no exponent)"
-        bits = 32 if fam == Family.FLOAT else 64
         x = float(v)
-        if bits == 32 and go_format_float(to_float32(x), 32, "f") != v:
-            return "not the shortest rendering of a float32"
-        if bits == 64 and go_format_float(x, 64, "f") != v:
-            return "not the shortest rendering of a float64"
+        if fam == Family.FLOAT:
+            try:
+                x32 = to_float32(x)
+            except OverflowError:  # rounds to a float32 beyond its largest
+                x32 = math.inf
+            if not math.isfinite(x32):
+                return "beyond float32's range"
+            if go_format_float(x32, 32, "f") != v:
+                return "not the shortest rendering of a float32"
+        else:
+            if not math.isfinite(x):
+                return "beyond float64's range"
+            if go_format_float(x, 64, "f") != v:
+                return "not the shortest rendering of a float64"
     elif fam == Family.DECIMAL:
         if not re.fullmatch(r"-?\d+(\.\d+)?", v):
             return "not a decimal number"
         digits = len(v.lstrip("-").replace(".", "").lstrip("0") or "0")
-        if isinstance(dt.get("length"), int) and digits > dt["length"]:
-            return f"more than the column's {dt['length']} digits of precision"
-        scale = dt.get("decimal") or 0
-        if avro:
-            return None
-        if (len(v.split(".")[1]) if "." in v else 0) != scale:
+        precision = _meta(dt, "length", avro)
+        if precision and digits > precision:
+            return f"more than the column's {precision} digits of precision"
+        # The scale is in both encodings: JSON's dataType.decimal, and Avro's DataType sets
+        # `decimal` for DECIMAL (avro.go newTableSchemaMap).
+        scale = _meta(dt, "decimal", avro)
+        if scale is not None and (len(v.split(".")[1]) if "." in v else 0) != scale:
             return f"not {scale} fractional digits (the column's scale)"
     elif fam in (Family.BIT, Family.ENUM, Family.SET, Family.YEAR):
         if not re.fullmatch(r"\d+", v):
             return "not an unsigned decimal integer"
-        n = int(v)
-        if fam == Family.BIT and isinstance(dt.get("length"), int) and n >= 1 << dt["length"]:
-            return f"more than {dt['length']} bits"
-        elements = dt.get("elements") or []
-        if fam == Family.ENUM and not 0 <= n <= len(elements):
+        n = _decimal_int(v)
+        if n is None or n >= 1 << 64:
+            return "beyond 64 bits"
+        width = _meta(dt, "length", avro)
+        if fam == Family.BIT and width and n >= 1 << min(width, 64):
+            return f"more than {width} bits"
+        # JSON omits empty elements; Avro's record sets them for ENUM and SET.
+        elements = _strings(dt.get("elements")) if dt.get("elements") is not None else (None if avro else [])
+        if fam == Family.ENUM and elements is not None and not 0 <= n <= len(elements):
             return f"not an index into the {len(elements)} elements"
-        if fam == Family.SET and n >= 1 << len(elements):
+        if fam == Family.SET and elements is not None and n >= 1 << len(elements):
             return f"not a bitmask of the {len(elements)} elements"
         if fam == Family.YEAR and not (n == 0 or 1901 <= n <= 2155):
             return "not a YEAR (0 or 1901..2155)"
@@ -649,8 +790,9 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             raw = base64.b64decode(v, validate=True)
         except (binascii.Error, ValueError):
             return "not standard base64 with padding"
-        if mt == "binary" and isinstance(dt.get("length"), int) and len(raw) != dt["length"]:
-            return f"BINARY({dt['length']}) value of {len(raw)} bytes"
+        width = _meta(dt, "length", avro)
+        if mt == "binary" and width is not None and len(raw) != width:
+            return f"BINARY({width}) value of {len(raw)} bytes"
     elif fam == Family.DATE:
         if not re.fullmatch(_DATE, v):
             return "not YYYY-MM-DD"
@@ -663,10 +805,15 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
         if int(v.lstrip("-").split(":")[0]) > 838:
             return "beyond TIME's range (838:59:59)"
     elif fam == Family.JSON:
+        # Depth first: the text may nest deeper than Python parses (TiDB stops at 100).
+        if v.count("[") + v.count("{") > TIDB_MAX_JSON_DEPTH + 1 and _bracket_depth(v) > TIDB_MAX_JSON_DEPTH + 1:
+            return f"nested deeper than TiDB's {TIDB_MAX_JSON_DEPTH} levels"
         try:
             doc = json.loads(v)
         except ValueError:
             return "not JSON text"
+        if _tidb_json_depth(doc) > TIDB_MAX_JSON_DEPTH:
+            return f"nested deeper than TiDB's {TIDB_MAX_JSON_DEPTH} levels"
         if not _has_float(doc) and Json(doc).text() != v:
             # TiDB prints JSON one way: MySQL spacing, object keys sorted (floats aside, whose
             # printing the model does not pin down).
@@ -729,7 +876,7 @@ def value_findings(ev: RecordEvidence, fam: str) -> Findings:
                     yield Failure(f"{part}.{c.name} ({c.type.sql()})", expected=_show(want), actual=_show(got),
                                   location=ev.at(c.name))
     elif ev.schema is not None:
-        dts = {c.get("name"): c.get("dataType") for c in ev.schema.get("columns") or () if isinstance(c, dict)}
+        dts = {name: c.get("dataType") for name, c in _columns_by_name(ev.schema).items()}
         for part, row in maps:
             for name, value in row.items():
                 dt = dts.get(name)
@@ -820,15 +967,18 @@ for _fam in Family.ALL:
 
 @check("ticdc-simple.large-message.size", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §2.5 (a message above max-message-bytes is handled per large-message-handle-option; "
-              "simple/encoder.go:39-110)")
+              "simple/encoder.go:39-110 compares common.Message.Length() = len(key) + len(value) + "
+              "MaxRecordOverhead (36, sarama's record overhead; common/message.go) with max-message-bytes)")
 def large_message_size(ev: RecordEvidence) -> Failure | NotApplicable | None:
-    """No row message is larger than `max-message-bytes` (key + value, as TiCDC counts; DDL,
-    BOOTSTRAP and WATERMARK messages are not subject to large-message handling)."""
+    """No row message is larger than `max-message-bytes` as TiCDC counts it: key + value + 36
+    bytes of Kafka record overhead (DDL, BOOTSTRAP and WATERMARK messages are not subject to
+    large-message handling)."""
     if ev.msg.ok and ev.msg.kind != "DML":
         return NotApplicable("not a row message")
-    size = len(ev.record.key or b"") + len(ev.record.value or b"")
+    size = spec.message_length(ev.record.key, ev.record.value)
     if size > ev.o.max_message_bytes:
-        return Failure(f"a {size}-byte message", expected=f"<= max-message-bytes ({ev.o.max_message_bytes})",
+        return Failure(f"a message of {size} bytes as TiCDC counts it (key + value + {spec.MAX_RECORD_OVERHEAD} "
+                       "bytes of record overhead)", expected=f"<= max-message-bytes ({ev.o.max_message_bytes})",
                        actual=size, location=ev.at(),
                        hint="large-message-handle-option must shrink it (handle-key-only / claim-check)")
     return None
@@ -862,16 +1012,18 @@ def handle_key_only(ev: RecordEvidence) -> Findings:
                           location=ev.at(part))
 
 
-_UUID_JSON = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.json")
+# claimcheck.NewFileName: uuid.NewString() + ".json", a random (version 4, RFC 4122 variant)
+# UUID in Go's lower-case form. Any such name is accepted: the bits are random.
+_UUID_JSON = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json")
 
 
 @check("ticdc-simple.large-message.claim-check", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"{NOTES} §2.5, §4.17 (claimCheckLocation = storage URI + '/' + <uuid>.json, also handleKeyOnly; the "
-              "file holds {{\"key\": null, \"value\": base64 of the compressed full message}}; "
-              "claim_check.go:85-123)")
+       clause=f"{NOTES} §2.5, §4.17 (claimCheckLocation = storage URI + '/' + <uuid4>.json, also handleKeyOnly; "
+              "the file holds {{\"key\": null, \"value\": base64 of the compressed full message}}; "
+              "claim_check.go:85-123, NewFileName: uuid.NewString() + \".json\")")
 def claim_check(ev: RecordEvidence) -> Findings:
-    """A claim-check DML points at `<storage>/<uuid>.json`, sets handleKeyOnly, and the file holds
-    the full message: same table, type and commitTs, every column."""
+    """A claim-check DML points at `<storage>/<uuid4>.json`, sets handleKeyOnly, and the file
+    holds the full message: same table, type and commitTs, every column."""
     m = _dml(ev)
     if m is None or m.get("claimCheckLocation") is None:
         yield NotApplicable("no claimCheckLocation")
@@ -887,8 +1039,8 @@ def claim_check(ev: RecordEvidence) -> Findings:
                       location=ev.at("handleKeyOnly"))
     name = loc.rsplit("/", 1)[-1] if isinstance(loc, str) else ""
     if not isinstance(loc, str) or loc != f"{ev.o.claim_check_uri}/{name}" or not _UUID_JSON.fullmatch(name):
-        yield Failure("claimCheckLocation is not <claim-check-storage-uri>/<uuid>.json",
-                      expected=f"{ev.o.claim_check_uri}/<uuid>.json", actual=loc, location=where)
+        yield Failure("claimCheckLocation is not <claim-check-storage-uri>/<uuid4>.json",
+                      expected=f"{ev.o.claim_check_uri}/<uuid4>.json", actual=loc, location=where)
         return
     path = Path(urlsplit(ev.o.claim_check_uri).path) / name
     try:
@@ -897,7 +1049,7 @@ def claim_check(ev: RecordEvidence) -> Findings:
         yield Failure("the claim-check file cannot be read", expected=str(path), actual=f"{type(e).__name__}: {e}",
                       location=where, hint="claim-check files must be readable where the check runs")
         return
-    except ValueError:
+    except (ValueError, RecursionError):
         yield Failure("the claim-check file is not JSON", expected='{"key": null, "value": "<base64>"}',
                       actual=path.read_bytes()[:60].decode("latin-1"), location=where)
         return
@@ -940,7 +1092,7 @@ def event_messages(ev: EventEvidence) -> Findings:
     if isinstance(e, Transaction):
         want = [(s.table.qualified_name, {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}[s.op])
                 for s in ev.expected_rows]
-        got = [(f"{r.msg.get('database')}.{r.msg.get('table')}", r.msg.type) for r in dml]
+        got = [(f"{r.msg.get('database')}.{r.msg.get('table')}", str(r.msg.type)) for r in dml]
         if sorted(got) != sorted(want):
             yield Failure(f"the transaction's {len(want)} row changes gave {len(got)} DML messages that differ",
                           expected=want, actual=got, location=dml[0].at() if dml else None)
@@ -1253,7 +1405,7 @@ def _broadcast_findings(st: StreamEvidence, kind: str, ident: Callable[[Entry], 
     where: dict[Any, set[int]] = {}
     for part, lg in st.logs.items():
         for e in lg.entries:
-            if e.kind == kind:
+            if e.kind == kind and e.commit_ts is not None:  # a malformed commitTs is message.fields' finding
                 where.setdefault(ident(e), set()).add(part)
     if not where:
         yield NotApplicable(f"no {kind}")

@@ -8,6 +8,11 @@ the writer schema is a union of 12 named types and the datum the Message record,
 payload begins with the union index 11 (zigzag 0x16). goavro writes map entries in Go's random
 map order; the reference writes them sorted (readers must not care).
 
+The column `default` of an Avro TableSchema is written and read as Avro `bytes`, not `string`:
+goavro writes a Go string's bytes as they are, and TiDB's default of a BIT column is its raw
+binary literal (b'11111111' -> the byte 0xff), which is not UTF-8. Avro encodes `string` and
+`bytes` alike (a length, then the bytes), so this reads and writes exactly message.json's bytes.
+
 Compression (`large-message-handle-compression`) applies to every message: snappy in the
 block format, lz4 in the frame format (cramjam implements both).
 """
@@ -37,9 +42,15 @@ class CodecError(ValueError):
     """Bytes that are not what the codec promises (bad compression, not JSON, not Avro…)."""
 
 
+# A Simple JSON message nests at most 6 levels (message > tableSchema > columns > column >
+# dataType > elements). Deeper JSON is not a Simple message, and reading it further would run
+# into Python's recursion limit (in json, repr, the reports): it is refused at decoding.
+MAX_JSON_DEPTH = 32
+
+
 @functools.lru_cache(maxsize=1)
 def message_schema() -> Any:
-    return fastavro.parse_schema(json.loads(MESSAGE_SCHEMA_PATH.read_text(encoding="utf-8")))
+    return fastavro.parse_schema(_raw_schema())
 
 
 def compress(data: bytes, method: str) -> bytes:
@@ -81,9 +92,36 @@ def decode_json(data: bytes) -> dict[str, Any]:
         raise CodecError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:
         raise CodecError(f"not JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise CodecError(f"JSON nested deeper than a Simple message can be (at most {MAX_JSON_DEPTH} "
+                         "levels are read)") from None
+    except ValueError as e:  # e.g. an integer of more digits than Python converts
+        raise CodecError(f"not JSON this checker can read ({e})") from None
     if not isinstance(obj, dict):
         raise CodecError(f"a Simple message is a JSON object, not {type(obj).__name__}")
+    depth = json_depth(obj, MAX_JSON_DEPTH)
+    if depth > MAX_JSON_DEPTH:
+        raise CodecError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep (a Simple message has at most 6: "
+                         "message, tableSchema, columns, column, dataType, elements)")
     return obj
+
+
+def json_depth(obj: Any, limit: int) -> int:
+    """How deep lists and objects nest in `obj` (a scalar is 0), counted without recursion and
+    given up past `limit`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        elif not isinstance(v, list):
+            continue
+        deepest = max(deepest, d)
+        if d > limit:
+            return d
+        stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
+    return deepest
 
 
 def decode_avro(data: bytes) -> tuple[str, dict[str, Any], str]:
@@ -127,7 +165,13 @@ _KIND_OF_RECORD = {f"{AVRO_NS}.{n}": k for n, k in (("Watermark", "WATERMARK"), 
 
 @functools.lru_cache(maxsize=1)
 def _raw_schema() -> list[dict[str, Any]]:
+    """message.json, with ColumnSchema.default read and written as bytes (see the module doc)."""
     schema: list[dict[str, Any]] = json.loads(MESSAGE_SCHEMA_PATH.read_text(encoding="utf-8"))
+    for t in schema:
+        if t.get("name") == "ColumnSchema":
+            for f in t["fields"]:
+                if f["name"] == "default" and f["type"] == ["null", "string"]:
+                    f["type"] = ["null", "bytes"]
     return schema
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...model.values import go_format_float
 from . import codec
-from .spec import AVRO_NS
+from .spec import AVRO_NS, DDL_TYPES
 
 TIMESTAMP = f"{AVRO_NS}.Timestamp"
 UNSIGNED_BIGINT = f"{AVRO_NS}.UnsignedBigint"
@@ -41,8 +41,40 @@ class Message:
         return self.fields.get(name)
 
     @property
-    def table_key(self) -> tuple[Any, Any]:
-        return self.get("database"), self.get("table")
+    def table_key(self) -> tuple[str | None, str | None]:
+        """(database, table) of a DML; a part of the wrong JSON type is None (message.fields
+        reports it), so that the key can always index a dict."""
+        return text(self.get("database")), text(self.get("table"))
+
+    @property
+    def dml_key(self) -> tuple[str, str, int] | None:
+        """(database, table, schemaVersion): the key a consumer resolves a DML's schema by
+        (simple/decoder.go memo), or None when a part has the wrong type."""
+        db, table = self.table_key
+        version = integer(self.get("schemaVersion"))
+        if db is None or table is None or version is None:
+            return None
+        return db, table, version
+
+
+def text(v: Any) -> str | None:
+    """`v` if it is a string, else None: JSON fields are read through these accessors, because
+    a capture may hold any JSON where a string or an integer belongs."""
+    return v if isinstance(v, str) else None
+
+
+def integer(v: Any) -> int | None:
+    """`v` if it is an integer (JSON true/false are not), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def schema_key(ts: dict[str, Any]) -> tuple[str, str, int] | None:
+    """(schema, table, version) of a tableSchema (JSON names), the key consumers index
+    schemas by; None when a part has the wrong type (schema.table-schema reports it)."""
+    db, table, version = text(ts.get("schema")), text(ts.get("table")), integer(ts.get("version"))
+    if db is None or table is None or version is None:
+        return None
+    return db, table, version
 
 
 def decode(raw: bytes | None, compression: str, avro: bool) -> Message:
@@ -58,16 +90,19 @@ def decode(raw: bytes | None, compression: str, avro: bool) -> Message:
             m.branch = branch
             m.fields = payload
             m.present = frozenset(k for k, v in payload.items() if v is not None)
-            m.type = payload["type"] if kind in ("DDL", "DML") else kind
+            # Message.type may name another record than the payload's (message.type reports
+            # it): the payload then has no `type` of its own.
+            m.type = text(payload.get("type")) if kind in ("DDL", "DML") else kind
         else:
             obj = codec.decode_json(data)
             m.fields = obj
             m.present = frozenset(obj)
-            t = obj.get("type")
-            m.type = t if isinstance(t, str) else None
+            # A `type` that is not a string leaves kind and type None (message.type reports it):
+            # kind keys tables of fields, so it must never be a list or an object.
+            t = text(obj.get("type"))
+            m.type = t
             m.kind = (t if t in ("WATERMARK", "BOOTSTRAP") else "DML" if t in DML_TYPES
-                      else "DDL" if isinstance(t, str) and t in ("CREATE", "RENAME", "CINDEX", "DINDEX", "ERASE",
-                                                                  "TRUNCATE", "ALTER", "QUERY") else t)
+                      else "DDL" if t in DDL_TYPES else t)
     except codec.CodecError as e:
         m.error = str(e)
     return m

@@ -21,7 +21,7 @@ from ...checks.delivery import Version
 from ...model.events import Op, Transaction, Workload
 from . import spec
 from .checks import handle_key_names
-from .decoder import decode, render, table_schema_of
+from .decoder import decode, render, schema_key, table_schema_of
 from .spec import SimpleOptions
 
 DIGEST = 12
@@ -69,9 +69,10 @@ Identified = tuple[bytes | None, bytes | None, int | None] | None
 def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Identified]:
     """A stateful identifier for the messages of one stream, in log (or send) order: (entity,
     match, commit ts) of a row message; None for a control message; None parts where the
-    message cannot be decoded or its schema was never announced (then it counts as unexpected)."""
+    message cannot be decoded or its schema was never announced (then it counts as unexpected;
+    its commit ts is still given when it has one)."""
     o = SimpleOptions.from_options(options)
-    handle_keys: dict[tuple[str, Any, Any, Any], list[str] | None] = {}
+    handle_keys: dict[tuple[str, str, str, int], list[str] | None] = {}
 
     def identify(topic: str, value: bytes | None) -> Identified:
         m = decode(value, o.compression, o.avro)
@@ -79,24 +80,28 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
             return None, None, None
         if m.kind in ("DDL", "BOOTSTRAP"):
             ts = table_schema_of(m)
-            if ts is not None:
-                handle_keys[(topic, ts.get("schema"), ts.get("table"), ts.get("version"))] = handle_key_names(ts)
+            announced = schema_key(ts) if ts is not None else None
+            if ts is not None and announced is not None:  # a malformed one names no table a DML could use
+                handle_keys[(topic, *announced)] = handle_key_names(ts)
             return None
         if m.kind != "DML":
             return None
         commit_ts = m.get("commitTs")
+        cts = commit_ts if isinstance(commit_ts, int) and not isinstance(commit_ts, bool) else None
         entity = digest(("t", topic, m.get("database"), m.get("table")))
         row = m.get("data") if m.type != "DELETE" else m.get("old")
+        # Without its row or its handle key a message matches no version, but its commit ts still
+        # places it in the partition's order (the checks without a workload judge by it).
         if not isinstance(row, dict):
-            return entity, None, None
+            return entity, None, cts
         if m.get("handleKeyOnly") is True:
             names: list[str] | None = list(row)
         else:
-            names = handle_keys.get((topic, m.get("database"), m.get("table"), m.get("schemaVersion")))
+            dml_key = m.dml_key
+            names = handle_keys.get((topic, *dml_key)) if dml_key is not None else None
         if names is None or any(n not in row for n in names):
-            return entity, None, None
+            return entity, None, cts
         key = {n: render(row[n]) if o.avro else row[n] for n in names}
-        return (entity, digest(("v", commit_ts, m.type, _canonical(key))),
-                commit_ts if isinstance(commit_ts, int) else None)
+        return entity, digest(("v", commit_ts, m.type, _canonical(key))), cts
 
     return identify

@@ -17,8 +17,7 @@ Every step is a method, so that a mutant can break exactly one.
 
 from __future__ import annotations
 
-import base64
-import json
+import hashlib
 import uuid
 import zlib
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...encoders.spi import ConfigurationError, EncoderContext, EncoderError, Record
+from ...model import gojson
 from ...model.events import Ddl, Event, Op, RowChange, Transaction, Watermark
 from ...model.table import Table
 from ...model.values import Row
@@ -135,12 +135,13 @@ class TiCDCSimpleEncoder:
                              "buildTs": bt}
         a: dict[str, Any] = {"version": spec.VERSION, "type": typ, "sql": d.sql, "commitTs": d.commit_ts,
                              "buildTs": bt, "tableSchema": None, "preTableSchema": None}
-        if d.table is not None:
-            j["tableSchema"] = spec.table_schema(d.table, avro=False)
-            a["tableSchema"] = spec.table_schema(d.table, avro=True)
-        if d.pre_table is not None and typ != "CREATE":
-            j["preTableSchema"] = spec.table_schema(d.pre_table, avro=False)
-            a["preTableSchema"] = spec.table_schema(d.pre_table, avro=True)
+        table, pre = spec.ddl_schema_tables(d)  # an ERASE carries the dropped table in both
+        if table is not None:
+            j["tableSchema"] = spec.table_schema(table, avro=False)
+            a["tableSchema"] = spec.table_schema(table, avro=True)
+        if pre is not None:
+            j["preTableSchema"] = spec.table_schema(pre, avro=False)
+            a["preTableSchema"] = spec.table_schema(pre, avro=True)
         return j, a
 
     def encode_ddl(self, d: Ddl) -> list[Record]:
@@ -189,9 +190,10 @@ class TiCDCSimpleEncoder:
         t = change.table
         out = self.before_row(t)
         payload = self.row_payload(change, commit_ts, key_only=False)
-        if len(payload) > self.o.max_message_bytes:
+        key = self.row_key(change)
+        if spec.message_length(key, payload) > self.o.max_message_bytes:
             payload = self.large_message(change, commit_ts, payload)
-        out.append(Record(self.topic(), self.row_key(change), payload, self.partition_of(t)))
+        out.append(Record(self.topic(), key, payload, self.partition_of(t)))
         self.tables[t.table_id].rows_since += 1
         return out
 
@@ -235,25 +237,36 @@ class TiCDCSimpleEncoder:
     def large_message(self, change: RowChange, commit_ts: int, full: bytes) -> bytes:
         """handle-key-only / claim-check (simple/encoder.go:39-110); `none` is TiCDC's error."""
         opt = self.o.large_message
+        key = self.row_key(change)
         if opt == "none":
-            raise EncoderError(f"message of {len(full)} bytes exceeds max-message-bytes={self.o.max_message_bytes} "
-                               "and large-message-handle-option is none (TiCDC reports ErrMessageTooLarge)")
+            raise EncoderError(f"message of {spec.message_length(key, full)} bytes (with Kafka's record overhead) "
+                               f"exceeds max-message-bytes={self.o.max_message_bytes} and "
+                               "large-message-handle-option is none (TiCDC reports ErrMessageTooLarge)")
         location = None
         if opt == "claim-check":
             location = self.write_claim_check(full, commit_ts)
         small = self.row_payload(change, commit_ts, key_only=True, claim_check=location)
-        if len(small) > self.o.max_message_bytes:
-            raise EncoderError(f"even with the handle key only, the message has {len(small)} bytes > "
-                               f"max-message-bytes={self.o.max_message_bytes} (TiCDC reports ErrMessageTooLarge)")
+        if spec.message_length(key, small) > self.o.max_message_bytes:
+            raise EncoderError(f"even with the handle key only, the message has {spec.message_length(key, small)} "
+                               f"bytes (with Kafka's record overhead) > max-message-bytes={self.o.max_message_bytes} "
+                               "(TiCDC reports ErrMessageTooLarge)")
         return small
 
-    def write_claim_check(self, full: bytes, commit_ts: int) -> str:
-        """A `<uuid>.json` file holding {"key": null, "value": base64 of the compressed full
-        message} (claimcheck/claim_check.go:85-123); returns the location URI."""
+    def claim_check_name(self, full: bytes, commit_ts: int) -> str:
+        """`<uuid4>.json`. TiCDC draws a random UUID v4 (claimcheck.NewFileName: uuid.NewString);
+        the reference must be deterministic from (seed, shard), so it takes the 122 random bits
+        from a hash of what the workload decides (the message, its commit ts, how many came
+        before) and keeps the v4 shape: version nibble 4, RFC 4122 variant."""
         self._claims += 1
-        name = f"{uuid.uuid5(CLAIM_CHECK_NAMESPACE, f'{commit_ts}:{self._claims}')}.json"
+        h = hashlib.sha256(CLAIM_CHECK_NAMESPACE.bytes + f"{commit_ts}:{self._claims}:".encode() + full).digest()
+        return f"{uuid.UUID(bytes=h[:16], version=4)}.json"
+
+    def write_claim_check(self, full: bytes, commit_ts: int) -> str:
+        """A `<uuid4>.json` file holding Go's json.Marshal of ClaimCheckMessage{Key, Value}:
+        compact `{"key":null,"value":"<base64 of the compressed full message>"}` ([]byte is
+        base64, a nil key null; claimcheck/claim_check.go WriteMessage); returns the location URI."""
+        name = self.claim_check_name(full, commit_ts)
         directory = Path(urlsplit(self.o.claim_check_uri).path)
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / name).write_text(json.dumps({"key": None, "value": base64.b64encode(full).decode("ascii")}),
-                                      encoding="utf-8")
+        (directory / name).write_bytes(gojson.dumps({"key": None, "value": full}).encode("utf-8"))
         return f"{self.o.claim_check_uri}/{name}"

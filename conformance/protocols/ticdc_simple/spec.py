@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...model.events import DdlKind
+from ...model.events import Ddl, DdlKind
 from ...model.table import Column, DefaultKind, Index, Table
 from ...model.types import BINARY_KINDS, INTEGER_KINDS, TEXT_KINDS, Kind, SqlType
 from ...model.values import (
@@ -125,6 +125,18 @@ def _zone(name: str) -> zoneinfo.ZoneInfo:
     return zoneinfo.ZoneInfo(name)
 
 
+# TiCDC sizes a Kafka message as len(key) + len(value) + MaxRecordOverhead before comparing it
+# with max-message-bytes (common/message.go Message.Length, used by simple/encoder.go
+# AppendRowChangedEvent): sarama's worst-case record overhead, 5*MaxVarintLen32 +
+# MaxVarintLen64 + 1 = 36 bytes.
+MAX_RECORD_OVERHEAD = 36
+
+
+def message_length(key: bytes | None, value: bytes | None) -> int:
+    """Message.Length(): what TiCDC compares with max-message-bytes."""
+    return len(key or b"") + len(value or b"") + MAX_RECORD_OVERHEAD
+
+
 def combination_problems(o: SimpleOptions) -> list[str]:
     problems = []
     try:
@@ -213,10 +225,14 @@ def zerofill_flag(t: SqlType) -> bool:
 
 
 def data_type_json(t: SqlType) -> dict[str, Any]:
-    """The JSON dataType object (Go struct order; decimal/elements/unsigned/zerofill omitted when empty)."""
+    """The JSON dataType object (Go struct order). length, decimal, elements, unsigned and
+    zerofill are `omitempty` in simple/message.go's dataType, so they are left out when zero or
+    empty: CHAR(0) and BINARY(0) have no `length`."""
     binary = is_binary_charset(t)
     d: dict[str, Any] = {"mysqlType": mysql_type(t), "charset": "binary" if binary else t.charset,
-                         "collate": "binary" if binary else t.collation, "length": length(t)}
+                         "collate": "binary" if binary else t.collation}
+    if length(t):
+        d["length"] = length(t)
     if decimal_of(t):
         d["decimal"] = decimal_of(t)
     if t.elements:
@@ -245,19 +261,23 @@ def data_type_avro(t: SqlType) -> dict[str, Any]:
 
 
 def default_value(c: Column, *, avro: bool) -> Any:
-    """TiDB's stored default: the string TiDB keeps; in JSON a BIT default is a number."""
+    """TiDB's stored default: the string TiDB keeps; in JSON a BIT default is a number.
+
+    In Avro the default is the Go string's bytes as goavro writes them (simple/avro.go
+    newTableSchemaMap: `{"string": defaultValue}`), so `bytes` here: the UTF-8 of the text, and
+    for BIT the raw binary literal (b'11111111' is the one byte 0xff, not UTF-8)."""
     d = c.default
     if d.kind is DefaultKind.CURRENT_TIMESTAMP:
-        return "CURRENT_TIMESTAMP"
+        return b"CURRENT_TIMESTAMP" if avro else "CURRENT_TIMESTAMP"
     if d.kind is not DefaultKind.VALUE:
         return None
     t, v = c.type, d.value
     if t.kind is Kind.BIT:
         assert isinstance(v, int) and t.length is not None
-        # JSON: MustBinaryLiteralToInt -> a number. Avro: the raw byte string (rendered as latin-1
-        # text here, which round-trips every byte; goavro would write the raw bytes).
-        return bit_bytes_padded(v, t.length).decode("latin-1") if avro else v
-    return stored_text(t, v)
+        # JSON: MustBinaryLiteralToInt -> a number (simple/message.go newColumnSchema).
+        return bit_bytes_padded(v, t.length) if avro else v
+    text = stored_text(t, v)
+    return text.encode("utf-8") if avro else text
 
 
 def stored_text(t: SqlType, v: Value) -> str:
@@ -319,6 +339,24 @@ def table_schema(t: Table, *, avro: bool) -> dict[str, Any]:
 
 
 DDL_TYPES = ("CREATE", "ALTER", "ERASE", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "QUERY")
+
+
+def ddl_schema_tables(d: Ddl) -> tuple[Table | None, Table | None]:
+    """The tables whose schemas a DDL message carries: (tableSchema, preTableSchema).
+
+    newDDLMessage (simple/message.go) writes tableSchema whenever the event's TableInfo has
+    TiDB table info, and preTableSchema whenever its PreTableInfo has. buildDDLEvents
+    (cdc/entry/schema_storage.go) takes TableInfo from the job's BinlogInfo.TableInfo and
+    PreTableInfo from the snapshot before the job (Snapshot.PreTableInfo: none for CREATE TABLE,
+    the dropped table for DROP TABLE). A DROP TABLE job's binlog holds the dropped table's info,
+    so an ERASE carries the dropped table in both (FromJobWithArgs rebuilds its query from
+    TableInfo's name); its version is unchanged, as TiDB moves UpdateTS only while a table is
+    public (ddl updateVersionAndTableInfo). Only DROP DATABASE and the like have neither."""
+    table = d.table
+    if table is None and d.kind is DdlKind.DROP_TABLE:
+        table = d.pre_table
+    pre = d.pre_table if ddl_type(d.kind) != "CREATE" else None
+    return table, pre
 
 
 def ddl_type(kind: DdlKind) -> str:
