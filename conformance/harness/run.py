@@ -137,26 +137,39 @@ def _dump(fh: Any, records: list[Record]) -> None:
         fh.write(record_line(r) + "\n")
 
 
+def _replay_command(plan: RunPlan, options: dict[str, str], shard: int, run_args: str = "") -> str:
+    """`conformance run` of exactly one shard under exactly these options."""
+    head = (f"{plan.command_prefix} run --protocol {plan.protocol.name} --encoder {plan.encoder.name} "
+            f"--seed {plan.seed} --shard {shard} --examples 1 --no-matrix")
+    return " ".join(x for x in (head, options_args(options, plan.protocol), run_args) if x)
+
+
+def _write_reproduction(plan: RunPlan, ci: int, options: dict[str, str], check_id: str, workload: Workload,
+                        **extra: Any) -> Path | None:
+    """Store a reproduction (format v1) in the run's repro directory, if it has one."""
+    if plan.repro_dir is None:
+        return None
+    plan.repro_dir.mkdir(parents=True, exist_ok=True)
+    path = plan.repro_dir / f"{plan.encoder.name.replace('/', '_')}__c{ci}__{check_id}.json"
+    path.write_text(json.dumps({
+        "format": "cdc-conformance/reproduction", "format_version": 1, "protocol": plan.protocol.name,
+        "encoder": plan.encoder.name, "options": options, "check": check_id, **extra,
+        "workload": workload_to_json(workload)}, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
+    return path
+
+
 def broker_reproduction(plan: RunPlan, ci: int, options: dict[str, str], check_id: str, shard: int, shape: Shape,
                         *, run_args: str) -> dict[str, Any]:
     """A reproduction of a delivery finding: the workload as generated (not shrunk: the finding
     depends on the broker, its faults and their timing, so every shrinking step would be a
     Kafka run whose outcome is not deterministic) and the command that replays its shard."""
     w = sample_workload(plan.seed, shard, shape)
-    opt = options_args(options, plan.protocol)
-    head = (f"{plan.command_prefix} run --protocol {plan.protocol.name} --encoder {plan.encoder.name} "
-            f"--seed {plan.seed} --shard {shard} --examples 1 --no-matrix")
-    replay = " ".join(x for x in (head, opt, run_args) if x)
+    replay = _replay_command(plan, options, shard, run_args)
     out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": w.sql(),
                            "events": len(w.events), "replay": replay, "command": replay, "shrunk": False,
                            "note": "not shrunk: delivery findings depend on the broker and the timing of its faults"}
-    if plan.repro_dir is not None:
-        plan.repro_dir.mkdir(parents=True, exist_ok=True)
-        path = plan.repro_dir / f"{plan.encoder.name.replace('/', '_')}__c{ci}__{check_id}.json"
-        path.write_text(json.dumps({
-            "format": "cdc-conformance/reproduction", "format_version": 1, "protocol": plan.protocol.name,
-            "encoder": plan.encoder.name, "options": options, "check": check_id, "replay": replay,
-            "workload": workload_to_json(w)}, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
+    path = _write_reproduction(plan, ci, options, check_id, w, replay=replay)
+    if path is not None:
         out["file"] = str(path)
     return out
 
@@ -174,20 +187,11 @@ def reproduction(plan: RunPlan, ci: int, options: dict[str, str], registry: Any,
 
     small = shrink(w, still_fails, max_seconds=plan.shrink_seconds) if check_id != "encoder.responsive" else w
     small = replace(small, meta={**small.meta, "shrunk_from": {"seed": plan.seed, "shard": shard}})
-    opt = options_args(options, plan.protocol)
-    replay = (f"{plan.command_prefix} run --protocol {plan.protocol.name} --encoder {plan.encoder.name} "
-              f"--seed {plan.seed} --shard {shard} --examples 1 --no-matrix {opt}").strip()
+    replay = _replay_command(plan, options, shard)
     out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": small.sql(),
-                           "events": len(small.events), "replay": replay}
-    if plan.repro_dir is not None:
-        plan.repro_dir.mkdir(parents=True, exist_ok=True)
-        path = plan.repro_dir / f"{plan.encoder.name.replace('/', '_')}__c{ci}__{check_id}.json"
-        path.write_text(json.dumps({
-            "format": "cdc-conformance/reproduction", "format_version": 1, "protocol": plan.protocol.name,
-            "encoder": plan.encoder.name, "options": options, "check": check_id,
-            "workload": workload_to_json(small)}, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
+                           "events": len(small.events), "replay": replay, "command": replay}
+    path = _write_reproduction(plan, ci, options, check_id, small)
+    if path is not None:
         out["file"] = str(path)
         out["command"] = f"{plan.command_prefix} reproduce {path}"
-    else:
-        out["command"] = replay
     return out
