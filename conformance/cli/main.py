@@ -268,7 +268,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = RunPlan(protocol=protocol, encoder=encoder, combos=combos, examples=args.examples, seed=seed,
                    encoder_timeout=args.encoder_timeout, shrink=not args.no_shrink,
                    dump_records=Path(args.dump_records) if args.dump_records else None,
-                   repro_dir=report_dir / "repro", first_shard=args.shard)
+                   repro_dir=report_dir / "repro", first_shard=args.shard,
+                   # a mutant's workload shape, which makes its defect likely to show
+                   shape_overrides=dict(encoder.extra.get("shape") or {}))
     report = Report("run", command=_command_line(), strict=args.strict)
     t0 = time.monotonic()
     mode = "in-memory" if args.kafka.strip().lower() == "none" else ("in-process" if args.no_spark else "spark")
@@ -319,6 +321,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
+def _client_config(cluster: Any, schedule: Any) -> dict[str, str]:
+    """The Kafka client settings of a run: the cluster's, plus the fault-run network settings."""
+    from ..infra.faults import FAULT_RUN_CLIENT_CONFIG
+
+    return {**cluster.client_config(), **(FAULT_RUN_CLIENT_CONFIG if schedule is not None else {})}
+
+
 def _fault_schedule(faults: str | None) -> Any:
     """The parsed --faults schedule (None without one); a bad one is a usage error, found before
     any infrastructure starts."""
@@ -343,7 +352,7 @@ def _registry_url_for_workers(args: argparse.Namespace, registry: Any) -> str:
 
 def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: str, faults: str | None
                     ) -> list[Section]:
-    from ..harness.run import broker_reproduction, reproduction
+    from ..harness.run import broker_reproduction, reproduction, shape_for
     from ..harness.stages import RunSpec
     from ..infra.kafka import KafkaUnavailable, consume_all, open_kafka
 
@@ -369,8 +378,8 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
                 raise UsageError(f"--faults: {e}") from None
         run_id = "r" + format(random.randrange(36 ** 5), "x")
         spec = RunSpec(plan.protocol.name, plan.encoder.name, str(plan.encoder.extra.get("sink", "reference")),
-                       plan.seed, plan.shape, tuple(tuple(sorted(c.items())) for c in plan.combos),
-                       tuple(cluster.client_config().items()), _registry_url_for_workers(args, registry),
+                       plan.seed, shape_for(plan), tuple(tuple(sorted(c.items())) for c in plan.combos),
+                       tuple(_client_config(cluster, schedule).items()), _registry_url_for_workers(args, registry),
                        partitions=args.partitions, run_id=run_id, encoder_timeout=plan.encoder_timeout,
                        event_interval_s=interval,
                        # production overlaps the whole schedule (and a little after its last fault)
@@ -411,10 +420,10 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
             if shard is None:
                 continue
             if t.id.startswith("delivery."):
-                sec.reproductions.append(broker_reproduction(plan, ci, sec.options, t.id, shard[1], plan.shape,
+                sec.reproductions.append(broker_reproduction(plan, ci, sec.options, t.id, shard[1], shape_for(plan),
                                                              run_args=run_args))
             elif plan.shrink and not t.id.startswith("infra.") and plan.encoder.extra.get("needs_kafka") is None:
-                sec.reproductions.append(reproduction(plan, ci, sec.options, registry, t.id, shard[1], plan.shape))
+                sec.reproductions.append(reproduction(plan, ci, sec.options, registry, t.id, shard[1], shape_for(plan)))
     return sections
 
 
@@ -423,7 +432,15 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
 def cmd_check(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..harness.capture import BadLine, count_lines, read_records
+    from ..harness.capture import (
+        BadLine,
+        DeliveryLogs,
+        DeliverySummary,
+        count_lines,
+        finish_log_only,
+        prepare_log_only,
+        read_records,
+    )
     from ..harness.local import make_tally
     from ..infra.registry import DumpFormatError, open_registry
     from ..protocols.ticdc_avro.decoder import RegistryDown
@@ -449,6 +466,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     tally = make_tally(protocol)
     for cid in (ENCODER_NO_CRASH, ENCODER_RESPONSIVE):
         tally.skip(cid, "captured records: there is no encoder to call")
+    prepare_log_only(tally, protocol.name)  # delivery from the log alone: what needs no workload
+    delivery = DeliverySummary()
     t0 = time.monotonic()
     total = count_lines(path)
     report = Report("check", command=_command_line(), strict=args.strict)
@@ -458,6 +477,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         with (open_registry(registry_spec) if registry_spec is not None else contextlib.nullcontext()) as registry:
             checker = protocol.checker(options, registry, tally, with_source=False)  # type: ignore[attr-defined]
+            logs = DeliveryLogs(protocol.name, options, registry)
             with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=console, transient=True, disable=not console.is_terminal) as progress:
                 task = progress.add_task("records", total=total)
@@ -472,9 +492,11 @@ def cmd_check(args: argparse.Namespace) -> int:
                         section.records += 1
                         checker.check_record(item, Location(topic=item.topic, partition=item.partition,
                                                             offset=item.offset, line=n))
+                        logs.add_record(item)
                     if n % 2048 == 0:
                         progress.update(task, completed=n)
             checker.finish()
+            delivery = logs.judge(tally)
     except (DumpFormatError, ValueError) as e:
         # A malformed dump, or a registry URL that does not parse (a port that is not a number…).
         raise UsageError(str(e)) from None
@@ -486,6 +508,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not bad:
             report.errors.append(f"{path} holds no records: nothing was checked (who must act: whoever wrote the "
                                  "capture)")
+    finish_log_only(tally, protocol.name)
+    section.notes.extend(delivery.notes())
     section.workloads = 0
     section.duration_s = report.duration_s = time.monotonic() - t0
     paths = None
@@ -509,6 +533,7 @@ def _registry_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> str | No
 
 
 def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str]) -> int:
+    from ..harness.capture import DeliverySummary, finish_log_only
     from ..harness.check_kafka import CheckSpec, check_local, check_spark, commit, starting_offsets
     from ..harness.kafka_source import plan_ranges
     from ..infra.kafka import KafkaUnavailable, open_kafka
@@ -541,14 +566,17 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
                              if starts else None)
         spec = CheckSpec(protocol.name, tuple(sorted(options.items())), registry_url or "")
         with console.status(f"checking {sum(r.count for r in ranges)} record(s) in {len(ranges)} partition(s)…"):
+            delivery = DeliverySummary()
             if args.no_spark:
-                tally, n = check_local(spec, config, ranges)
+                tally, n = check_local(spec, config, ranges, delivery=delivery)
             else:
-                tally, n = check_spark(spec, config, ranges, args.spark_master)
+                tally, n = check_spark(spec, config, ranges, args.spark_master, delivery=delivery)
+            finish_log_only(tally, protocol.name)
         if args.group:
             commit(config, args.group, {(r.topic, r.partition): r.high for r in ranges})
     section = Section(protocol.name, f"kafka:{','.join(topics)}", "capture", options,
                       describe_options(options, protocol), tally, records=n)
+    section.notes.extend(delivery.notes())
     section.duration_s = report.duration_s = time.monotonic() - t0
     report.sections.append(section)
     paths = write_reports(report, args.report_dir) if args.report_dir else None
@@ -658,12 +686,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     console.print(workload.sql(), markup=False)
     with open_registry(args.registry) as registry:
         try:
-            run_workload(protocol, encoder, options, registry, workload, tally,
-                         topic_prefix=f"repro{int(time.time())}-", guard=guard)
+            res = run_workload(protocol, encoder, options, registry, workload, tally,
+                               topic_prefix=f"repro{int(time.time())}-", guard=guard)
         finally:
             guard.close()
     report = Report("reproduce", [Section(protocol.name, encoder.name, encoder.kind.value, options,
-                                          describe_options(options, protocol), tally, workloads=1)])
+                                          describe_options(options, protocol), tally, workloads=1,
+                                          records=res.records)])
     _print_summary(report, None)
     still = tally.checks[data["check"]].outcome is Outcome.FAILED
     console.print(f"target check {data['check']}: {'[red]still fails[/]' if still else '[green]passes now[/]'}")

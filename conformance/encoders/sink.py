@@ -21,9 +21,9 @@ import hashlib
 import logging
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..model.events import Event
 from .spi import EncoderContext, ManualClock, Record
@@ -74,6 +74,7 @@ class ReferenceSink:
     # (on the embedded cluster) that exposes it; `rows` keeps tables small so keys repeat.
     catches: str | None = None
     faults: str | None = None
+    shape: ClassVar[Mapping[str, Any]] = {}  # workload shape overrides that make the defect likely to show
     restart_on_failure = True
     max_restarts = 20
     restart_backoff_s = 0.5
@@ -274,12 +275,17 @@ class InflightRetriesSink(ReferenceSink):
 
     name = "sink-inflight-retries"
     catches = "delivery.per-key-order"
+    # Few small tables, so that a key's next version is often among the requests in flight.
+    shape: ClassVar[Mapping[str, Any]] = {"tables": (1, 2), "max_rows_per_table": 4}
     # A 40 ms round trip keeps several one-message requests in flight whatever the machine's
     # load; three failed requests every 0.4 s are each retried behind those that follow. (Errors
     # alone did not do it: a fast broker answers before the next message is sent, so a loaded
-    # machine sometimes had nothing in flight to overtake, and one run in ten passed.)
+    # machine sometimes had nothing in flight to overtake, and one run in ten passed.) One failed
+    # request every 0.1 s, so that the requests in flight behind it succeed and overtake it: with
+    # three failures every 0.4 s, a small run (three workloads, a second of production) met three
+    # of them, the requests behind failed too, and it passed.
     faults = "latency@0.1s:5s:40ms," + ",".join(
-        f"produce-errors@{0.2 + 0.4 * i:.1f}s:NOT_LEADER_FOR_PARTITION×3" for i in range(10))
+        f"produce-errors@{0.15 + 0.1 * i:.2f}s:NOT_LEADER_FOR_PARTITION×1" for i in range(20))
 
     def producer_config(self) -> dict[str, Any]:
         cfg = {k: v for k, v in super().producer_config().items() if k != "enable.gapless.guarantee"}

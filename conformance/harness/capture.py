@@ -1,9 +1,16 @@
-"""Reading captured records (`records.jsonl`, format v1) without trusting them.
+"""Reading captured records (`records.jsonl`, format v1) without trusting them, and judging a
+captured topic's delivery from the log alone.
 
 One JSON object per line: `topic` (string), `partition` and `offset` (integers), `key` and
 `value` (standard base64 strings, or null), optional `timestamp` (integer ms) and `headers`
 (`[[name, base64-or-null], …]`). Every line that breaks the format becomes a finding of
 `capture.record-format` saying which line and what is wrong; the other lines are checked.
+
+A captured topic (a dump file, or a live topic read by `check --kafka`) comes without the
+workload it was made from: `DeliveryLogs` identifies each message with the protocol's
+identifier and judges the delivery invariants that need no source (commit-ts order per
+partition, per-key order, one partition per key; `checks.delivery.analyse_log`). Loss and
+strays need the workload: those checks are skipped, saying why, never guessed.
 """
 
 from __future__ import annotations
@@ -11,12 +18,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..checks.delivery import DeliveryEvidence, DeliveryReport, LogEntry, analyse_log, commit_ts_scope
+from ..checks.registry import CheckSpec, Scope, all_checks
+from ..checks.results import Tally
+from ..encoders.sink import fingerprint
 from ..encoders.spi import Record
+from ..protocols import get_protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +102,168 @@ def read_records(path: Path) -> Iterator[tuple[int, Record | BadLine]]:
 def count_lines(path: Path) -> int:
     with path.open("rb") as fh:
         return sum(1 for _ in fh)
+
+
+# -- delivery from the log alone (no workload) ------------------------------------------------------
+
+LOG_ONLY_SKIPPED = ("needs the generated workload (source truth) and the sink's ledger: decidable in "
+                    "`conformance run`, not on a captured or live topic")
+NOTHING_TO_JUDGE = "no row message could be read from the log (only control messages, or none decodable)"
+
+
+def log_only_checks(protocol: str) -> list[CheckSpec]:
+    """The delivery checks the log alone decides (protocol-independent stream checks that need
+    no source)."""
+    return [s for s in all_checks(protocol) if s.protocol == "*" and s.scope is Scope.STREAM and not s.needs_source]
+
+
+def prepare_log_only(tally: Tally, protocol: str) -> None:
+    """Set a tally's delivery checks up for a log without its workload: those that need the
+    source are skipped, saying why; the others are judged per topic (`DeliveryLogs.judge`)."""
+    for s in all_checks(protocol):
+        if s.protocol == "*" and s.scope is Scope.STREAM and s.id in tally.checks:
+            tally.checks[s.id].skipped = LOG_ONLY_SKIPPED if s.needs_source else None
+
+
+def finish_log_only(tally: Tally, protocol: str) -> None:
+    """A log-only check that judged no topic at all says why (rather than a bare not-applicable)."""
+    for s in log_only_checks(protocol):
+        t = tally.checks.get(s.id)
+        if t is not None and not (t.passed or t.failed or t.errored or t.not_applicable):
+            t.skipped = NOTHING_TO_JUDGE
+
+
+@dataclass(slots=True)
+class DeliverySummary:
+    """Delivery counts for the report's notes: what the checks' verdicts do not show (duplicates
+    are allowed, so they fail nothing). Mergeable: each Spark task returns one."""
+
+    topics: int = 0
+    messages: int = 0  # distinct row messages (with the workload: row changes delivered)
+    duplicates: int = 0  # copies beyond the first
+    without_ts: int = 0  # row messages without a commit ts (without the workload: not de-duplicated)
+    unknown: int = 0  # row changes whose fate the log cannot tell (with the workload)
+    unattributed: int = 0  # messages no row could be read from
+    partial: list[str] = field(default_factory=list)  # partitions read from above offset 0
+    with_source: bool = False
+
+    PARTIAL_LIMIT = 20
+
+    def add(self, report: DeliveryReport, *, with_source: bool) -> None:
+        self.topics += 1
+        self.messages += report.delivered
+        self.duplicates += report.duplicates
+        self.unknown += report.unknown
+        self.unattributed += report.unattributed
+        if not with_source:
+            self.without_ts += report.delivered - report.with_ts
+        self.with_source = self.with_source or with_source
+
+    def merge(self, other: DeliverySummary) -> None:
+        self.topics += other.topics
+        self.messages += other.messages
+        self.duplicates += other.duplicates
+        self.without_ts += other.without_ts
+        self.unknown += other.unknown
+        self.unattributed += other.unattributed
+        self.partial.extend(other.partial[: max(0, self.PARTIAL_LIMIT - len(self.partial))])
+        self.with_source = self.with_source or other.with_source
+
+    def notes(self) -> list[str]:
+        if not self.topics:
+            return []
+        copies = f"{self.duplicates} duplicate cop{'y' if self.duplicates == 1 else 'ies'} (at-least-once replays: " \
+                 "allowed, never judged as reorders)"
+        if self.with_source:
+            out = [f"delivery: {self.messages} row change(s) delivered in {self.topics} topic(s); {copies}"
+                   + (f"; {self.unknown} row change(s) unknown (retention or broker gaps: not judged)"
+                      if self.unknown else "")]
+        else:
+            out = [f"delivery from the log alone (no workload): {self.messages} distinct row message(s) in "
+                   f"{self.topics} topic(s) judged for commit-ts order, per-key order and one partition per key; "
+                   f"{copies}; loss and strays need the workload (skipped)"]
+            if self.without_ts:
+                out.append(f"{self.without_ts} row message(s) carry no commit ts (tombstones, or every message when "
+                           "the protocol's options carry none): judged only for one partition per key, never counted "
+                           "as duplicates (the same content can be a new version)")
+        if self.unattributed:
+            out.append(f"{self.unattributed} message(s) name no row (undecodable, or their schema is unknown): "
+                       "left out of the delivery checks")
+        if self.partial:
+            out.append("read from above offset 0 (retention, a group's committed offset, or a partial capture): "
+                       + ", ".join(self.partial) + "; there a replay of an earlier message cannot be told from a "
+                       "reorder")
+        return out
+
+
+@dataclass(slots=True)
+class TaskResult:
+    """What a Spark task sends back: its tally and its delivery counts (merged on the executors,
+    like tallies, by `spark.reduce_tallies`)."""
+
+    tally: Tally
+    delivery: DeliverySummary = field(default_factory=DeliverySummary)
+
+    def merge(self, other: TaskResult) -> None:
+        self.tally.merge(other.tally)
+        self.delivery.merge(other.delivery)
+
+
+def judge_log(protocol: str, options: Mapping[str, str], topic: str, entries: Iterable[LogEntry], tally: Tally,
+              starts: Mapping[tuple[str, int], int] | None = None) -> DeliverySummary:
+    """The log-only delivery checks over one topic's identified messages; `tally` needs those
+    checks (`log_only_checks`). Returns the counts for the notes."""
+    entries = list(entries)
+    suite = get_protocol(protocol)
+    report = analyse_log(entries, starts, ts_scope=commit_ts_scope(suite))
+    ev = DeliveryEvidence(topic, report, has_commit_ts=suite.carries_commit_ts(options),  # type: ignore[attr-defined]
+                          with_source=False)
+    for s in log_only_checks(protocol):
+        tally.evaluate(s, ev)
+    summary = DeliverySummary()
+    summary.add(report, with_source=False)
+    for p in sorted({e.partition for e in entries}):
+        start = (starts or {}).get((topic, p), 0)
+        if start > 0 and len(summary.partial) < summary.PARTIAL_LIMIT:
+            summary.partial.append(f"{topic}[{p}] from offset {start}")
+    return summary
+
+
+class DeliveryLogs:
+    """The messages of a log as the log-only delivery analysis wants them, one topic apart from
+    another: each message is identified as it streams by (a protocol's identifier may learn from
+    the stream, e.g. Simple's handle keys from its schemas, so feed each partition in offset
+    order) and kept as a small `LogEntry` until its topic is judged."""
+
+    def __init__(self, protocol: str, options: Mapping[str, str], registry: Any) -> None:
+        self.protocol = protocol
+        self.options = dict(options)
+        # One identifier for every topic: identifiers key what they learn by topic, and their
+        # caches (Avro: parsed schemas) are worth sharing.
+        self._identify = get_protocol(protocol).identifier(self.options, registry)  # type: ignore[attr-defined]
+        self.entries: dict[str, list[LogEntry]] = {}
+        self.first: dict[tuple[str, int], int] = {}  # smallest offset seen, control messages included
+
+    def add(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None) -> None:
+        tp = (topic, partition)
+        if tp not in self.first or offset < self.first[tp]:
+            self.first[tp] = offset
+        ident = self._identify(topic, key, value)
+        if ident is None:  # a control message (DDL, watermark, bootstrap…): no row to account for
+            return
+        ent, match, ts = ident
+        # The bytes tell apart messages whose version could not be read (match None).
+        fp = fingerprint(topic, key, value) if match is None else None
+        self.entries.setdefault(topic, []).append(LogEntry(topic, partition, offset, ent, match, ts, fp))
+
+    def add_record(self, r: Record) -> None:
+        self.add(r.topic, r.partition or 0, r.offset or 0, r.key, r.value)
+
+    def judge(self, tally: Tally, starts: Mapping[tuple[str, int], int] | None = None) -> DeliverySummary:
+        """Judge every topic seen since the last call (and forget its messages); `starts` are
+        the offsets each partition was read from, where known (else the smallest offset seen)."""
+        summary = DeliverySummary()
+        begins = {**self.first, **(starts or {})}
+        for topic in sorted(self.entries):
+            summary.merge(judge_log(self.protocol, self.options, topic, self.entries.pop(topic), tally, begins))
+        return summary

@@ -19,6 +19,7 @@ from ..encoders import find_encoder
 from ..protocols import get_protocol
 from ..protocols.base import describe_options
 from ..reporting.model import Section
+from .capture import DeliverySummary
 from .stages import LogRecord, RunSpec, UnitResult, expected_topics, judge_topic, new_tally, produce_unit, sent_rows
 
 Progress = Callable[[int], None]
@@ -77,9 +78,18 @@ def fault_notes(injector: Any, on_first_record: bool) -> list[str]:
             if on_first_record and injector.armed_after is not None else "timed from the start of production")
     notes = [f"fault schedule {injector.schedule}: {len(plan) - len(pending)} of {len(plan)} action(s) applied, "
              + when]
-    notes += [f"not applied (production ended first): {a.description} at {a.at_ms / 1000:g} s" for a in pending]
+    times: dict[str, list[str]] = {}  # one note per kind of action, with all its times
+    for a in pending:
+        times.setdefault(a.description, []).append(f"{a.at_ms / 1000:g} s")
+    notes += [f"not applied (production ended first): {what} at {_times(at)}" for what, at in times.items()]
     notes += [f"fault injection error: {e}" for e in injector.errors]
     return notes
+
+
+def _times(at: list[str], limit: int = 4) -> str:
+    if len(at) <= limit:
+        return ", ".join(at)
+    return f"{', '.join(at[:limit - 1])}, … {at[-1]} ({len(at)} times)"
 
 
 @contextlib.contextmanager
@@ -135,6 +145,7 @@ def judge_units(spec: RunSpec, cluster: Any, results: Sequence[UnitResult]) -> l
     from ..infra.kafka import consume_all, log_ranges
 
     tallies: dict[int, Tally] = defaultdict(lambda: new_tally(spec.protocol))
+    deliveries: dict[int, DeliverySummary] = defaultdict(DeliverySummary)
     stats: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for r in results:
         tallies[r.combo].merge(r.tally)
@@ -151,7 +162,8 @@ def judge_units(spec: RunSpec, cluster: Any, results: Sequence[UnitResult]) -> l
             ledger[row.topic].append(row)
         lows = {tp: lo for tp, (lo, _hi) in ranges.items()}
         for topic in topics:
-            tallies[r.combo].merge(judge_topic(spec, topic, by_topic.get(topic, []), ledger.get(topic, []), lows))
+            tallies[r.combo].merge(judge_topic(spec, topic, by_topic.get(topic, []), ledger.get(topic, []), lows,
+                                               summary=deliveries[r.combo]))
     info = find_encoder(spec.encoder, spec.protocol)
     protocol = get_protocol(spec.protocol)
     sections = []
@@ -162,5 +174,6 @@ def judge_units(spec: RunSpec, cluster: Any, results: Sequence[UnitResult]) -> l
                       workloads=stats[c]["workloads"], records=stats[c]["records"], seed=spec.seed)
         if stats[c]["restarts"]:
             sec.notes.append(f"the sink restarted from its checkpoint {stats[c]['restarts']} time(s)")
+        sec.notes.extend(deliveries[c].notes())
         sections.append(sec)
     return sections

@@ -25,6 +25,7 @@ from ..encoders import find_encoder
 from ..protocols import get_protocol
 from ..protocols.base import describe_options
 from ..reporting.model import Section
+from .capture import DeliverySummary, TaskResult
 from .kafka_run import injecting, prepare_topics, unit_topics
 from .stages import LogRecord, RunSpec, judge_topic, new_tally, produce_unit, sent_rows
 
@@ -96,10 +97,11 @@ def _stage_b(spec: RunSpec, lows: dict[tuple[str, int], int]) -> Callable[[Any, 
         records = [LogRecord(r["topic"], r["partition"], r["offset"], r["key"], r["value"]) for r in log.to_pylist()]
         sent = [Sent(r["entity"], r["match"], r["topic"], r["partition"], r["offset"], r["error"], r["fingerprint"],
                      acked=r["acked"]) for r in led if r["kind"] == "sent"]
-        tally = judge_topic(spec, topic, records, sent, lows)
+        delivery = DeliverySummary()
+        tally = judge_topic(spec, topic, records, sent, lows, summary=delivery)
         unit = spec.unit_of(topic)
         return pa.table({"combo": pa.array([unit[0] if unit else -1], pa.int32()),
-                         "blob": pa.array([pickle.dumps(tally)], pa.binary())})
+                         "blob": pa.array([pickle.dumps(TaskResult(tally, delivery))], pa.binary())})
 
     return judge
 
@@ -151,8 +153,10 @@ def run_spark(spec: RunSpec, cluster: Any, shards: Sequence[int], *, master: str
     judged = (log_df.select("topic", "partition", "offset", "key", "value").groupBy("topic")
               .cogroup(ledger.groupBy("topic")).applyInArrow(_stage_b(spec, lows), STAGE_B_SCHEMA))
     t1 = time.monotonic()
+    deliveries: dict[int, DeliverySummary] = defaultdict(DeliverySummary)
     for combo, (part, _) in reduce_tallies(judged.filter("combo >= 0"), key="combo").items():
-        tallies[combo].merge(part)
+        tallies[combo].merge(part.tally)
+        deliveries[combo].merge(part.delivery)
     _trace(f"stage B (judge) {time.monotonic() - t1:.1f} s over {len(readable)} readable partitions")
     stage_a.unpersist()
     info = find_encoder(spec.encoder, spec.protocol)
@@ -166,6 +170,7 @@ def run_spark(spec: RunSpec, cluster: Any, shards: Sequence[int], *, master: str
                       duration_s=elapsed / max(1, len(spec.combos)))
         if stats[c]["restarts"]:
             sec.notes.append(f"the sink restarted from its checkpoint {stats[c]['restarts']} time(s)")
+        sec.notes.extend(deliveries[c].notes())
         sec.notes.extend(fault_log)
         sections.append(sec)
     return sections

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
-from ..checks.delivery import DeliveryEvidence, LogEntry, Sent, analyse
+from ..checks.delivery import DeliveryEvidence, LogEntry, Sent, analyse, commit_ts_scope
 from ..checks.registry import Scope, all_checks
 from ..checks.results import Tally
 from ..encoders import find_encoder
@@ -32,6 +32,7 @@ from ..encoders.spi import EncoderContext, ManualClock, Record
 from ..model.events import Workload
 from ..protocols import get_protocol
 from ..strategies import Shape, sample_workload
+from .capture import DeliverySummary
 from .local import EncoderHung, Guard, encoder_crashed, encoder_hung
 
 _PREFIX = re.compile(r"^(?P<run>[a-z0-9]+)c(?P<combo>\d+)w(?P<shard>\d+)-")
@@ -191,8 +192,9 @@ class LogRecord:
 
 
 def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], ledger: Iterable[Sent],
-                low_watermarks: dict[tuple[str, int], int]) -> Tally:
-    """Stage B for one topic: stream checks over the log and delivery against the workload."""
+                low_watermarks: dict[tuple[str, int], int], *, summary: DeliverySummary | None = None) -> Tally:
+    """Stage B for one topic: stream checks over the log and delivery against the workload.
+    `summary`, if given, receives the delivery counts (duplicates, unknown rows) for the notes."""
     protocol = get_protocol(spec.protocol)
     tally = new_tally(spec.protocol)
     unit = spec.unit_of(topic)
@@ -217,11 +219,13 @@ def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], ledger: Ite
     workload = _workload(spec.seed, shard, spec.shape)
     expected = [v for v in protocol.expected_versions(workload, options, spec.prefix(combo, shard))  # type: ignore[attr-defined]
                 if v.topic == topic]
-    report = analyse(expected, entries, list(ledger), low_watermarks)
+    report = analyse(expected, entries, list(ledger), low_watermarks, ts_scope=commit_ts_scope(protocol))
     ev = DeliveryEvidence(topic, report, has_commit_ts=protocol.carries_commit_ts(options))  # type: ignore[attr-defined]
     for s in all_checks(spec.protocol):
         if s.scope is Scope.STREAM and s.protocol == "*":
             tally.evaluate(s, ev)
+    if summary is not None:
+        summary.add(report, with_source=True)
     return tally
 
 
@@ -237,4 +241,3 @@ def sent_rows(spec: RunSpec, res: UnitResult) -> list[Sent]:
         ent, match, _ = ident
         out.append(Sent(ent, match, m.topic, m.partition, m.offset, m.error, m.fingerprint, acked=m.acked))
     return out
-

@@ -81,6 +81,7 @@ from typing import ClassVar, Final, Protocol, Self
 from .mockcluster import ApiKey, error_code, error_name
 
 __all__ = [
+    "FAULT_RUN_CLIENT_CONFIG",
     "GRAMMAR",
     "LOST_ACK_RTT_MS",
     "Action",
@@ -102,6 +103,11 @@ __all__ = [
 #: is configured with (librdkafka's default ``socket.timeout.ms`` is 60 s, so set it lower,
 #: e.g. 1000-5000 ms, in clients that should lose acks).
 LOST_ACK_RTT_MS: Final = 10_000
+
+#: Client settings for runs under a fault schedule: the "network" of the test. A request
+#: unanswered for 3 s is given up and retried, as a client on a real network would, so that
+#: ``lost-acks`` (responses held for 10 s) really loses acknowledgements of written messages.
+FAULT_RUN_CLIENT_CONFIG: Final = {"socket.timeout.ms": "3000"}
 
 GRAMMAR: Final = """\
 Fault schedule grammar: comma-separated faults KIND@START[:ARG...]; times like 2s, 1.5s, 500ms;

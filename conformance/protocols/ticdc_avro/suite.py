@@ -40,7 +40,8 @@ class TiCDCAvroSuite(ProtocolSuite):
             out.append(EncoderInfo(f"{self.name}/mutant/{name}", self.name, EncoderKind.MUTANT, TiCDCAvroEncoder,
                                    doc, catches=sink.catches,
                                    needs_options={"enable-tidb-extension": "true"},
-                                   extra={"sink": name, "faults": sink.faults, "needs_kafka": True}))
+                                   extra={"sink": name, "faults": sink.faults, "needs_kafka": True,
+                                          "shape": dict(sink.shape)}))
         return out
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",

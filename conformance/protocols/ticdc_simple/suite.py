@@ -39,7 +39,7 @@ class TiCDCSimpleSuite(ProtocolSuite):
             doc = (sink.__doc__ or name).strip().splitlines()[0]
             out.append(EncoderInfo(f"{self.name}/mutant/{name}", self.name, EncoderKind.MUTANT, TiCDCSimpleEncoder,
                                    doc, catches=sink.catches, extra={"sink": name, "faults": sink.faults,
-                                                                     "needs_kafka": True}))
+                                                                     "needs_kafka": True, "shape": dict(sink.shape)}))
         return out
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
@@ -77,5 +77,5 @@ SUITE = TiCDCSimpleSuite(
     spec_sources=("spec/002 (ZH)", "spec/notes/ticdc.md §2, §5"),
     # Three partitions in memory (DDLs, watermarks and bootstraps are broadcast); live topics
     # are checked per topic, not per partition.
-    extra={"memory_partitions": 3, "stream_scope": "topic"},
+    extra={"memory_partitions": 3, "stream_scope": "topic", "commit_ts_scope": "entity"},
 )
