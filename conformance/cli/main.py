@@ -224,9 +224,16 @@ def _print_summary(report: Report, paths: dict[str, Path] | None) -> None:
                     console.print(f"    … {len(lines) - limit} more lines"
                                   + (f" (all of them in {rp['file']})" if rp.get("file") else ""), markup=False)
                 console.print(Text.assemble("  replay: ", (rp["command"], "cyan")))
+    # A note that every combination shares (the same workloads, the same fault schedule) is
+    # printed once; the report keeps each section's own.
+    labels: dict[str, list[str]] = {}
     for run in runs:
         for note in run.get("notes", []):
-            console.print(f"note ({run['label']}): {note}", style="dim", markup=False)
+            labels.setdefault(note, []).append(run["label"])
+    for note, where in labels.items():
+        who = where[0] if len(where) == 1 else (
+            f"all {len(where)} combinations" if len(where) == len(runs) else ", ".join(where))
+        console.print(f"note ({who}): {note}", style="dim", markup=False)
     for e in data["errors"]:
         err.print(f"[bold magenta]error:[/] {e}")
     if paths:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -299,6 +300,10 @@ def test_spark_and_no_spark_give_the_same_verdicts(tmp_path: Path, capsys: pytes
     a, b = _outcomes(tmp_path / "spark"), _outcomes(tmp_path / "local")
     assert a == b
     assert a[("ext=true", "delivery.no-loss")][0] == "passed"
+    # The delivery counts agree too, and a note both combinations share is printed once.
+    notes = [[line for line in out.splitlines() if "row change(s) delivered" in line] for out in (out1, out2)]
+    assert len(notes[0]) == 1 and notes[0] == notes[1], notes
+    assert re.match(r"note \(all \d+ combinations\): delivery: \d+ row change", notes[0][0]), notes
 
 
 @pytest.mark.parametrize("mutant,check", [("sink-skip-failures", "delivery.no-loss"),
