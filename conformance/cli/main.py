@@ -429,7 +429,7 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
             if t.id.startswith("delivery."):
                 sec.reproductions.append(broker_reproduction(plan, ci, sec.options, t.id, shard[1], shape_for(plan),
                                                              run_args=run_args))
-            elif plan.shrink and not t.id.startswith("infra.") and plan.encoder.extra.get("needs_kafka") is None:
+            elif not t.id.startswith("infra.") and plan.encoder.extra.get("needs_kafka") is None:
                 sec.reproductions.append(reproduction(plan, ci, sec.options, registry, t.id, shard[1], shape_for(plan)))
     return sections
 

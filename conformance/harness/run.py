@@ -109,11 +109,10 @@ def _run_combo(plan: RunPlan, ci: int, options: dict[str, str], registry: Any, p
                 break
     finally:
         guard.close()
-    if plan.shrink:
-        for cid, shard in sorted(first_failure.items()):
-            if tally.checks[cid].outcome is not Outcome.FAILED:
-                continue
-            section.reproductions.append(reproduction(plan, ci, options, registry, cid, shard, shape))
+    for cid, shard in sorted(first_failure.items()):
+        if tally.checks[cid].outcome is not Outcome.FAILED:
+            continue
+        section.reproductions.append(reproduction(plan, ci, options, registry, cid, shard, shape))
     section.duration_s = time.monotonic() - t0
     return section
 
@@ -185,11 +184,17 @@ def reproduction(plan: RunPlan, ci: int, options: dict[str, str], registry: Any,
                                           topic_prefix=topic_prefix(ci, shard, attempt[0]),
                                           timeout=min(plan.encoder_timeout, 5.0))
 
-    small = shrink(w, still_fails, max_seconds=plan.shrink_seconds) if check_id != "encoder.responsive" else w
-    small = replace(small, meta={**small.meta, "shrunk_from": {"seed": plan.seed, "shard": shard}})
+    # Not shrunk with --no-shrink, nor for a hang (every shrinking step would wait the timeout).
+    why_not = ("not shrunk: --no-shrink" if not plan.shrink else
+               "not shrunk: the encoder hung" if check_id == "encoder.responsive" else None)
+    small = w if why_not else shrink(w, still_fails, max_seconds=plan.shrink_seconds)
+    if not why_not:
+        small = replace(small, meta={**small.meta, "shrunk_from": {"seed": plan.seed, "shard": shard}})
     replay = _replay_command(plan, options, shard)
     out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": small.sql(),
                            "events": len(small.events), "replay": replay, "command": replay}
+    if why_not:
+        out.update(shrunk=False, note=why_not)
     path = _write_reproduction(plan, ci, options, check_id, small)
     if path is not None:
         out["file"] = str(path)
