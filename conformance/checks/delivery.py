@@ -40,7 +40,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .registry import Actor, Failure, Level, Location, NotApplicable, Scope, Verdict, check
+from .registry import Actor, CheckSpec, Failure, Level, Location, NotApplicable, Scope, Verdict, all_checks, check
 
 
 class Anomaly(enum.StrEnum):
@@ -350,6 +350,12 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
                                             e.offset))
             max_ts[scope] = e.ts if top is None else max(top, e.ts)
     return rep
+
+
+def delivery_checks(protocol: str) -> list[CheckSpec]:
+    """The checks a topic's `DeliveryEvidence` feeds: the protocol-independent stream checks
+    (these, and those that other modules register the same way)."""
+    return [s for s in all_checks(protocol) if s.protocol == "*" and s.scope is Scope.STREAM]
 
 
 def commit_ts_scope(suite: Any) -> TsScope:

@@ -278,12 +278,11 @@ class InflightRetriesSink(ReferenceSink):
     # Few small tables, so that a key's next version is often among the requests in flight.
     shape: ClassVar[Mapping[str, Any]] = {"tables": (1, 2), "max_rows_per_table": 4}
     # A 40 ms round trip keeps several one-message requests in flight whatever the machine's
-    # load; three failed requests every 0.4 s are each retried behind those that follow. (Errors
-    # alone did not do it: a fast broker answers before the next message is sent, so a loaded
-    # machine sometimes had nothing in flight to overtake, and one run in ten passed.) One failed
-    # request every 0.1 s, so that the requests in flight behind it succeed and overtake it: with
-    # three failures every 0.4 s, a small run (three workloads, a second of production) met three
-    # of them, the requests behind failed too, and it passed.
+    # load; one failed request every 0.1 s is retried behind those in flight, which succeed and
+    # overtake it. (Errors alone did not do it: a fast broker answers before the next message is
+    # sent, so a loaded machine sometimes had nothing in flight to overtake, and one run in ten
+    # passed. Three failures every 0.4 s did not either: a small run, a second of production, met
+    # three of them, the requests behind failed too, and it passed.)
     faults = "latency@0.1s:5s:40ms," + ",".join(
         f"produce-errors@{0.15 + 0.1 * i:.2f}s:NOT_LEADER_FOR_PARTITION×1" for i in range(20))
 

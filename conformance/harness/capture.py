@@ -23,8 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..checks.delivery import DeliveryEvidence, DeliveryReport, LogEntry, analyse_log, commit_ts_scope
-from ..checks.registry import CheckSpec, Scope, all_checks
+from ..checks.delivery import (
+    DeliveryEvidence,
+    DeliveryReport,
+    LogEntry,
+    analyse_log,
+    commit_ts_scope,
+    delivery_checks,
+)
+from ..checks.registry import CheckSpec
 from ..checks.results import Tally
 from ..encoders.sink import fingerprint
 from ..encoders.spi import Record
@@ -114,14 +121,14 @@ NOTHING_TO_JUDGE = "no row message could be read from the log (only control mess
 def log_only_checks(protocol: str) -> list[CheckSpec]:
     """The delivery checks the log alone decides (protocol-independent stream checks that need
     no source)."""
-    return [s for s in all_checks(protocol) if s.protocol == "*" and s.scope is Scope.STREAM and not s.needs_source]
+    return [s for s in delivery_checks(protocol) if not s.needs_source]
 
 
 def prepare_log_only(tally: Tally, protocol: str) -> None:
     """Set a tally's delivery checks up for a log without its workload: those that need the
     source are skipped, saying why; the others are judged per topic (`DeliveryLogs.judge`)."""
-    for s in all_checks(protocol):
-        if s.protocol == "*" and s.scope is Scope.STREAM and s.id in tally.checks:
+    for s in delivery_checks(protocol):
+        if s.id in tally.checks:
             tally.checks[s.id].skipped = LOG_ONLY_SKIPPED if s.needs_source else None
 
 

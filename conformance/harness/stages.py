@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
-from ..checks.delivery import DeliveryEvidence, LogEntry, Sent, analyse, commit_ts_scope
-from ..checks.registry import Scope, all_checks
+from ..checks.delivery import DeliveryEvidence, LogEntry, Sent, analyse, commit_ts_scope, delivery_checks
+from ..checks.registry import all_checks
 from ..checks.results import Tally
 from ..encoders import find_encoder
 from ..encoders.sink import SINKS, SentMessage, fingerprint, run_sink
@@ -221,9 +221,8 @@ def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], ledger: Ite
                 if v.topic == topic]
     report = analyse(expected, entries, list(ledger), low_watermarks, ts_scope=commit_ts_scope(protocol))
     ev = DeliveryEvidence(topic, report, has_commit_ts=protocol.carries_commit_ts(options))  # type: ignore[attr-defined]
-    for s in all_checks(spec.protocol):
-        if s.scope is Scope.STREAM and s.protocol == "*":
-            tally.evaluate(s, ev)
+    for s in delivery_checks(spec.protocol):
+        tally.evaluate(s, ev)
     if summary is not None:
         summary.add(report, with_source=True)
     return tally
