@@ -24,6 +24,7 @@ from ..checks.common import CAPTURE_RECORD_FORMAT, ENCODER_NO_CRASH, ENCODER_RES
 from ..checks.registry import Actor, Failure, Location, Outcome, all_checks, get_check
 from ..encoders import all_encoders, find_encoder
 from ..encoders.spi import ConfigurationError
+from ..errors import InfrastructureError, UsageError
 from ..infra.urls import redact, redact_text
 from ..protocols import DEFAULT_PROTOCOL, PROTOCOLS, all_protocols, get_protocol
 from ..protocols.base import ProtocolSuite, describe_options, parse_option_args
@@ -37,10 +38,6 @@ if not console.is_terminal and (console.width or 0) < 120:
     # Logs and CI: a width that keeps the summary table readable.
     console = Console(highlight=False, soft_wrap=False, width=120)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-class UsageError(Exception):
-    """Bad arguments or input: the user must act."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -130,10 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print("interrupted")
         return EXIT_ERROR
     except Exception as e:  # noqa: BLE001 - last line of defence: a clear message, exit 2
-        from ..infra.registry import RegistryError
-        from ..protocols.ticdc_avro.decoder import RegistryDown
-
-        if isinstance(e, (RegistryError, RegistryDown, OSError)):
+        if isinstance(e, (InfrastructureError, OSError)):
             err.print(f"[bold red]infrastructure error:[/] {redact_text(str(e))}")
             _error_report(args, f"infrastructure error: {redact_text(str(e))}")
             return EXIT_ERROR
@@ -450,7 +444,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     from ..harness.local import make_tally
     from ..infra.registry import DumpFormatError, open_registry
-    from ..protocols.ticdc_avro.decoder import RegistryDown
 
     protocol = get_protocol(args.protocol)
     pinned = {k: v[0] for k, v in parse_option_args(args.option).items()}
@@ -507,8 +500,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     except (DumpFormatError, ValueError) as e:
         # A malformed dump, or a registry URL that does not parse (a port that is not a number…).
         raise UsageError(str(e)) from None
-    except RegistryDown as e:
-        report.errors.append(f"schema registry unreachable: {redact_text(str(e))}")
+    except InfrastructureError as e:
+        report.errors.append(f"infrastructure error: {redact_text(str(e))}")
     if section.records == 0 and not report.errors:
         # A gate that passes on nothing hides a broken capture: say so, and do not pass.
         bad = tally.checks[CAPTURE_RECORD_FORMAT].failed if CAPTURE_RECORD_FORMAT in tally.checks else 0

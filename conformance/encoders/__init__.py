@@ -10,6 +10,7 @@ from .spi import (
     Encoder,
     EncoderContext,
     EncoderError,
+    EncoderHung,
     EncoderInfo,
     EncoderKind,
     ManualClock,
@@ -18,7 +19,7 @@ from .spi import (
 )
 
 __all__ = [
-    "SPI_VERSION", "ConfigurationError", "Encoder", "EncoderContext", "EncoderError", "EncoderInfo",
+    "SPI_VERSION", "ConfigurationError", "Encoder", "EncoderContext", "EncoderError", "EncoderHung", "EncoderInfo",
     "EncoderKind", "ManualClock", "Record", "SchemaRegistry", "all_encoders", "find_encoder",
 ]
 

@@ -92,6 +92,12 @@ class EncoderError(Exception):
     """The encoder could not encode an event (its own failure, reported against it)."""
 
 
+class EncoderHung(EncoderError):
+    """The encoder did not answer within its time bound. The harness raises it for in-process
+    encoders (their calls run under a timeout); an adapter that talks to an encoder elsewhere (a
+    subprocess, a whole tool) raises it itself. Reported as `encoder.responsive` failed."""
+
+
 class ConfigurationError(ValueError):
     """The options given to an encoder are invalid or contradictory (a usage error)."""
 

@@ -81,6 +81,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from ..errors import InfrastructureError
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -151,7 +153,7 @@ _RETRY_PAUSE_S = 0.2
 _POLL_S = 0.2
 
 
-class KafkaSourceError(RuntimeError):
+class KafkaSourceError(InfrastructureError):
     """A Kafka read cannot be planned or completed (bad options, unreachable cluster, timeout)."""
 
 

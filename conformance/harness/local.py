@@ -20,13 +20,9 @@ from typing import Any
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.registry import Actor, Failure, Location, Scope, all_checks
 from ..checks.results import Tally
-from ..encoders.spi import ConfigurationError, EncoderContext, EncoderInfo, ManualClock, Record
+from ..encoders.spi import ConfigurationError, EncoderContext, EncoderHung, EncoderInfo, ManualClock, Record
 from ..model.events import Ddl, Event, Transaction, Workload
 from ..protocols.base import ProtocolSuite
-
-
-class EncoderHung(Exception):
-    pass
 
 
 class Guard:

@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InfrastructureError
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -66,7 +68,7 @@ _session_master: str | None = None
 _shipped: dict[int, Path] = {}
 
 
-class SparkUnavailable(RuntimeError):
+class SparkUnavailable(InfrastructureError):
     """Spark cannot be started here (no Java, wrong Java, or the JVM failed to launch)."""
 
 

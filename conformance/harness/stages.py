@@ -28,12 +28,12 @@ from ..checks.registry import all_checks
 from ..checks.results import Tally
 from ..encoders import find_encoder
 from ..encoders.sink import SINKS, SentMessage, fingerprint, run_sink
-from ..encoders.spi import EncoderContext, ManualClock, Record
+from ..encoders.spi import EncoderContext, EncoderHung, ManualClock, Record
 from ..model.events import Workload
 from ..protocols import get_protocol
 from ..strategies import Shape, sample_workload
 from .capture import DeliverySummary
-from .local import EncoderHung, Guard, encoder_crashed, encoder_hung
+from .local import Guard, encoder_crashed, encoder_hung
 
 _PREFIX = re.compile(r"^(?P<run>[a-z0-9]+)c(?P<combo>\d+)w(?P<shard>\d+)-")
 

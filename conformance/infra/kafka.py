@@ -46,6 +46,7 @@ from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Consumer, KafkaError, Kafka
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from ..errors import InfrastructureError
 from .mockcluster import MockCluster, MockClusterError
 from .urls import REDACTED, redact, redact_text
 
@@ -76,7 +77,7 @@ _ACCEPTED_FORMS: Final = (
 Kind = Literal["embedded", "container", "external"]
 
 
-class KafkaUnavailable(Exception):
+class KafkaUnavailable(InfrastructureError):
     """The Kafka cluster cannot be started or does not answer; the message says why and what to do."""
 
 

@@ -68,6 +68,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self
 
+from ..errors import InfrastructureError
+
 __all__ = [
     "ApiKey",
     "MockCluster",
@@ -80,7 +82,7 @@ __all__ = [
 ]
 
 
-class MockClusterUnavailable(RuntimeError):
+class MockClusterUnavailable(InfrastructureError):
     """librdkafka (or its mock cluster API) cannot be loaded in this environment."""
 
 

@@ -75,6 +75,8 @@ import avro.schema
 
 from conformance.infra.urls import redact, redact_text
 
+from ..errors import InfrastructureError
+
 __all__ = [
     "COMPATIBILITY_LEVELS",
     "CompatibilityResult",
@@ -183,7 +185,7 @@ class RegistryResponse:
 # --------------------------------------------------------------------------------------------
 
 
-class RegistryError(Exception):
+class RegistryError(InfrastructureError):
     """A Schema Registry refused a request, or could not be used.
 
     ``str(exc)`` is a full sentence (what happened, why, what to do). ``message`` is the

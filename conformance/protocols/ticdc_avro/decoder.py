@@ -16,11 +16,12 @@ from typing import Any
 
 import fastavro
 
+from ...errors import InfrastructureError
 from .encoder import strip_logical_types
 from .spec import ALL_EXTENSION_FIELDS
 
 
-class RegistryDown(Exception):
+class RegistryDown(InfrastructureError):
     """The registry cannot be reached: an infrastructure error, not a finding."""
 
 
