@@ -1,60 +1,62 @@
-"""Running encoders over generated workloads in tests (no sockets: in-process registry)."""
+"""Running encoders over generated workloads in tests (no sockets: in-process registry), through
+the same in-memory pipeline `conformance run --kafka none` uses."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from conformance.checks.results import Tally
 from conformance.encoders import find_encoder
-from conformance.harness.local import Guard, make_tally, run_workload
+from conformance.encoders.spi import Record
+from conformance.harness.check import capture_tally, check_log, unnumbered
+from conformance.harness.encode import MemoryLog
+from conformance.harness.runners import MemoryRunner
+from conformance.harness.stages import ComboResult, HangLatch, RunSpec, new_tally
 from conformance.infra.inprocess import InProcessRegistry
 from conformance.model.events import Workload
 from conformance.protocols import get_protocol
-from conformance.strategies import DEFAULT_SHAPE, Shape, sample_workload
+from conformance.strategies import DEFAULT_SHAPE, Shape
 
 _counter = [0]
+
+
+def _spec(protocol: str, encoder: str, options: Mapping[str, str] | None, seed: Any, shape: Shape,
+          timeout: float) -> RunSpec:
+    p = get_protocol(protocol)
+    info = find_encoder(encoder, protocol)
+    opts = p.resolve_options(dict(options or {}))
+    _counter[0] += 1
+    return RunSpec(p.name, info.name, seed, shape, (tuple(opts.items()),), partitions=p.capabilities.memory_partitions,
+                   run_id=f"t{_counter[0]}", encoder_timeout=timeout)
 
 
 def run_encoder(encoder: str, options: Mapping[str, str] | None = None, *, workloads: int = 20, seed: Any = 0,
                 shape: Shape = DEFAULT_SHAPE, stop_when_failing: str | None = None, timeout: float = 10.0,
                 registry: Any = None, protocol: str = "ticdc-avro") -> Tally:
-    p = get_protocol(protocol)
-    info = find_encoder(encoder, protocol)
-    opts = p.resolve_options(dict(options or {}))
-    tally = make_tally(p)
-    reg = registry if registry is not None else InProcessRegistry()
-    guard = Guard(timeout)
-    try:
-        for shard in range(workloads):
-            w = sample_workload(seed, shard, shape)
-            _counter[0] += 1
-            run_workload(p, info, opts, reg, w, tally, topic_prefix=f"t{_counter[0]}-", guard=guard)
-            if guard.hung:
-                break
-            if stop_when_failing and stop_when_failing in tally.failed_ids():
-                break
-    finally:
-        guard.close()
-    return tally
+    spec = _spec(protocol, encoder, options, seed, shape, timeout)
+    result = ComboResult(new_tally(get_protocol(protocol)))
+    runner = MemoryRunner(registry if registry is not None else InProcessRegistry())
+    latch = HangLatch()
+    for shard in range(workloads):
+        runner.run_unit(spec, 0, shard, result, latch)
+        if latch.shard is not None:
+            break
+        if stop_when_failing and stop_when_failing in result.tally.failed_ids():
+            break
+    return result.tally
 
 
 def run_workloads(encoder: str, workloads: list[Workload], options: Mapping[str, str] | None = None,
                   protocol: str = "ticdc-avro") -> Tally:
-    p = get_protocol(protocol)
-    info = find_encoder(encoder, protocol)
-    opts = p.resolve_options(dict(options or {}))
-    tally = make_tally(p)
-    reg = InProcessRegistry()
-    guard = Guard(10.0)
-    try:
-        for w in workloads:
-            _counter[0] += 1
-            run_workload(p, info, opts, reg, w, tally, topic_prefix=f"t{_counter[0]}-", guard=guard)
-    finally:
-        guard.close()
-    return tally
+    spec = _spec(protocol, encoder, options, 0, DEFAULT_SHAPE, 10.0)
+    result = ComboResult(new_tally(get_protocol(protocol)))
+    runner = MemoryRunner(InProcessRegistry())
+    latch = HangLatch()
+    for i, w in enumerate(workloads):
+        runner.run_unit(spec, 0, i, result, latch, workload=w)
+    return result.tally
 
 
 def shape_with(**overrides: Any) -> Shape:
@@ -81,32 +83,37 @@ def docker_problem() -> str | None:
         return f"no Docker engine answers ({type(e).__name__}); container tests run in the GitHub workflow"
 
 
-def encode(encoder: str, options: Mapping[str, str], workload: Workload, *, protocol: str) -> list[Any]:
-    """The records an encoder makes for one workload, with the offsets a log would give them."""
-    from conformance.harness.local import assign_offsets
+def encode(encoder: str, options: Mapping[str, str], workload: Workload, *, protocol: str) -> list[Record]:
+    """The records an encoder makes for one workload, as they sit in the in-memory log (with
+    their partitions and offsets), in the order they were written."""
+    from conformance.encoders.sink import SINKS
+    from conformance.encoders.spi import EncoderContext, ManualClock
+    from conformance.harness.encode import Guard, encode_events
+    from conformance.protocols.base import ENCODE
 
     p = get_protocol(protocol)
     info = find_encoder(encoder, protocol)
+    opts = p.resolve_options(dict(options))
+    _counter[0] += 1
+    log, registry = MemoryLog(), InProcessRegistry()
+    tally = new_tally(p)
+    ctx = EncoderContext(options=opts, registry=registry, clock=ManualClock(), partitions=p.capabilities.memory_partitions,
+                         topic_prefix=f"t{_counter[0]}-")
+    checker = p.checker(opts, registry, tally, ENCODE, topic_prefix=ctx.topic_prefix, partitions=ctx.partitions)
     guard = Guard(10.0)
     try:
-        _counter[0] += 1
-        res = run_workload(p, info, p.resolve_options(dict(options)), InProcessRegistry(), workload, make_tally(p),
-                           topic_prefix=f"t{_counter[0]}-", guard=guard, keep_records=True)
+        encode_events(info.factory, ctx, workload.events, SINKS[info.sink](), log, checker, tally, guard)
     finally:
         guard.close()
-    return assign_offsets(res.dumped)
+    return [r.record() for r in log.records()]
 
 
-def check_capture(records: list[Any], options: Mapping[str, str] | None = None, *, protocol: str,
-                  partitions: int | None = None) -> Tally:
+def check_capture(records: Iterable[Record], options: Mapping[str, str] | None = None, *, protocol: str,
+                  partitions: int | None = None, registry: Any = None) -> Tally:
     """Records checked as `conformance check` checks a capture: no workload, only the log."""
-    from conformance.checks.registry import Location
-
     p = get_protocol(protocol)
-    tally = make_tally(p)
-    checker = p.checker(p.resolve_options(dict(options or {})), None, tally,  # type: ignore[attr-defined]
-                        with_source=False, partitions=partitions)
-    for r in records:
-        checker.check_record(r, Location(topic=r.topic, partition=r.partition, offset=r.offset))
-    checker.finish()
+    tally = capture_tally(p, "captured records")
+    check_log(p, p.resolve_options(dict(options or {})), registry, unnumbered(records), tally, partitions=partitions)
     return tally
+
+

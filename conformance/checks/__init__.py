@@ -24,19 +24,24 @@ __all__ = [
     "Scope", "Tally", "all_checks", "check", "get_check", "load_all",
 ]
 
-_CHECK_MODULES = (
+# The protocol-independent checks; each protocol names its own modules (`check_modules`).
+_COMMON_MODULES = (
     "conformance.checks.common",
     "conformance.checks.delivery",
-    "conformance.protocols.ticdc_avro.checks",
-    "conformance.protocols.ticdc_simple.checks",
 )
 _loaded = False
 
 
 def load_all() -> None:
-    """Import every module that registers checks (idempotent)."""
+    """Import every module that registers checks: the common ones and those of every protocol
+    discovered (idempotent)."""
     global _loaded
     if not _loaded:
-        for m in _CHECK_MODULES:
-            importlib.import_module(m)
         _loaded = True
+        from ..protocols import all_protocols
+
+        for m in _COMMON_MODULES:
+            importlib.import_module(m)
+        for suite in all_protocols():
+            for m in suite.check_modules:
+                importlib.import_module(m)

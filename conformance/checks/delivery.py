@@ -38,7 +38,7 @@ import enum
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from .registry import Actor, CheckSpec, Failure, Level, Location, NotApplicable, Scope, Verdict, all_checks, check
 
@@ -63,35 +63,33 @@ class AnomalyKind:
     allowed_at_least_once: bool
     actor: Actor
     implies: tuple[Anomaly, ...] = ()
-    checks: tuple[str, ...] = ()  # the checks that report it (none: shown as a count, allowed)
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        """The checks that report it (declared by each check: `@check(anomalies=…)`); none
+        means it is shown as a count only (allowed)."""
+        return tuple(c.id for c in all_checks() if self.name.value in c.anomalies)
 
 
 TAXONOMY: Mapping[Anomaly, AnomalyKind] = {k.name: k for k in (
-    AnomalyKind(Anomaly.LOST, "a row change the workload made never reached the log", False, Actor.ENCODER,
-                checks=("delivery.no-loss",)),
+    AnomalyKind(Anomaly.LOST, "a row change the workload made never reached the log", False, Actor.ENCODER),
     AnomalyKind(Anomaly.DUPLICATED, "a row change reached the log more than once (replay after a restart)",
                 True, Actor.ENCODER),
     AnomalyKind(Anomaly.REORDERED_WITHIN_KEY, "a key's versions first appear out of commit order in its partition",
-                False, Actor.ENCODER, implies=(Anomaly.COMMIT_TS_REGRESSION,), checks=("delivery.per-key-order",)),
+                False, Actor.ENCODER, implies=(Anomaly.COMMIT_TS_REGRESSION,)),
     AnomalyKind(Anomaly.KEY_IN_SEVERAL_PARTITIONS, "one key's changes were sent to more than one partition, so "
-                "no consumer can rely on their order", False, Actor.ENCODER,
-                checks=("delivery.one-partition-per-key",)),
+                "no consumer can rely on their order", False, Actor.ENCODER),
     AnomalyKind(Anomaly.COMMIT_TS_REGRESSION, "in a partition, a first-seen message has a smaller commit ts than "
-                "one before it (of the same table, where tables share the partition)", False, Actor.ENCODER,
-                checks=("delivery.commit-ts-order",)),
+                "one before it (of the same table, where tables share the partition)", False, Actor.ENCODER),
     AnomalyKind(Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK, "a watermark was sent while only part of a transaction "
-                "below it had reached the partition", False, Actor.ENCODER,
-                checks=("ticdc-simple.order.watermark", "ticdc-avro.watermark.order", "delivery.no-loss")),
+                "below it had reached the partition", False, Actor.ENCODER),
     AnomalyKind(Anomaly.LATE_EVENT_AFTER_WATERMARK, "a row change with commit ts <= a watermark arrived after that "
-                "watermark in the same partition", False, Actor.ENCODER,
-                checks=("ticdc-simple.order.watermark", "ticdc-avro.watermark.order")),
-    AnomalyKind(Anomaly.UNEXPECTED, "a message matches no row change of the workload", False, Actor.ENCODER,
-                checks=("delivery.no-strays",)),
+                "watermark in the same partition", False, Actor.ENCODER),
+    AnomalyKind(Anomaly.UNEXPECTED, "a message matches no row change of the workload", False, Actor.ENCODER),
     AnomalyKind(Anomaly.BROKER_LOST_ACK, "the broker acknowledged a message (with an offset) that the log does not "
-                "hold: a broker gap, not the encoder's loss", True, Actor.INFRASTRUCTURE,
-                checks=("infra.broker-acks",)),
+                "hold: a broker gap, not the encoder's loss", True, Actor.INFRASTRUCTURE),
     AnomalyKind(Anomaly.RETENTION, "the broker no longer holds the oldest offsets of a partition; what they held "
-                "cannot be judged", True, Actor.INFRASTRUCTURE, checks=("infra.broker-acks",)),
+                "cannot be judged", True, Actor.INFRASTRUCTURE),
 )}
 
 
@@ -358,11 +356,6 @@ def delivery_checks(protocol: str) -> list[CheckSpec]:
     return [s for s in all_checks(protocol) if s.protocol == "*" and s.scope is Scope.STREAM]
 
 
-def commit_ts_scope(suite: Any) -> TsScope:
-    """A protocol suite's commit-ts scope (its `extra["commit_ts_scope"]`, default "partition")."""
-    return "entity" if suite.extra.get("commit_ts_scope") == "entity" else "partition"
-
-
 def _scope_of(e: LogEntry, ts_scope: TsScope) -> Hashable:
     return e.entity if ts_scope == "entity" else None
 
@@ -478,7 +471,8 @@ def _order_undecidable(ev: DeliveryEvidence) -> NotApplicable | None:
     return None
 
 
-@check("delivery.no-loss", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE, needs_source=True)
+@check("delivery.no-loss", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE, needs_source=True,
+       anomalies=(Anomaly.LOST, Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK))
 def no_loss(ev: DeliveryEvidence) -> Verdict:
     """Every row change of the workload reaches the log (retention and broker gaps: unknown, not
     lost; a topic with unknown rows and none lost is not-applicable, never passed)."""
@@ -492,20 +486,23 @@ def no_loss(ev: DeliveryEvidence) -> Verdict:
     return None
 
 
-@check("delivery.no-strays", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE, needs_source=True)
+@check("delivery.no-strays", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE, needs_source=True,
+       anomalies=(Anomaly.UNEXPECTED,))
 def no_strays(ev: DeliveryEvidence) -> Verdict:
     """Every message in the log is a row change of the workload (no phantom rows)."""
     return _failures(ev, Anomaly.UNEXPECTED) or None
 
 
-@check("delivery.per-key-order", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE)
+@check("delivery.per-key-order", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+       anomalies=(Anomaly.REORDERED_WITHIN_KEY,))
 def per_key_order(ev: DeliveryEvidence) -> Verdict:
     """A key's versions first appear in commit order (replays of older versions are duplicates).
     Without the workload: a key's first-seen messages never go back in commit ts."""
     return _order_undecidable(ev) or _failures(ev, Anomaly.REORDERED_WITHIN_KEY) or None
 
 
-@check("delivery.one-partition-per-key", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE)
+@check("delivery.one-partition-per-key", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+       anomalies=(Anomaly.KEY_IN_SEVERAL_PARTITIONS,))
 def one_partition_per_key(ev: DeliveryEvidence) -> Verdict:
     """All changes of one key go to one partition (otherwise no consumer can keep their order)."""
     if ev.report.delivered == 0:
@@ -513,7 +510,8 @@ def one_partition_per_key(ev: DeliveryEvidence) -> Verdict:
     return _failures(ev, Anomaly.KEY_IN_SEVERAL_PARTITIONS) or None
 
 
-@check("delivery.commit-ts-order", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE)
+@check("delivery.commit-ts-order", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+       anomalies=(Anomaly.COMMIT_TS_REGRESSION,))
 def commit_ts_order(ev: DeliveryEvidence) -> Verdict:
     """In each partition, first-seen messages never go back in commit ts (per table where the
     protocol puts several tables in one partition: TiCDC orders each table's events, and tables
@@ -525,7 +523,7 @@ def commit_ts_order(ev: DeliveryEvidence) -> Verdict:
 
 @check("infra.broker-acks", level=Level.INFO, scope=Scope.STREAM, protocol="*", clause="DESIGN measured facts "
        "(the embedded broker can acknowledge messages it does not keep; retention keeps ~5 MiB per partition)",
-       needs_source=True)
+       needs_source=True, anomalies=(Anomaly.BROKER_LOST_ACK, Anomaly.RETENTION))
 def broker_acks(ev: DeliveryEvidence) -> Verdict:
     """What the broker acknowledged is in the log; offsets the broker dropped are reported, never
     charged to the encoder (the rows they held are unknown)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +143,9 @@ class CheckSpec:
     # Where the published docs and the implementation disagree on what this check enforces:
     # what each says (the check follows the code unless a profile switch says otherwise).
     docs_vs_code: str | None = None
+    # The delivery anomalies (`checks.delivery.Anomaly` values) whose occurrences this check
+    # reports: the taxonomy learns which checks feed on each anomaly from here.
+    anomalies: tuple[str, ...] = ()
 
     @property
     def doc(self) -> str:
@@ -181,6 +184,7 @@ _REGISTRY: dict[str, CheckSpec] = {}
 def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
           needs_options: dict[str, str] | None = None, needs_source: bool = False,
           cache_key: Callable[[Any], Hashable] | None = None, docs_vs_code: str | None = None,
+          anomalies: Iterable[str] = (),
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a check. Ids are `<protocol>.<area>.<rule>` and never change once published."""
 
@@ -191,7 +195,8 @@ def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
         spec = CheckSpec(id=id, level=level, clause=clause, scope=scope, protocol=protocol, fn=fn,
                          title=" ".join(doc.split("\n\n")[0].split()) if doc else id,
                          needs_options=tuple(sorted((needs_options or {}).items())),
-                         needs_source=needs_source, cache_key=cache_key, docs_vs_code=docs_vs_code)
+                         needs_source=needs_source, cache_key=cache_key, docs_vs_code=docs_vs_code,
+                         anomalies=tuple(str(a) for a in anomalies))
         _REGISTRY[id] = spec
         fn.check_spec = spec  # type: ignore[attr-defined]
         return fn
@@ -205,6 +210,27 @@ def all_checks(protocol: str | None = None) -> list[CheckSpec]:
     load_all()
     return sorted((c for c in _REGISTRY.values() if protocol is None or c.protocol in (protocol, "*")),
                   key=lambda c: c.id)
+
+
+def applicable_checks(protocol: str, options: Mapping[str, str], *, source: bool
+                      ) -> tuple[list[CheckSpec], dict[str, str]]:
+    """A protocol's own checks that apply under `options`, and why each other one is skipped:
+    it needs options the run does not have, or the generated workload (`source`)."""
+    active, skipped = [], {}
+    for s in all_checks(protocol):
+        if s.protocol != protocol:
+            continue
+        missing = [f"{k}={v}" for k, v in s.needs_options if options.get(k, "") != v]
+        if missing:
+            skipped[s.id] = f"needs {', '.join(missing)}"
+        elif (s.needs_source or s.scope is Scope.EVENT) and not source:
+            skipped[s.id] = NEEDS_SOURCE
+        else:
+            active.append(s)
+    return active, skipped
+
+
+NEEDS_SOURCE = "needs the generated workload (decidable in `conformance run`, not on a captured or live topic)"
 
 
 def get_check(id: str) -> CheckSpec:

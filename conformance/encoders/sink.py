@@ -7,7 +7,12 @@ checkpoint (the last event all of whose messages were acknowledged), re-encoding
 duplicates, never loss. It produces idempotently with librdkafka's gapless guarantee, so a
 failed message can never be overtaken by a later one of the same partition.
 
-Delivery mutants change one policy each (see `DELIVERY_MUTANTS`).
+A sink policy (this module) decides partitions, what is sent when, and what happens after a
+failed delivery; a transport carries the messages: `KafkaTransport` (a producer per pass) or the
+in-memory log (`harness.encode.MemoryLog`, a broker that never fails). The loop that drives
+both is `harness.encode.encode_events`.
+
+Delivery mutants change one policy each (the `SINKS` with a `catches`).
 
 Every sent message is recorded in a ledger: topic, partition, the offset the broker
 acknowledged (or the error), and a fingerprint of its bytes, so that the harness can tell an
@@ -19,14 +24,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..model.events import Event
-from .spi import EncoderContext, ManualClock, Record
+from .spi import Record
 
 FINGERPRINT_BYTES = 8
 # librdkafka logs connection churn during faults at INFO; the ledger is the record, not the log.
@@ -115,6 +118,16 @@ class ReferenceSink:
         return []
 
 
+class KafkaTransport:
+    """Sends a sink's messages to a Kafka cluster (`config`: the client settings of the run)."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.config = dict(config)
+
+    def begin(self, policy: ReferenceSink, result: SinkResult, attempt: int) -> Producing:
+        return Producing(policy, self.config, result, attempt)
+
+
 class Producing:
     """One pass of a producer over events; failed deliveries are noted as they are reported."""
 
@@ -133,10 +146,10 @@ class Producing:
 
         self.producer = Producer({**config, **sink.producer_config(), "error_cb": error_cb})
 
-    def send(self, event: int, record: Record, partitions: int) -> None:
+    def send(self, event: int, record: Record, part: int | None) -> None:
+        """Produce `record` to partition `part` (None: the producer's partitioner chooses)."""
         msg = SentMessage(event, record.topic, None, record.key, record.value,
                           fingerprint(record.topic, record.key, record.value), attempt=self.attempt)
-        part = self.sink.partition(record, partitions)
         self.result.ledger.append(msg)
 
         def on_delivery(err: Any, m: Any) -> None:
@@ -200,59 +213,6 @@ def _error_text(err: Any) -> str:
         return str(err.name())
     except Exception:  # noqa: BLE001
         return str(err)
-
-
-def run_sink(sink: ReferenceSink, make_encoder: Callable[[], Any], ctx: EncoderContext, events: Sequence[Event],
-             config: dict[str, Any], *, call: Callable[..., Any], on_records: Callable[[int, list[Record]], None],
-             flush_timeout: float = 30.0) -> SinkResult:
-    """Encode `events` and produce them through `sink`, restarting from the checkpoint on
-    failures as the sink's policy says. `call` runs an encoder method under the harness'
-    guard; `on_records(i, records)` sees each event's records once (the first pass), for the
-    record checks."""
-    result = SinkResult()
-    start = 0
-    checked = -1
-    attempt = 0
-    while True:
-        enc = make_encoder()
-        call(enc.open, ctx)
-        run = Producing(sink, config, result, attempt)
-        stopped_at: int | None = None
-        for i in range(start, len(events)):
-            now = ctx.clock.follow(events[i]) if isinstance(ctx.clock, ManualClock) else ctx.clock()
-            records = list(call(enc.encode, events[i])) + list(call(enc.tick, now) or [])
-            if i > checked:
-                on_records(i, records)
-                checked = i
-            for ei, r in sink.outgoing(i, records):
-                run.send(ei, r, ctx.partitions)
-            if sink.restart_on_failure and (run.failed_events or run.fatal):
-                stopped_at = i
-                break
-        for ei, r in sink.drain():
-            run.send(ei, r, ctx.partitions)
-        unanswered = run.finish(flush_timeout)
-        call(enc.close)
-        if unanswered:
-            for m in result.ledger:
-                if m.attempt == attempt and not m.acked and m.error is None:
-                    m.error = "no delivery report within the flush timeout"
-        if not sink.restart_on_failure:
-            return result
-        # Checkpoint: every event before the first one with an unacknowledged message.
-        pending = [m.event for m in result.ledger if m.attempt == attempt and not m.acked]
-        if pending:
-            start = min(pending)
-        elif stopped_at is not None:
-            start = stopped_at + 1  # stopped early, yet everything sent so far was acknowledged
-        else:
-            return result
-        attempt += 1
-        result.restarts += 1
-        if result.restarts > sink.max_restarts:
-            result.gave_up = f"gave up after {sink.max_restarts} restarts (last checkpoint: event {start})"
-            return result
-        time.sleep(sink.restart_backoff_s)
 
 
 # -- delivery mutants --------------------------------------------------------------------------------
@@ -347,6 +307,9 @@ class StrayMessagesSink(ReferenceSink):
                 out.append((event, Record(r.topic, None, r.value[:len(r.value) // 2], r.partition)))
         return out
 
+
+#: The interface every sink policy has (the reference's; mutants override one part each).
+SinkPolicy = ReferenceSink
 
 SINKS: dict[str, type[ReferenceSink]] = {
     s.name: s for s in (ReferenceSink, SkipFailuresSink, InflightRetriesSink, KeyScatterSink, BatchReversedSink,

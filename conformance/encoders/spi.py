@@ -131,4 +131,15 @@ class EncoderInfo:
     # Mutants: the check that must catch the defect, and the options under which it shows.
     catches: str | None = None
     needs_options: Mapping[str, str] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # Workload shape overrides (fields of `strategies.Shape`) that make the defect likely to show.
+    shape: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # The sink policy the encoder's records are produced through (`encoders/sink.py`): the
+    # reference's, or a broken one (a delivery mutant).
+    sink: str = "reference"
+    # A broker fault schedule that exposes the defect (it then needs a broker that injects faults).
+    faults: str | None = None
+
+    @property
+    def needs_broker(self) -> bool:
+        """Its defect only shows under broker faults (an in-memory log never fails)."""
+        return self.faults is not None

@@ -28,7 +28,6 @@ from ..checks.delivery import (
     DeliveryReport,
     LogEntry,
     analyse_log,
-    commit_ts_scope,
     delivery_checks,
 )
 from ..checks.registry import CheckSpec
@@ -203,28 +202,14 @@ class DeliverySummary:
         return out
 
 
-@dataclass(slots=True)
-class TaskResult:
-    """What a Spark task sends back: its tally and its delivery counts (merged on the executors,
-    like tallies, by `spark.reduce_tallies`)."""
-
-    tally: Tally
-    delivery: DeliverySummary = field(default_factory=DeliverySummary)
-
-    def merge(self, other: TaskResult) -> None:
-        self.tally.merge(other.tally)
-        self.delivery.merge(other.delivery)
-
-
 def judge_log(protocol: str, options: Mapping[str, str], topic: str, entries: Iterable[LogEntry], tally: Tally,
               starts: Mapping[tuple[str, int], int] | None = None) -> DeliverySummary:
     """The log-only delivery checks over one topic's identified messages; `tally` needs those
     checks (`log_only_checks`). Returns the counts for the notes."""
     entries = list(entries)
     suite = get_protocol(protocol)
-    report = analyse_log(entries, starts, ts_scope=commit_ts_scope(suite))
-    ev = DeliveryEvidence(topic, report, has_commit_ts=suite.carries_commit_ts(options),  # type: ignore[attr-defined]
-                          with_source=False)
+    report = analyse_log(entries, starts, ts_scope=suite.capabilities.commit_ts_scope)
+    ev = DeliveryEvidence(topic, report, has_commit_ts=suite.carries_commit_ts(options), with_source=False)
     for s in log_only_checks(protocol):
         tally.evaluate(s, ev)
     summary = DeliverySummary()
@@ -247,7 +232,7 @@ class DeliveryLogs:
         self.options = dict(options)
         # One identifier for every topic: identifiers key what they learn by topic, and their
         # caches (Avro: parsed schemas) are worth sharing.
-        self._identify = get_protocol(protocol).identifier(self.options, registry)  # type: ignore[attr-defined]
+        self._identify = get_protocol(protocol).identifier(self.options, registry)
         self.entries: dict[str, list[LogEntry]] = {}
         self.first: dict[tuple[str, int], int] = {}  # smallest offset seen, control messages included
 

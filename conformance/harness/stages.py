@@ -1,61 +1,65 @@
-"""The pipeline's stages over Kafka, as plain functions (Spark calls them on executors,
-`--no-spark` calls them in-process; neither imports the other).
+"""The pipeline's stages, as plain functions every runner calls (in this process, or on Spark
+executors): generate → encode → log → read → judge → report.
 
-Stage A, one work unit = (combo, shard): regenerate the workload from (seed, shard), encode it,
-check the encoder's records against their source events (record and event checks), and
-produce them through the encoder's sink; returns the tally and the sink's ledger.
+* **encode** (`encode_unit`), one work unit = (option combination, shard): regenerate the
+  workload from (seed, shard), encode it (`encode.encode_events`) through the encoder's sink
+  policy into a transport (the in-memory log or Kafka), run the record and event checks against
+  the source events, and identify what the sink sent (the ledger).
+* **judge** (`judge_topic`), one topic: the stream checks over its log (all partitions, offset
+  order) and delivery against the workload (regenerated from its seed) and the ledger.
+* **report** (`sections`): one report section per option combination, from the merged results.
 
-Stage B, one topic: decode the log (all partitions, offset order), run the stream checks, and
-judge delivery against the workload the topic came from (regenerated again from its seed)
-and the ledger of what was sent.
-
-Only seeds and small results travel: a unit is a few numbers, a result is a tally.
+Only seeds and small results travel between stages: a unit is a few numbers, a result a tally.
 """
 
 from __future__ import annotations
 
-import atexit
+import dataclasses
 import functools
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
-from ..checks.delivery import DeliveryEvidence, LogEntry, Sent, analyse, commit_ts_scope, delivery_checks
-from ..checks.registry import all_checks
+from ..checks.delivery import Anomaly, DeliveryEvidence, LogEntry, Sent, analyse, delivery_checks
+from ..checks.registry import Location, Scope, all_checks
 from ..checks.results import Tally
 from ..encoders import find_encoder
-from ..encoders.sink import SINKS, SentMessage, fingerprint, run_sink
-from ..encoders.spi import EncoderContext, EncoderHung, ManualClock, Record
+from ..encoders.sink import SINKS, fingerprint
+from ..encoders.spi import EncoderContext, EncoderInfo, ManualClock
 from ..model.events import Workload
 from ..protocols import get_protocol
+from ..protocols.base import ENCODE, LOG, ProtocolSuite, describe_options
+from ..reporting.model import Section
 from ..strategies import Shape, sample_workload
 from .capture import DeliverySummary
-from .local import Guard, encoder_crashed, encoder_hung
+from .encode import Guard, LogRecord, Transport, encode_events
 
-_PREFIX = re.compile(r"^(?P<run>[a-z0-9]+)c(?P<combo>\d+)w(?P<shard>\d+)-")
+_PREFIX = re.compile(r"^(?P<run>[a-z0-9]*)c(?P<combo>\d+)w(?P<shard>\d+)-")
 
 
 @dataclass(frozen=True, slots=True)
 class RunSpec:
-    """Everything a worker needs, shipped once (Spark broadcasts it)."""
+    """Everything a worker needs to run its units, shipped once (Spark broadcasts it)."""
 
     protocol: str
     encoder: str
-    sink: str
     seed: int | str
     shape: Shape
     combos: tuple[tuple[tuple[str, str], ...], ...]  # options of each combination
-    kafka_config: tuple[tuple[str, str], ...]
-    registry_url: str
     partitions: int = 3
-    run_id: str = "r0"
+    # Prefix of every topic (and so of every registry subject) of the run: runs sharing a
+    # cluster or a registry never meet. Empty for the in-memory log.
+    run_id: str = ""
+    kafka_config: tuple[tuple[str, str], ...] = ()
+    registry_url: str = ""
     encoder_timeout: float = 30.0
     flush_timeout: float = 30.0
-    # Seconds between source events in stage A: CDC events arrive over time, and a fault
-    # schedule needs production to overlap it (0: as fast as possible).
+    time_zone: str = "UTC"
+    # Seconds between source events in the encode stage: CDC events arrive over time, and a
+    # fault schedule needs production to overlap it (0: as fast as possible).
     event_interval_s: float = 0.0
     # With a fault schedule, events are `event_interval_s` apart only while it runs: for `pace_s`
     # seconds from each unit's start, or, when all units run in one process one after another,
@@ -76,167 +80,237 @@ class RunSpec:
         return int(m.group("combo")), int(m.group("shard"))
 
 
+def new_tally(suite: ProtocolSuite) -> Tally:
+    """A tally for every check of the protocol (its own and the protocol-independent ones)."""
+    return Tally(all_checks(suite.name))
+
+
+@functools.lru_cache(maxsize=64)
+def generate(seed: int | str, shard: int, shape: Shape) -> Workload:
+    """The encode and judge stages both regenerate a unit's workload; a worker keeps the last few."""
+    return sample_workload(seed, shard, shape)
+
+
+# -- encode -----------------------------------------------------------------------------------------
+
+
+class HangLatch:
+    """Once an encoder hung, no further call is made into it, nor into another encoder of the
+    same kind in the same worker: its thread may still hold a lock, spin or sleep. The units a
+    worker has left are then not run (and said so). One latch per run and worker."""
+
+    def __init__(self) -> None:
+        self.shard: int | None = None
+
+
 @dataclass(slots=True)
 class UnitResult:
     combo: int
     shard: int
     tally: Tally
-    ledger: list[SentMessage] = field(default_factory=list)
+    sent: list[Sent] = field(default_factory=list)  # the ledger, each message identified
+    topics: list[str] = field(default_factory=list)  # every topic the unit's output goes to
     records: int = 0
     restarts: int = 0
     gave_up: str | None = None
-    topics: list[str] = field(default_factory=list)
+    encoded: int = 0  # events fully encoded
+    hung: bool = False
+    skipped: bool = False  # not run: an encoder hung earlier in this worker
 
 
-def kafka_checks(protocol: str) -> list[Any]:
-    return all_checks(protocol)
-
-
-def new_tally(protocol: str) -> Tally:
-    return Tally(kafka_checks(protocol))
-
-
-_REGISTRIES: dict[str, Any] = {}
-
-
-def _registry(url: str) -> Any:
-    """One client per registry per worker process (its id cache is shared by every unit)."""
-    from ..infra.registry import RegistryClient
-
-    if not url:
-        return None  # a protocol without a registry
-    client = _REGISTRIES.get(url)
-    if client is None:
-        if not _REGISTRIES:
-            atexit.register(_close_registries)
-        client = _REGISTRIES[url] = RegistryClient(url)
-    return client
-
-
-def _close_registries() -> None:
-    for c in _REGISTRIES.values():
-        c.close()
-    _REGISTRIES.clear()
-
-
-@functools.lru_cache(maxsize=64)
-def _workload(seed: int | str, shard: int, shape: Shape) -> Workload:
-    """Stage A and stage B both regenerate a unit's workload; a worker keeps the last few."""
-    return sample_workload(seed, shard, shape)
-
-
-def expected_topics(spec: RunSpec, combo: int, shard: int) -> list[str]:
-    protocol = get_protocol(spec.protocol)
-    w = _workload(spec.seed, shard, spec.shape)
-    prefix = spec.prefix(combo, shard)
-    if hasattr(protocol, "topics"):  # a protocol whose topics do not follow from its rows
-        return sorted(protocol.topics(w, spec.options(combo), prefix))
-    return sorted({v.topic for v in protocol.expected_versions(w, spec.options(combo), prefix)  # type: ignore[attr-defined]
-                   if v.topic is not None})
-
-
-def produce_unit(spec: RunSpec, combo: int, shard: int, *, create_topics: Any = None) -> UnitResult:
-    """Stage A for one (combo, shard)."""
-    protocol = get_protocol(spec.protocol)
+def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, registry: Any, latch: HangLatch, *,
+                workload: Workload | None = None, prepare: Callable[[Sequence[str]], None] | None = None
+                ) -> UnitResult:
+    """The encode stage for one unit. `prepare(topics)` (if given) runs before anything is sent
+    (e.g. creates the topics)."""
+    suite = get_protocol(spec.protocol)
     info = find_encoder(spec.encoder, spec.protocol)
     options = spec.options(combo)
     prefix = spec.prefix(combo, shard)
-    workload = _workload(spec.seed, shard, spec.shape)
-    registry = _registry(spec.registry_url)
-    tally = new_tally(spec.protocol)
+    if workload is None:
+        workload = generate(spec.seed, shard, spec.shape)
+    tally = new_tally(suite)
     tally.workload = (spec.seed, shard)
-    res = UnitResult(combo, shard, tally)
-    res.topics = expected_topics(spec, combo, shard)
-    if create_topics is not None:
-        create_topics(res.topics, spec.partitions)
-    checker = protocol.checker(options, registry, tally, topic_prefix=prefix, with_source=True,  # type: ignore[attr-defined]
-                               partitions=spec.partitions)
+    res = UnitResult(combo, shard, tally, topics=sorted(suite.topics(workload, options, prefix)))
+    if latch.shard is not None:
+        res.skipped = True
+        return res
+    if prepare is not None:
+        prepare(res.topics)
+    checker = suite.checker(options, registry, tally, ENCODE, topic_prefix=prefix, partitions=spec.partitions)
     ctx = EncoderContext(options=options, registry=registry, clock=ManualClock(), partitions=spec.partitions,
-                         topic_prefix=prefix)
-    events = list(workload.events)
-    guard = Guard(spec.encoder_timeout)
+                         topic_prefix=prefix, time_zone=spec.time_zone)
     pace_end = spec.pace_until or (time.time() + spec.pace_s if spec.pace_s else 0.0)
 
-    def on_records(i: int, records: list[Any]) -> None:
-        res.records += len(records)
-        checker.check_event(events[i], records)
+    def pace() -> None:
         # A steady stream while the fault schedule runs (several requests in flight, as in a
         # busy CDC stream, when a fault strikes), at full speed once it is over.
-        if spec.event_interval_s and (not pace_end or time.time() < pace_end):
+        if not pace_end or time.time() < pace_end:
             time.sleep(spec.event_interval_s)
 
+    guard = Guard(spec.encoder_timeout)
     try:
-        sink = SINKS[spec.sink]()
-        out = run_sink(sink, info.factory, ctx, events, dict(spec.kafka_config), call=guard.call,
-                       on_records=on_records, flush_timeout=spec.flush_timeout)
-        res.ledger, res.restarts, res.gave_up = out.ledger, out.restarts, out.gave_up
-        tally.passed(ENCODER_NO_CRASH)
-        tally.passed(ENCODER_RESPONSIVE)
-    except EncoderHung as e:
-        encoder_hung(tally, "encode()", e, spec.encoder_timeout)
-    except Exception as e:  # noqa: BLE001 - the encoder's (or its sink's) failure is a finding
-        encoder_crashed(tally, "encode() or its sink", e)
+        out = encode_events(info.factory, ctx, workload.events, SINKS[info.sink](), transport, checker, tally, guard,
+                            flush_timeout=spec.flush_timeout, pace=pace if spec.event_interval_s else None)
     finally:
         guard.close()
     checker.finish()
+    if not out.crashed:
+        tally.passed(ENCODER_NO_CRASH)
+    if out.hung:
+        latch.shard = shard
+    else:
+        tally.passed(ENCODER_RESPONSIVE)
+    res.records, res.encoded, res.hung = out.records, out.encoded, out.hung
+    res.restarts, res.gave_up = out.sink.restarts, out.sink.gave_up
+    identify = suite.identifier(options, registry)
+    for m in out.sink.ledger:
+        ident = identify(m.topic, m.key, m.value)
+        if ident is not None:
+            ent, match, _ = ident
+            res.sent.append(Sent(ent, match, m.topic, m.partition, m.offset, m.error, m.fingerprint, acked=m.acked))
     return res
 
 
-@dataclass(frozen=True, slots=True)
-class LogRecord:
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
+# -- judge ------------------------------------------------------------------------------------------
 
 
-def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], ledger: Iterable[Sent],
-                low_watermarks: dict[tuple[str, int], int], *, summary: DeliverySummary | None = None) -> Tally:
-    """Stage B for one topic: stream checks over the log and delivery against the workload.
-    `summary`, if given, receives the delivery counts (duplicates, unknown rows) for the notes."""
-    protocol = get_protocol(spec.protocol)
-    tally = new_tally(spec.protocol)
+@dataclass(slots=True)
+class TopicResult:
+    """What judging one topic gives: its tally and its delivery counts (mergeable)."""
+
+    tally: Tally
+    delivery: DeliverySummary = field(default_factory=DeliverySummary)
+
+    def merge(self, other: TopicResult) -> None:
+        self.tally.merge(other.tally)
+        self.delivery.merge(other.delivery)
+
+
+_BROKER_GAPS = (Anomaly.BROKER_LOST_ACK, Anomaly.RETENTION)
+
+
+def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], sent: Iterable[Sent],
+                low_watermarks: Mapping[tuple[str, int], int], registry: Any, *, encoded: int | None = None,
+                workload: Workload | None = None) -> TopicResult:
+    """The judge stage for one topic of a unit: delivery against the workload's first `encoded`
+    events (all by default; an encoder that crashed or hung is not also charged with the rows
+    it never got to), then the stream checks over the log — complete unless the broker lost
+    messages or retention removed some."""
+    suite = get_protocol(spec.protocol)
+    tally = new_tally(suite)
     unit = spec.unit_of(topic)
     if unit is None:
-        return tally
+        return TopicResult(tally)
     combo, shard = unit
     tally.workload = (spec.seed, shard)
     options = spec.options(combo)
-    registry = _registry(spec.registry_url)
-    identify = protocol.identifier(options, registry)  # type: ignore[attr-defined]
-    checker = protocol.checker(options, registry, tally, topic_prefix=spec.prefix(combo, shard),  # type: ignore[attr-defined]
-                               with_source=False, partitions=spec.partitions)
+    prefix = spec.prefix(combo, shard)
+    if workload is None:
+        workload = generate(spec.seed, shard, spec.shape)
+    if encoded is not None and encoded < len(workload.events):
+        workload = dataclasses.replace(workload, events=workload.events[:encoded])
+    # Offset order per partition; where the order messages were written is known (the
+    # in-memory log), that order, so that a checker sees partitions interleave as they grew.
+    records = sorted(log, key=lambda r: (0, r.seq, 0) if r.seq is not None else (1, r.partition, r.offset))
+    identify = suite.identifier(options, registry)
     entries = []
-    for r in sorted(log, key=lambda r: (r.partition, r.offset)):
+    for r in records:
         ident = identify(r.topic, r.key, r.value)
         if ident is not None:  # None: a control message (DDL, watermark…), not a row to account for
             ent, match, ts = ident
             entries.append(LogEntry(r.topic, r.partition, r.offset, ent, match, ts,
                                     fingerprint=fingerprint(r.topic, r.key, r.value)))
-        checker.observe(Record(r.topic, r.key, r.value, r.partition, offset=r.offset))
+    expected = [v for v in suite.expected_versions(workload, options, prefix) if v.topic == topic]
+    report = analyse(expected, entries, list(sent), low_watermarks, ts_scope=suite.capabilities.commit_ts_scope)
+    complete = not any(report.of(a) for a in _BROKER_GAPS)
+    mode = LOG if complete else dataclasses.replace(LOG, complete=False)
+    checker = suite.checker(options, registry, tally, mode, topic_prefix=prefix, partitions=spec.partitions)
+    for r in records:
+        checker.check_record(r.record(), Location(topic=r.topic, partition=r.partition, offset=r.offset))
     checker.finish()
-    workload = _workload(spec.seed, shard, spec.shape)
-    expected = [v for v in protocol.expected_versions(workload, options, spec.prefix(combo, shard))  # type: ignore[attr-defined]
-                if v.topic == topic]
-    report = analyse(expected, entries, list(ledger), low_watermarks, ts_scope=commit_ts_scope(protocol))
-    ev = DeliveryEvidence(topic, report, has_commit_ts=protocol.carries_commit_ts(options))  # type: ignore[attr-defined]
+    ev = DeliveryEvidence(topic, report, has_commit_ts=suite.carries_commit_ts(options))
     for s in delivery_checks(spec.protocol):
         tally.evaluate(s, ev)
-    if summary is not None:
-        summary.add(report, with_source=True)
-    return tally
+    result = TopicResult(tally)
+    result.delivery.add(report, with_source=True)
+    return result
 
 
-def sent_rows(spec: RunSpec, res: UnitResult) -> list[Sent]:
-    """The ledger as the delivery analysis wants it, with each message identified."""
-    protocol = get_protocol(spec.protocol)
-    identify = protocol.identifier(spec.options(res.combo), _registry(spec.registry_url))  # type: ignore[attr-defined]
+# -- report -------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ComboResult:
+    """Everything a combination's units and topics gave, merged (in any order)."""
+
+    tally: Tally
+    delivery: DeliverySummary = field(default_factory=DeliverySummary)
+    workloads: int = 0
+    records: int = 0
+    restarts: int = 0
+    gave_up: list[str] = field(default_factory=list)
+    hung: list[int] = field(default_factory=list)  # shards whose encoder hung
+    not_run: int = 0  # units not run after a hang
+
+    def add_unit(self, u: UnitResult) -> None:
+        self.tally.merge(u.tally)
+        if u.skipped:
+            self.not_run += 1
+            return
+        self.workloads += 1
+        self.records += u.records
+        self.restarts += u.restarts
+        if u.gave_up:
+            self.gave_up.append(f"shard {u.shard}: {u.gave_up}")
+        if u.hung:
+            self.hung.append(u.shard)
+
+    def add_topic(self, t: TopicResult) -> None:
+        self.tally.merge(t.tally)
+        self.delivery.merge(t.delivery)
+
+    def merge(self, other: ComboResult) -> None:
+        self.tally.merge(other.tally)
+        self.delivery.merge(other.delivery)
+        self.workloads += other.workloads
+        self.records += other.records
+        self.restarts += other.restarts
+        self.gave_up.extend(other.gave_up)
+        self.hung.extend(other.hung)
+        self.not_run += other.not_run
+
+
+def skip_delivery_without_a_log(tally: Tally, why: str) -> None:
+    for s in all_checks():
+        if s.protocol == "*" and s.scope is Scope.STREAM and s.id in tally.checks:
+            tally.skip(s.id, why)
+
+
+def sections(spec: RunSpec, results: Mapping[int, ComboResult], *, notes: Sequence[str] = (),
+             duration_s: float = 0.0) -> list[Section]:
+    """One report section per option combination (every runner builds its report here)."""
+    suite = get_protocol(spec.protocol)
+    info: EncoderInfo = find_encoder(spec.encoder, spec.protocol)
     out = []
-    for m in res.ledger:
-        ident = identify(m.topic, m.key, m.value)
-        if ident is None:
-            continue
-        ent, match, _ = ident
-        out.append(Sent(ent, match, m.topic, m.partition, m.offset, m.error, m.fingerprint, acked=m.acked))
+    for c in range(len(spec.combos)):
+        r = results.get(c) or ComboResult(new_tally(suite))
+        opts = spec.options(c)
+        sec = Section(spec.protocol, info.name, info.kind.value, opts, describe_options(opts, suite), r.tally,
+                      workloads=r.workloads, records=r.records, seed=spec.seed,
+                      duration_s=duration_s / max(1, len(spec.combos)))
+        if r.restarts:
+            sec.notes.append(f"the sink restarted from its checkpoint {r.restarts} time(s)")
+        sec.notes.extend(f"the sink {g}" for g in r.gave_up)
+        if r.hung:
+            sec.notes.append(f"the encoder hung (shard {min(r.hung)}): no further call was made into it"
+                             + (f"; {r.not_run} later work unit(s) of the same worker were not run" if r.not_run
+                                else ""))
+        sec.notes.extend(r.delivery.notes())
+        sec.notes.extend(notes)
+        out.append(sec)
     return out
+
+
+def options_of(spec: RunSpec, suite: ProtocolSuite, combo: int) -> Mapping[str, str]:
+    return suite.non_default(spec.options(combo))

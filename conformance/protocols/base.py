@@ -1,13 +1,27 @@
-"""What every protocol package provides to the harness and the CLI."""
+"""The protocol contract: what every protocol package provides to the harness and the CLI.
+
+A protocol is one package with a `ProtocolSuite` subclass (its options, reference encoder,
+mutants, checker, delivery identities and capabilities), registered under the
+`conformance.protocols` entry-point group. The harness never names a protocol and never looks a
+capability up by string: it calls these methods and reads `Capabilities`.
+"""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..encoders.spi import ConfigurationError, EncoderInfo
+from ..checks.delivery import TsScope, Version
+from ..checks.registry import NEEDS_SOURCE, Location, Scope, applicable_checks
+from ..checks.results import Tally
+from ..encoders.spi import ConfigurationError, EncoderInfo, Record
+from ..model.events import Event, Workload
+
+if TYPE_CHECKING:
+    from .mutants import MutantSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +59,140 @@ class Profile:
     doc: str = ""
 
 
-@dataclass
-class ProtocolSuite:
-    name: str
-    title: str
-    options: tuple[OptionSpec, ...]
-    profiles: tuple[Profile, ...] = ()
-    spec_sources: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+StreamScope = Literal["partition", "topic"]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What differs between protocols, as data the harness reads (never a string key).
+
+    `memory_partitions`: partitions of every topic in an in-memory run (more than one where the
+    protocol's rules are about partitions: broadcasts, a dispatcher).
+    `stream_scope`: what one stream-check task must see together: one topic-partition, or a
+    whole topic (rules that span partitions: DDLs and bootstraps reach every partition).
+    `commit_ts_scope`: what commit-ts order a partition promises: all its row messages
+    ("partition"), or each entity's ("entity": tables that share a partition interleave).
+    `needs_registry`: records are framed with Schema Registry ids (a capture needs the registry).
+    `delivery_options`: options under which every delivery check can be decided (e.g. an option
+    that puts the commit ts in the messages); delivery mutants run with them.
+    """
+
+    memory_partitions: int = 1
+    stream_scope: StreamScope = "partition"
+    commit_ts_scope: TsScope = "partition"
+    needs_registry: bool = False
+    delivery_options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerMode:
+    """Which of a protocol's checks a checker runs, and what it may assume about the log.
+
+    * `source`: the generated workload is known: event checks and checks that need the source
+      run (otherwise they are skipped, saying why);
+    * `records`: record checks run on every record;
+    * `streams`: stream checks run at `finish()`;
+    * `complete`: the log holds the whole output of a workload, from its first message to its
+      last (a run's own topics), rather than a window of a longer stream (a capture).
+    """
+
+    source: bool
+    records: bool
+    streams: bool
+    complete: bool
+
+
+#: A run's encode stage: record and event checks against the workload, as records are made.
+ENCODE = CheckerMode(source=True, records=True, streams=False, complete=True)
+#: A run's judge stage: stream checks over the log the run wrote (complete unless the broker lost
+#: messages: `complete=False` then).
+LOG = CheckerMode(source=False, records=False, streams=True, complete=True)
+#: A captured or live topic: record and stream checks, no workload, any window of the stream.
+CAPTURE = CheckerMode(source=False, records=True, streams=True, complete=False)
+
+
+class Checker(ABC):
+    """Runs one protocol's checks over one stream of records (the records of one work unit, or
+    of one captured topic or topic-partition) and records every outcome in a tally."""
+
+    @abstractmethod
+    def check_event(self, event: Event, records: Sequence[Record]) -> None:
+        """The records an encoder made for one source event (modes with `source`)."""
+
+    @abstractmethod
+    def check_record(self, record: Record, loc: Location) -> None:
+        """One record of a log, in offset order per partition (record checks, and the stream
+        state the stream checks judge at `finish()`)."""
+
+    @abstractmethod
+    def finish(self) -> None:
+        """The end of the stream: run the stream checks (modes with `streams`)."""
+
+
+class CheckerBase(Checker):
+    """What every protocol's checker shares: which of its checks run in its mode, why the others
+    are skipped, and their evaluation (the protocol supplies the evidence)."""
+
+    def __init__(self, protocol: str, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
+                 partitions: int | None = None) -> None:
+        self.tally = tally
+        self.mode = mode
+        self.partitions = partitions
+        active, skipped = applicable_checks(protocol, options, source=mode.source)
+        for cid, reason in skipped.items():
+            # "Needs the workload" is said where records are judged without it (a capture); a
+            # run's judge stage (no source, no record checks) leaves that to its encode stage.
+            if cid in tally.checks and (reason != NEEDS_SOURCE or mode.records):
+                tally.skip(cid, reason)
+        self.record_specs = [s for s in active if s.scope is Scope.RECORD] if mode.records else []
+        self.event_specs = [s for s in active if s.scope is Scope.EVENT] if mode.source else []
+        self.stream_specs = [s for s in active if s.scope is Scope.STREAM] if mode.streams else []
+
+    def run_record_checks(self, evidence: Any) -> None:
+        for s in self.record_specs:
+            self.tally.evaluate(s, evidence)
+
+    def run_event_checks(self, evidence: Any) -> None:
+        for s in self.event_specs:
+            self.tally.evaluate(s, evidence)
+
+    def run_stream_checks(self, evidence: Any) -> None:
+        for s in self.stream_specs:
+            self.tally.evaluate(s, evidence)
+
+
+#: What a protocol's identifier says of a message, for the delivery analysis: (entity, match,
+#: commit ts) of a row message, None parts where it cannot be read, or None for a control
+#: message that is no row (a DDL, a watermark, a bootstrap…).
+Identified = tuple[Hashable | None, Hashable | None, int | None] | None
+#: Identifies the messages of one log, in offset order per partition (it may learn from the
+#: stream: call it for every message, control messages included).
+Identify = Callable[[str, bytes | None, bytes | None], Identified]
+
+
+class ProtocolSuite(ABC):
+    """A protocol as the harness and the CLI see it: one package implements it and registers it
+    under the `conformance.protocols` entry-point group (so it may live in another distribution).
+
+    Everything the harness calls is declared here; what differs between protocols and is not
+    behaviour is a field of `capabilities`."""
+
+    def __init__(self, *, name: str, title: str, options: tuple[OptionSpec, ...], profiles: tuple[Profile, ...] = (),
+                 spec_sources: tuple[str, ...] = (), capabilities: Capabilities = Capabilities(),
+                 check_modules: tuple[str, ...] = (), default: bool = False) -> None:
+        self.name = name
+        self.title = title
+        self.options = options
+        self.profiles = profiles
+        self.spec_sources = spec_sources
+        self.capabilities = capabilities
+        # Modules whose import registers the protocol's checks (`@check`).
+        self.check_modules = check_modules
+        # The protocol `conformance run` and `check` use when none is named.
+        self.default = default
+
+    def __repr__(self) -> str:
+        return f"<protocol {self.name}>"
 
     # -- options ----------------------------------------------------------------------------
 
@@ -80,7 +220,7 @@ class ProtocolSuite:
         self.check_combination(out)
         return out
 
-    def check_combination(self, options: Mapping[str, str]) -> None:
+    def check_combination(self, options: Mapping[str, str]) -> None:  # noqa: B027 - optional hook: most accept all
         """Raise ConfigurationError for contradictory options (protocol specific)."""
 
     def matrix(self, pinned: Mapping[str, Sequence[str]], *, full: bool = True) -> list[dict[str, str]]:
@@ -106,20 +246,59 @@ class ProtocolSuite:
                 raise
         return combos
 
-    # -- to be provided by each protocol ----------------------------------------------------
+    def non_default(self, options: Mapping[str, str]) -> dict[str, str]:
+        """The options that differ from the defaults (what a replay command must pin), in the
+        order the protocol declares them (so that labels read the same in every mode)."""
+        return {o.name: options[o.name] for o in self.options if o.name in options and options[o.name] != o.default}
+
+    # -- encoders ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def reference(self) -> EncoderInfo:
+        """The reference encoder (byte-exact where the notes say so)."""
+
+    @abstractmethod
+    def mutants(self) -> Sequence[MutantSpec]:
+        """The deliberately broken encoders, each naming the check that must catch it."""
 
     def encoders(self) -> list[EncoderInfo]:
-        raise NotImplementedError
+        """The reference, its mutants, and the delivery mutants (the reference behind a broken
+        sink)."""
+        from .mutants import encoder_infos
 
-    def checks_module(self) -> str:
-        raise NotImplementedError
+        return encoder_infos(self)
+
+    # -- checking ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
+                topic_prefix: str = "", partitions: int | None = None) -> Checker:
+        """A checker for one stream (see `CheckerMode`); `partitions` is the topics' partition
+        count where the harness knows it."""
+
+    @abstractmethod
+    def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Collection[str]:
+        """Every topic the workload's output goes to (also those that only receive control
+        messages), so that each is judged even if nothing reached it."""
+
+    @abstractmethod
+    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
+                          ) -> Iterable[Version]:
+        """Every row message the workload should put in the log, per entity in commit order."""
+
+    @abstractmethod
+    def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
+        """Identifies messages of one log for the delivery analysis (stateful: one per log)."""
+
+    @abstractmethod
+    def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
+        """Whether row messages carry their commit ts under these options."""
 
 
 def describe_options(options: Mapping[str, str], suite: ProtocolSuite) -> str:
     """Short label of an option combination: only what differs from the defaults."""
     short = {o.name: o.short or o.name for o in suite.options}
-    diffs = [f"{short[k]}={v}" for k, v in options.items()
-             if k != "profile" and any(o.name == k and o.default != v for o in suite.options)]
+    diffs = [f"{short[k]}={v}" for k, v in suite.non_default(options).items()]
     if "profile" in options:
         diffs.insert(0, f"profile={options['profile']}")
     return " ".join(diffs) or "defaults"

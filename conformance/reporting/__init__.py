@@ -9,7 +9,7 @@ from typing import Any
 from . import html, junit, markdown
 from .model import FORMAT_VERSION, Report, Section
 
-__all__ = ["FORMAT_VERSION", "Report", "Section", "write_reports"]
+__all__ = ["FORMAT_VERSION", "Report", "Section", "write_json", "write_reports"]
 
 
 def write_reports(report: Report, directory: str | Path) -> dict[str, Path]:
@@ -24,3 +24,11 @@ def write_reports(report: Report, directory: str | Path) -> dict[str, Path]:
     paths["html"].write_text(html.render(data), encoding="utf-8")
     paths["markdown"].write_text(markdown.render(data), encoding="utf-8")
     return paths
+
+
+def write_json(report: Report, path: str | Path) -> Path:
+    """Write only report.json, to `path`."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(report.to_json(), indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    return p

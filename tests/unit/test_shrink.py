@@ -7,7 +7,7 @@ import json
 from helpers import shape_with
 
 from conformance.encoders import find_encoder
-from conformance.harness.local import failing_checks
+from conformance.harness.run import failing_checks
 from conformance.harness.shrink import shrink
 from conformance.infra.inprocess import InProcessRegistry
 from conformance.model.serde import workload_from_json, workload_to_json
@@ -26,7 +26,7 @@ def _shrink_for(mutant: str, check: str, shape_kw: dict, options: dict | None = 
 
     def fails(w):  # type: ignore[no-untyped-def]
         n[0] += 1
-        return check in failing_checks(P, enc, opts, reg, w, topic_prefix=f"s{n[0]}-")
+        return check in failing_checks(P, enc, opts, reg, w)
 
     for shard in range(40):
         w = sample_workload("shrink", shard, shape)

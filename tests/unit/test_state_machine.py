@@ -6,9 +6,10 @@ from hypothesis import settings
 from hypothesis.stateful import invariant
 
 from conformance.encoders.spi import EncoderContext
-from conformance.harness.local import make_tally
+from conformance.harness.stages import new_tally
 from conformance.infra.inprocess import InProcessRegistry
 from conformance.protocols import get_protocol
+from conformance.protocols.base import ENCODE
 from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder
 from conformance.strategies.machine import WorkloadMachine
 
@@ -23,10 +24,10 @@ class ReferenceMachine(WorkloadMachine):
         super().__init__()
         RUN[0] += 1
         prefix = f"sm{RUN[0]}-"
-        self.tally = make_tally(PROTOCOL)
+        self.tally = new_tally(PROTOCOL)
         self.encoder = TiCDCAvroEncoder()
         self.encoder.open(EncoderContext(OPTIONS, REGISTRY, topic_prefix=prefix))
-        self.checker = PROTOCOL.checker(OPTIONS, REGISTRY, self.tally, topic_prefix=prefix)
+        self.checker = PROTOCOL.checker(OPTIONS, REGISTRY, self.tally, ENCODE, topic_prefix=prefix)
 
     @invariant()
     def newest_events_conform(self) -> None:

@@ -89,7 +89,8 @@ def test_tiflows_avro_bytes_for_a_bit_default_check_clean() -> None:
 def test_a_utf8_rendering_of_the_bit_default_is_caught() -> None:
     """What the reference used to write (the default as latin-1 text, which fastavro writes as
     UTF-8: `04 c3 bf`) is not TiCDC's default, and schema.default says so."""
-    from conformance.harness.local import make_tally
+    from conformance.harness.stages import new_tally
+    from conformance.protocols.base import ENCODE
 
     class Utf8Default(TiCDCSimpleEncoder):
         def serialize(self, kind: str, json_msg: dict[str, Any], avro_payload: dict[str, Any]) -> bytes:
@@ -106,8 +107,8 @@ def test_a_utf8_rendering_of_the_bit_default_is_caught() -> None:
     create = _workload(BIT8_FF, []).events[0]
     records = [Record(r.topic, r.key, r.value, r.partition, offset=0) for r in enc.encode(create)]
     assert records[0].value is not None and b"\x04\xc3\xbf" in records[0].value
-    tally = make_tally(PROTOCOL)
-    checker = PROTOCOL.checker(options, None, tally, with_source=True, partitions=1)  # type: ignore[attr-defined]
+    tally = new_tally(PROTOCOL)
+    checker = PROTOCOL.checker(options, None, tally, ENCODE, partitions=1)
     checker.check_event(create, records)
     f = next(iter(tally.checks["ticdc-simple.schema.default"].failures.values()))
     assert (f.expected, f.actual) == ("0xff", "0xc3bf")

@@ -4,54 +4,28 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...checks.registry import CheckSpec, Location, Scope, all_checks
+from ...checks.registry import Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, Transaction, Watermark
+from ..base import CheckerBase, CheckerMode
 from . import spec, watermark
 from .decoder import DecodedPart, SchemaResolver, decode_framed
 from .evidence import EventEvidence, RecordEvidence, SourceRow, StreamEntry, StreamEvidence, freeze
 from .spec import AvroOptions
 
 
-def specs_for(options: Mapping[str, str], *, with_source: bool) -> tuple[list[CheckSpec], dict[str, str]]:
-    """The protocol's checks that apply, and the reasons the others are skipped."""
-    active, skipped = [], {}
-    for s in all_checks(spec.PROTOCOL):
-        if s.protocol != spec.PROTOCOL:
-            continue
-        missing = [f"{k}={v}" for k, v in s.needs_options if options.get(k, "") != v]
-        if missing:
-            skipped[s.id] = f"needs {', '.join(missing)}"
-        elif s.needs_source and not with_source:
-            skipped[s.id] = "needs the generated workload (decidable in `conformance run`, not on a capture)"
-        elif s.scope is Scope.EVENT and not with_source:
-            skipped[s.id] = "needs the generated workload"
-        else:
-            active.append(s)
-    return active, skipped
-
-
-class AvroChecker:
-    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
-                 with_source: bool = True, partitions: int | None = None) -> None:
+class AvroChecker(CheckerBase):
+    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
+                 topic_prefix: str = "", partitions: int | None = None) -> None:
+        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
         self.o = AvroOptions.from_options(options)
         self.resolver = SchemaResolver(registry)
-        self.tally = tally
         self.prefix = topic_prefix
-        self.with_source = with_source
-        self.partitions = partitions
         self.active = watermark.ActiveTables(self.o, topic_prefix)
-        active, skipped = specs_for(options, with_source=with_source)
-        for cid, reason in skipped.items():
-            if cid in tally.checks:
-                tally.skip(cid, reason)
-        self.record_specs = [s for s in active if s.scope is Scope.RECORD]
-        self.event_specs = [s for s in active if s.scope is Scope.EVENT]
-        self.stream_specs = [s for s in active if s.scope is Scope.STREAM]
         self.streams: dict[str, StreamEvidence] = {}
 
     # -- evidence -------------------------------------------------------------------------
@@ -70,7 +44,7 @@ class AvroChecker:
         st = self.streams.get(record.topic)
         if st is None:
             st = self.streams[record.topic] = StreamEvidence(record.topic, partition_count=self.partitions,
-                                                             with_source=self.with_source)
+                                                             with_source=self.mode.complete)
         st.records += 1
         for _part, d in ev.parts():
             if d.view is not None and not d.view.error:
@@ -99,18 +73,10 @@ class AvroChecker:
         seen.add(h)
         st.logs.setdefault(part, []).append(StreamEntry(r.offset, kind, ts, first, identity))
 
-    def _run_record_checks(self, ev: RecordEvidence) -> None:
-        for s in self.record_specs:
-            self.tally.evaluate(s, ev)
-
-    # -- capture mode ---------------------------------------------------------------------
+    # -- a log (capture mode, or a run's judge stage) ----------------------------------------
 
     def check_record(self, record: Record, loc: Location) -> None:
-        self._run_record_checks(self.evidence(record, loc))
-
-    def observe(self, record: Record) -> None:
-        """Feed the stream checks only (the record checks ran where the record was made)."""
-        self.evidence(record, Location(topic=record.topic, partition=record.partition, offset=record.offset))
+        self.run_record_checks(self.evidence(record, loc))
 
     # -- run mode -------------------------------------------------------------------------
 
@@ -192,7 +158,7 @@ class AvroChecker:
                 out[(t, p, kind)] += 1
         return out
 
-    def check_event(self, event: Event, records: list[Record]) -> None:
+    def check_event(self, event: Event, records: Sequence[Record]) -> None:
         evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
         rows = [ev for ev in evs if ev.control is None]
         controls = [ev for ev in evs if ev.control is not None]
@@ -202,15 +168,13 @@ class AvroChecker:
         expected = self.expected_rows(event)
         missing, unexpected = self.join(expected, rows)
         for ev in evs:
-            self._run_record_checks(ev)
+            self.run_record_checks(ev)
         eev = EventEvidence(event, expected, evs, missing, unexpected, self.o,
                             expected_controls=self.expected_controls(event), controls=controls)
         self.active.follow(event)
-        for s in self.event_specs:
-            self.tally.evaluate(s, eev)
+        self.run_event_checks(eev)
 
     def finish(self) -> None:
         for st in self.streams.values():
-            for s in self.stream_specs:
-                self.tally.evaluate(s, st)
+            self.run_stream_checks(st)
         self.streams.clear()

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from ...checks.delivery import Anomaly
 from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, Verdict, check
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.table import Column
@@ -967,6 +968,7 @@ def watermark_broadcast(st: StreamEvidence) -> Findings:
 
 
 @check("ticdc-avro.watermark.order", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       anomalies=(Anomaly.LATE_EVENT_AFTER_WATERMARK, Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK),
        clause=WATERMARK_CLAUSE + "; checkpoint = every change with commitTs <= ts has been flushed; a DDL is "
               "written after the rows of earlier transactions (the DDL barrier); notes §3.5 (replays after a "
               "restart are duplicates)",

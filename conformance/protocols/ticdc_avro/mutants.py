@@ -13,8 +13,6 @@ import json
 import struct
 import time
 import zlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...encoders.spi import Record
@@ -22,32 +20,11 @@ from ...model.events import Ddl, Event, Op, RowChange, Transaction
 from ...model.table import Column, Table
 from ...model.types import Kind
 from ...model.values import Row, bit_bytes_padded, to_float32
+from ..mutants import MutantRegistry
 from . import spec, watermark
 from .encoder import TiCDCAvroEncoder
 
-
-@dataclass(frozen=True, slots=True)
-class MutantSpec:
-    name: str
-    catches: str
-    description: str
-    cls: type[TiCDCAvroEncoder]
-    needs_options: Mapping[str, str] = field(default_factory=dict)
-    shape: Mapping[str, Any] = field(default_factory=dict)
-
-
-MUTANTS: list[MutantSpec] = []
-
-
-def mutant(name: str, catches: str, *, needs: Mapping[str, str] | None = None,
-           shape: Mapping[str, Any] | None = None) -> Callable[[type[TiCDCAvroEncoder]], type[TiCDCAvroEncoder]]:
-    def deco(cls: type[TiCDCAvroEncoder]) -> type[TiCDCAvroEncoder]:
-        doc = (cls.__doc__ or name).strip().splitlines()[0]
-        MUTANTS.append(MutantSpec(name, f"ticdc-avro.{catches}" if not catches.startswith("encoder.") else catches,
-                                  doc, cls, dict(needs or {}), dict(shape or {})))
-        return cls
-
-    return deco
+mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
 
 
 def _kinds(*kinds: Kind) -> dict[str, Any]:

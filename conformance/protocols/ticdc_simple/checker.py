@@ -8,16 +8,17 @@ stream checks (the consumer's rule, bootstrap timing, ordering) run on the logs 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.registry import CheckSpec, Location, Scope, all_checks
+from ...checks.registry import Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, Transaction, Watermark
 from ...model.table import Table
 from ...model.values import Row
+from ..base import CheckerBase, CheckerMode
 from . import spec
 from .decoder import Message, decode, integer, schema_key, table_schema_of
 from .spec import SimpleOptions
@@ -107,36 +108,12 @@ class StreamEvidence:
         return sorted(self.logs)
 
 
-def specs_for(options: Mapping[str, str], *, with_source: bool) -> tuple[list[CheckSpec], dict[str, str]]:
-    active, skipped = [], {}
-    for s in all_checks(spec.PROTOCOL):
-        if s.protocol != spec.PROTOCOL:
-            continue
-        missing = [f"{k}={v}" for k, v in s.needs_options if options.get(k, "") != v]
-        if missing:
-            skipped[s.id] = f"needs {', '.join(missing)}"
-        elif (s.needs_source or s.scope is Scope.EVENT) and not with_source:
-            skipped[s.id] = "needs the generated workload (decidable in `conformance run`, not on a capture)"
-        else:
-            active.append(s)
-    return active, skipped
-
-
-class SimpleChecker:
-    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
-                 with_source: bool = True, partitions: int | None = None) -> None:
+class SimpleChecker(CheckerBase):
+    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
+                 topic_prefix: str = "", partitions: int | None = None) -> None:
+        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
         self.o = SimpleOptions.from_options(options)
-        self.partitions = partitions
-        self.tally = tally
         self.prefix = topic_prefix
-        self.with_source = with_source
-        active, skipped = specs_for(options, with_source=with_source)
-        for cid, reason in skipped.items():
-            if cid in tally.checks:
-                tally.skip(cid, reason)
-        self.record_specs = [s for s in active if s.scope is Scope.RECORD]
-        self.event_specs = [s for s in active if s.scope is Scope.EVENT]
-        self.stream_specs = [s for s in active if s.scope is Scope.STREAM]
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._seq = 0
         # Run mode: every table version of the workload so far, for the BOOTSTRAPs (which no
@@ -208,17 +185,10 @@ class SimpleChecker:
             got = p0.schemas.get(key) if p0 is not None else None
         return got
 
-    def _run_record_checks(self, ev: RecordEvidence) -> None:
-        for s in self.record_specs:
-            self.tally.evaluate(s, ev)
-
-    # -- capture mode ---------------------------------------------------------------------------------
+    # -- a log (capture mode, or a run's judge stage) ---------------------------------------------------
 
     def check_record(self, record: Record, loc: Location) -> None:
-        self._run_record_checks(self.evidence(record, loc))
-
-    def observe(self, record: Record) -> None:
-        self.evidence(record, Location(topic=record.topic, partition=record.partition, offset=record.offset))
+        self.run_record_checks(self.evidence(record, loc))
 
     # -- run mode -------------------------------------------------------------------------------------
 
@@ -245,7 +215,7 @@ class SimpleChecker:
             if t is not None:
                 self.known_tables[(t.table_id, t.version, t.database, t.name)] = t
 
-    def check_event(self, event: Event, records: list[Record]) -> None:
+    def check_event(self, event: Event, records: Sequence[Record]) -> None:
         self._learn(event)
         evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
         expected = self.expected_rows(event)
@@ -264,20 +234,17 @@ class SimpleChecker:
                 if ev.msg.kind == kind:  # not the periodic BOOTSTRAPs that came out with it
                     ev.source = event
         for ev in evs:
-            self._run_record_checks(ev)
+            self.run_record_checks(ev)
         parts = self.partitions or max(1, len({r.partition for r in records}))
         eev = EventEvidence(event, expected, evs, parts, self.o)
-        for s in self.event_specs:
-            self.tally.evaluate(s, eev)
+        self.run_event_checks(eev)
 
     def finish(self) -> None:
         by_topic: dict[str, dict[int, PartitionLog]] = {}
         for (topic, part), lg in self.logs.items():
             by_topic.setdefault(topic, {})[part] = lg
         for topic, parts in by_topic.items():
-            st = StreamEvidence(topic, parts, self.o, self.with_source, self.partitions)
-            for s in self.stream_specs:
-                self.tally.evaluate(s, st)
+            self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.partitions))
         self.logs.clear()
 
 

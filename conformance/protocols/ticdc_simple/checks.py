@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...checks.delivery import Anomaly
 from ...checks.registry import Failure, Level, NotApplicable, Scope, check
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.values import Json, go_format_float, to_float32
@@ -1444,6 +1445,7 @@ def order_ddl(st: StreamEvidence) -> Findings:
 
 
 @check("ticdc-simple.order.watermark", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       anomalies=(Anomaly.LATE_EVENT_AFTER_WATERMARK, Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK),
        clause=f"{SEED} §WATERMARK (sent to all partitions; everything below it has been sent); {NOTES} §2.1")
 def order_watermark(st: StreamEvidence) -> Findings:
     """Each WATERMARK reaches every partition; per partition they never decrease, and no DML

@@ -12,8 +12,7 @@ import base64
 import json
 import time
 import zlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from ...encoders.spi import Record
@@ -21,22 +20,12 @@ from ...model.events import Ddl, Event, Op, RowChange, Transaction, tso
 from ...model.table import Table
 from ...model.types import Kind, SqlType
 from ...model.values import Value, decimal_text, go_format_float
+from ..mutants import MutantRegistry
 from . import codec, spec
 from .encoder import TiCDCSimpleEncoder, _TableState
 from .spec import Family, SimpleOptions
 
-
-@dataclass(frozen=True, slots=True)
-class MutantSpec:
-    name: str
-    catches: str
-    description: str
-    cls: type[TiCDCSimpleEncoder]
-    needs_options: Mapping[str, str] = field(default_factory=dict)
-    shape: Mapping[str, Any] = field(default_factory=dict)
-
-
-MUTANTS: list[MutantSpec] = []
+mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
 
 # Options that make the periodic bootstraps frequent enough for a short workload to show them.
 FREQUENT_BOOTSTRAPS = {"send-bootstrap-in-msg-count": "3"}
@@ -48,16 +37,6 @@ SLOW = (1000, 4000)
 WIDE = {"columns": (5, 8), "kinds": (Kind.VARCHAR, Kind.TEXT, Kind.BLOB, Kind.INT, Kind.DATETIME)}
 
 
-def mutant(name: str, catches: str, *, needs: Mapping[str, str] | None = None,
-           shape: Mapping[str, Any] | None = None
-           ) -> Callable[[type[TiCDCSimpleEncoder]], type[TiCDCSimpleEncoder]]:
-    def deco(cls: type[TiCDCSimpleEncoder]) -> type[TiCDCSimpleEncoder]:
-        doc = (cls.__doc__ or name).strip().splitlines()[0]
-        MUTANTS.append(MutantSpec(name, catches if catches.startswith("encoder.") else f"ticdc-simple.{catches}",
-                                  doc, cls, dict(needs or {}), dict(shape or {})))
-        return cls
-
-    return deco
 
 
 def _kinds(*kinds: Kind, **more: Any) -> dict[str, Any]:

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ...checks.delivery import Version
 from ...checks.results import Tally
-from ...encoders.sink import SINKS
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
 from ...model.events import Workload
-from ..base import ProtocolSuite
+from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
+from ..mutants import MutantSpec
 from . import delivery, spec
 from .checker import SimpleChecker
 from .encoder import TiCDCSimpleEncoder
-
-Identify = Callable[[str, bytes | None, bytes | None], tuple[bytes | None, bytes | None, int | None] | None]
 
 
 class TiCDCSimpleSuite(ProtocolSuite):
@@ -24,33 +22,18 @@ class TiCDCSimpleSuite(ProtocolSuite):
         if problems:
             raise ConfigurationError("; ".join(problems))
 
-    def encoders(self) -> list[EncoderInfo]:
+    def reference(self) -> EncoderInfo:
+        return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, TiCDCSimpleEncoder,
+                           "Reference encoder, as pingcap/tiflow emits Simple (spec/notes/ticdc.md §2).")
+
+    def mutants(self) -> Sequence[MutantSpec]:
         from .mutants import MUTANTS
 
-        out = [EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, TiCDCSimpleEncoder,
-                           "Reference encoder, as pingcap/tiflow emits Simple (spec/notes/ticdc.md §2).")]
-        for m in MUTANTS:
-            out.append(EncoderInfo(f"{self.name}/mutant/{m.name}", self.name, EncoderKind.MUTANT, m.cls,
-                                   m.description, catches=m.catches, needs_options=m.needs_options,
-                                   extra={"shape": m.shape}))
-        for name, sink in SINKS.items():
-            if sink.catches is None:
-                continue
-            doc = (sink.__doc__ or name).strip().splitlines()[0]
-            out.append(EncoderInfo(f"{self.name}/mutant/{name}", self.name, EncoderKind.MUTANT, TiCDCSimpleEncoder,
-                                   doc, catches=sink.catches, extra={"sink": name, "faults": sink.faults,
-                                                                     "needs_kafka": True, "shape": dict(sink.shape)}))
-        return out
+        return MUTANTS.specs()
 
-    def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, *, topic_prefix: str = "",
-                with_source: bool = True, partitions: int | None = None) -> SimpleChecker:
-        return SimpleChecker(options, registry, tally, topic_prefix=topic_prefix, with_source=with_source,
-                             partitions=partitions)
-
-    def needs_registry(self) -> bool:
-        return False
-
-    # -- Kafka mode -------------------------------------------------------------------------
+    def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
+                topic_prefix: str = "", partitions: int | None = None) -> SimpleChecker:
+        return SimpleChecker(options, registry, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> list[str]:
         """Every message goes to the one sink topic (DDLs and watermarks too, even with no rows)."""
@@ -75,7 +58,9 @@ SUITE = TiCDCSimpleSuite(
     options=spec.OPTIONS,
     profiles=spec.PROFILES,
     spec_sources=("spec/002 (ZH)", "spec/notes/ticdc.md §2, §5"),
-    # Three partitions in memory (DDLs, watermarks and bootstraps are broadcast); live topics
-    # are checked per topic, not per partition.
-    extra={"memory_partitions": 3, "stream_scope": "topic", "commit_ts_scope": "entity"},
+    # Three partitions in memory (DDLs, watermarks and bootstraps are broadcast); stream rules span
+    # a topic's partitions, so live topics are checked per topic; tables share a partition and
+    # interleave, so commit-ts order is per table (the entity).
+    capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="entity"),
+    check_modules=("conformance.protocols.ticdc_simple.checks",),
 )

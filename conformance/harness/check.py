@@ -1,0 +1,332 @@
+"""`conformance check`: captured records (a records.jsonl file) and live topics of a deployment.
+
+One function judges a log without its workload, whatever it comes from: `check_log` runs the
+protocol's checker in capture mode over the records (in offset order per partition), records
+every unreadable line as a `capture.record-format` finding, and hands each record to the
+log-only delivery analysis (`capture.DeliveryLogs`). The file check, the live check in this
+process and the live check on Spark executors all call it.
+
+Live topics: the read is bounded, each partition from its start (the group's committed offset
+with `--group`, else the earliest offset the broker holds) to the high watermark seen when the
+check began. Stream checks run per topic-partition (one Spark task each), or per topic where the
+protocol's stream rules span partitions (`Capabilities.stream_scope`). Delivery is judged per
+topic from the log alone; on Spark, for a protocol checked per topic-partition, a second job
+identifies each message where its partition is read and groups only those small identities by
+topic. Loss and strays need the workload: skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..checks.common import CAPTURE_RECORD_FORMAT, ENCODER_NO_CRASH, ENCODER_RESPONSIVE
+from ..checks.delivery import LogEntry
+from ..checks.registry import Actor, Failure, Location
+from ..checks.results import Tally
+from ..encoders.spi import Record
+from ..protocols import get_protocol
+from ..protocols.base import CAPTURE, ProtocolSuite
+from .capture import (
+    BadLine,
+    DeliveryLogs,
+    DeliverySummary,
+    judge_log,
+    log_only_checks,
+    prepare_log_only,
+    read_records,
+)
+from .runners import records_of
+from .stages import new_tally
+
+
+def capture_tally(suite: ProtocolSuite, why_no_encoder: str) -> Tally:
+    """A tally for checking a log without its encoder or workload: the encoder's checks are
+    skipped (there is none to call), the delivery checks set up for the log alone."""
+    tally = new_tally(suite)
+    for cid in (ENCODER_NO_CRASH, ENCODER_RESPONSIVE):
+        tally.skip(cid, why_no_encoder)
+    prepare_log_only(tally, suite.name)
+    return tally
+
+
+def bad_line(tally: Tally, item: BadLine) -> None:
+    tally.fail(CAPTURE_RECORD_FORMAT, Failure(
+        f"line {item.line}: {item.problem}", expected="records.jsonl format v1", actual=item.excerpt,
+        location=Location(line=item.line), actor=Actor.CAPTURE,
+        hint="fix the tool that wrote the capture; this line was not checked"))
+
+
+def check_log(suite: ProtocolSuite, options: Mapping[str, str], registry: Any,
+              items: Iterable[tuple[int | None, Record | BadLine]], tally: Tally, *, partitions: int | None = None,
+              delivery: DeliveryLogs | None = None, progress: Callable[[int], None] | None = None) -> int:
+    """Record and stream checks over one log without its workload (captured lines, or records
+    read from Kafka: `(line number or None, record or what is wrong with the line)`), in offset
+    order per partition; `delivery`, if given, also receives every record (judged per topic
+    later). Returns how many records were checked."""
+    checker = suite.checker(options, registry, tally, CAPTURE, partitions=partitions)
+    n = 0
+    for line, item in items:
+        if isinstance(item, BadLine):
+            bad_line(tally, item)
+            continue
+        n += 1
+        tally.passed(CAPTURE_RECORD_FORMAT)
+        checker.check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset, line=line))
+        if delivery is not None:
+            delivery.add_record(item)
+        if progress is not None and line is not None and line % 2048 == 0:
+            progress(line)
+    checker.finish()
+    return n
+
+
+def unnumbered(records: Iterable[Record]) -> Iterator[tuple[None, Record]]:
+    return ((None, r) for r in records)
+
+
+# -- a capture file ---------------------------------------------------------------------------------
+
+
+def check_file(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path: Path, tally: Tally, *,
+               progress: Callable[[int], None] | None = None) -> tuple[int, DeliverySummary]:
+    """A records.jsonl capture: every line checked; delivery from the log alone."""
+    logs = DeliveryLogs(suite.name, options, registry)
+    n = check_log(suite, options, registry, read_records(path), tally, delivery=logs, progress=progress)
+    return n, logs.judge(tally)
+
+
+# -- live topics ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSpec:
+    """What a worker checking live topics needs (pickled to Spark executors)."""
+
+    protocol: str
+    options: tuple[tuple[str, str], ...]
+    registry_url: str
+
+    @property
+    def suite(self) -> ProtocolSuite:
+        return get_protocol(self.protocol)
+
+    def live_tally(self) -> Tally:
+        return capture_tally(self.suite, "live topics: there is no encoder to call")
+
+    def registry(self) -> Any:
+        from .spark_runner import worker_registry
+
+        return worker_registry(self.registry_url)
+
+    def per_topic(self) -> bool:
+        """Whether the protocol's stream checks need a topic's partitions together."""
+        return self.suite.capabilities.stream_scope == "topic"
+
+
+def read_starts(ranges: Sequence[Any]) -> dict[tuple[str, int], int]:
+    """Where each partition's read begins: above 0, earlier offsets were not read (retention,
+    or a group's committed offset)."""
+    return {(r.topic, r.partition): r.low for r in ranges}
+
+
+def starting_offsets(config: Mapping[str, str], topics: Sequence[str], group: str | None
+                     ) -> dict[tuple[str, int], int]:
+    """The group's committed offsets (where it has any)."""
+    if not group:
+        return {}
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({**config, "group.id": group, "enable.auto.commit": False})
+    try:
+        md = c.list_topics(timeout=10)
+        tps = [TopicPartition(t, p) for t in topics if t in md.topics for p in md.topics[t].partitions]
+        out = {}
+        for tp in c.committed(tps, timeout=10):
+            if tp.offset >= 0:
+                out[(tp.topic, tp.partition)] = tp.offset
+        return out
+    finally:
+        c.close()
+
+
+def commit(config: Mapping[str, str], group: str, ends: Mapping[tuple[str, int], int]) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({**config, "group.id": group, "enable.auto.commit": False})
+    try:
+        c.commit(offsets=[TopicPartition(t, p, off) for (t, p), off in ends.items()], asynchronous=False)
+    finally:
+        c.close()
+
+
+def check_live_local(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any]) -> tuple[Tally, int,
+                                                                                               DeliverySummary]:
+    """Check live topics in this process, topic by topic."""
+    from .kafka_source import read_range
+
+    tally = spec.live_tally()
+    bootstrap = config["bootstrap.servers"]
+    rest = {k: v for k, v in config.items() if k != "bootstrap.servers"}
+    starts = read_starts(ranges)
+    total = 0
+    delivery = DeliverySummary()
+    by_topic: dict[str, list[Any]] = {}
+    for rng in ranges:
+        by_topic.setdefault(rng.topic, []).append(rng)
+    suite, options, registry = spec.suite, dict(spec.options), spec.registry()
+    logs = DeliveryLogs(spec.protocol, options, registry)
+    for rngs in by_topic.values():
+        rngs.sort(key=lambda r: r.partition)
+        groups = [rngs] if spec.per_topic() else [[r] for r in rngs]
+        for group in groups:
+            records = (rec for r in group if not r.empty for rec in records_of(read_range(bootstrap, r, rest)))
+            total += check_log(suite, options, registry, unnumbered(records), tally,
+                               partitions=len(rngs) if spec.per_topic() else None, delivery=logs)
+        delivery.merge(logs.judge(tally, starts))  # one topic at a time: only its identities are held
+    return tally, total, delivery
+
+
+def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any], master: str
+                     ) -> tuple[Tally, int, DeliverySummary]:
+    """Check live topics on Spark."""
+    from .kafka_source import read_kafka
+    from .spark import reduce_tallies, spark_session
+
+    spark = spark_session(master)
+    bootstrap = config["bootstrap.servers"]
+    rest = {k: v for k, v in config.items() if k != "bootstrap.servers"}
+    readable = [r for r in ranges if not r.empty]
+    tally = spec.live_tally()
+    delivery = DeliverySummary()
+    if not readable:
+        return tally, 0, delivery
+    df = read_kafka(spark, bootstrap, sorted({r.topic for r in readable}), rest, ranges=readable)
+    starts = read_starts(ranges)
+    if spec.per_topic():
+        outcomes = _per_topic(spec, df, Counter(r.topic for r in ranges), starts)
+    else:
+        # The ranges are pinned, so the delivery job reads the very records the checks read.
+        outcomes = df.mapInArrow(_per_partition(spec), "n long, blob binary").unionByName(
+            _delivery_per_topic(spec, df, starts))
+    total = 0
+    for part, n in reduce_tallies(outcomes, count="n").values():
+        tally.merge(part.tally)
+        delivery.merge(part.delivery)
+        total += n
+    return tally, total, delivery
+
+
+@dataclass(slots=True)
+class TaskResult:
+    """What a Spark task of a live check sends back (merged on the executors)."""
+
+    tally: Tally
+    delivery: DeliverySummary
+
+    def merge(self, other: TaskResult) -> None:
+        self.tally.merge(other.tally)
+        self.delivery.merge(other.delivery)
+
+
+def _result_table(n: int, result: TaskResult) -> Any:
+    import pyarrow as pa
+
+    return pa.table({"n": pa.array([n], pa.int64()), "blob": pa.array([pickle.dumps(result)], pa.binary())})
+
+
+def _per_partition(spec: LiveSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """One task per topic-partition, in offset order."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        from .kafka_source import topic_partition_runs
+
+        t = spec.live_tally()
+        # One Spark partition is one topic-partition in offset order (topic_partition_runs
+        # verifies it): one checker for the whole task keeps its schema cache warm.
+        records = records_of(b for _t, _p, b in topic_partition_runs(batches))
+        n = check_log(spec.suite, dict(spec.options), spec.registry(), unnumbered(records), t)
+        yield from _result_table(n, TaskResult(t, DeliverySummary())).to_batches()
+
+    return run
+
+
+def _per_topic(spec: LiveSpec, df: Any, partitions: Mapping[str, int], starts: Mapping[tuple[str, int], int]) -> Any:
+    """One task per topic: its records, partition by partition in offset order, and its delivery."""
+
+    def run(table: Any) -> Any:
+        rows = sorted(table.to_pylist(), key=lambda r: (r["partition"], r["offset"]))
+        t = spec.live_tally()
+        n = 0
+        options, registry = dict(spec.options), spec.registry()
+        logs = DeliveryLogs(spec.protocol, options, registry)
+        if rows:
+            records = (Record(r["topic"], r["key"], r["value"], r["partition"],
+                              tuple((h["key"], h["value"]) for h in (r["headers"] or ())), r["timestamp"], r["offset"])
+                       for r in rows)
+            n = check_log(spec.suite, options, registry, unnumbered(records), t,
+                          partitions=partitions.get(rows[0]["topic"]), delivery=logs)
+        return _result_table(n, TaskResult(t, logs.judge(t, starts)))
+
+    return df.groupBy("topic").applyInArrow(run, "n long, blob binary")
+
+
+IDENTITY_SCHEMA = "topic string, partition int, offset long, entity binary, match binary, ts long, fp binary"
+INT64 = range(-(2 ** 63), 2 ** 63)
+
+
+def _blob(v: Any) -> bytes | None:
+    """An identity part as bytes (the protocols give short digests; anything else, its repr)."""
+    return v if v is None or isinstance(v, bytes) else repr(v).encode("utf-8")
+
+
+def _delivery_per_topic(spec: LiveSpec, df: Any, starts: Mapping[tuple[str, int], int]) -> Any:
+    """The delivery checks for a protocol checked per topic-partition: each message is
+    identified where its partition is read (its identifier is stateless but for caches), and
+    only the identities, a few dozen bytes each, are grouped by topic and judged there."""
+
+    def identify(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        from ..encoders.sink import fingerprint
+
+        ident = spec.suite.identifier(dict(spec.options), spec.registry())
+        names = ("topic", "partition", "offset", "entity", "match", "ts", "fp")
+        for b in batches:
+            cols = b.to_pydict()
+            out: dict[str, list[Any]] = {k: [] for k in names}
+            for topic, part, off, key, value in zip(cols["topic"], cols["partition"], cols["offset"], cols["key"],
+                                                    cols["value"], strict=True):
+                got = ident(topic, key, value)
+                if got is None:  # a control message: no row to account for
+                    continue
+                ent, match, ts = got
+                for k, v in zip(names, (topic, part, off, _blob(ent), _blob(match),
+                                        ts if isinstance(ts, int) and ts in INT64 else None,
+                                        fingerprint(topic, key, value) if match is None else None), strict=True):
+                    out[k].append(v)
+            yield pa.RecordBatch.from_pydict(out, schema=_identity_schema())
+
+    def judge(table: Any) -> Any:
+        t = Tally(log_only_checks(spec.protocol))
+        rows = table.to_pylist()
+        summary = DeliverySummary()
+        if rows:
+            entries = [LogEntry(r["topic"], r["partition"], r["offset"], r["entity"], r["match"], r["ts"], r["fp"])
+                       for r in rows]
+            summary = judge_log(spec.protocol, dict(spec.options), rows[0]["topic"], entries, t, starts)
+        return _result_table(0, TaskResult(t, summary))
+
+    return (df.select("topic", "partition", "offset", "key", "value").mapInArrow(identify, IDENTITY_SCHEMA)
+            .groupBy("topic").applyInArrow(judge, "n long, blob binary"))
+
+
+def _identity_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
+                      ("entity", pa.binary()), ("match", pa.binary()), ("ts", pa.int64()), ("fp", pa.binary())])

@@ -1,0 +1,276 @@
+"""The runners that run the stages in this process: `MemoryRunner` (the in-memory log, no broker)
+and `KafkaRunner` (a Kafka cluster, with broker faults on the embedded one). The Spark runner
+(`spark_runner.SparkRunner`) runs the same stages on executors. All three return the report
+sections built by `stages.sections`, so the same seeds give the same verdicts, labels and notes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, Any, Protocol
+
+from ..checks.delivery import Sent
+from ..encoders.sink import KafkaTransport
+from ..encoders.spi import Record
+from ..protocols import get_protocol
+from ..reporting.model import Section
+from .encode import LogRecord, MemoryLog
+from .stages import ComboResult, HangLatch, RunSpec, UnitResult, encode_unit, generate, judge_topic, new_tally, sections
+
+Progress = Callable[[int], None]
+
+
+class Runner(Protocol):
+    """Runs every (combination, shard) unit of a spec through the stages."""
+
+    def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]: ...
+
+
+def by_topic(sent: Sequence[Sent]) -> dict[str, list[Sent]]:
+    out: dict[str, list[Sent]] = defaultdict(list)
+    for s in sent:
+        out[s.topic].append(s)
+    return out
+
+
+class MemoryRunner:
+    """Every unit in this process, into an in-memory log (a broker that never fails), one unit
+    after another; `dump` (if given) receives every record as a records.jsonl line."""
+
+    def __init__(self, registry: Any, *, dump: IO[str] | None = None) -> None:
+        self.registry = registry
+        self.dump = dump
+
+    def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
+        t0 = time.monotonic()
+        suite = get_protocol(spec.protocol)
+        results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
+        latch = HangLatch()
+        for combo in range(len(spec.combos)):
+            for shard in shards:
+                self.run_unit(spec, combo, shard, results[combo], latch)
+                if progress:
+                    progress(1)
+        return sections(spec, results, duration_s=time.monotonic() - t0)
+
+    def run_unit(self, spec: RunSpec, combo: int, shard: int, into: ComboResult, latch: HangLatch, *,
+                 workload: Any = None) -> UnitResult:
+        log = MemoryLog()
+        unit = encode_unit(spec, combo, shard, log, self.registry, latch, workload=workload)
+        into.add_unit(unit)
+        if unit.skipped:
+            return unit
+        sent = by_topic(unit.sent)
+        for topic in sorted(set(unit.topics) | set(log.topics())):
+            into.add_topic(judge_topic(spec, topic, log.of(topic), sent.get(topic, []), {}, self.registry,
+                                       encoded=unit.encoded, workload=workload))
+        if self.dump is not None:
+            for r in log.records():
+                self.dump.write(record_line(r.record()) + "\n")
+        return unit
+
+
+class KafkaRunner:
+    """Every unit in this process through a Kafka cluster: all units are produced first (under
+    the fault schedule, if any, on the embedded cluster), then every unit's topics are read back
+    and judged."""
+
+    def __init__(self, cluster: Any, registry: Any, *, faults: str | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
+        self.cluster = cluster
+        self.registry = registry
+        self.faults = faults
+        self.log = log
+
+    def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
+        suite = get_protocol(spec.protocol)
+        units = [(c, s) for c in range(len(spec.combos)) for s in shards]
+        topics = unit_topics(spec, units)
+        prepare_topics(self.cluster, topics, spec.partitions)
+        t0 = time.monotonic()
+        if spec.pace_s:  # one process: the units share the schedule's time, the first ones meet it
+            spec = dataclasses.replace(spec, pace_until=time.time() + spec.pace_s, pace_s=0.0)
+        transport = KafkaTransport(dict(spec.kafka_config))
+        latch = HangLatch()
+        done: list[UnitResult] = []
+        with injecting(self.cluster, self.faults, topics, self.log) as notes:
+            for c, s in units:
+                done.append(encode_unit(spec, c, s, transport, self.registry, latch))
+                if progress:
+                    progress(1)
+        results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
+        present = self.cluster.topics()
+        for unit in done:
+            results[unit.combo].add_unit(unit)
+            if unit.skipped:
+                continue
+            prefix = spec.prefix(unit.combo, unit.shard)
+            judged = sorted(set(unit.topics) | {t for t in present if t.startswith(prefix)})
+            logs, lows = read_topics(self.cluster, judged, dict(spec.kafka_config), timeout=spec.flush_timeout)
+            sent = by_topic(unit.sent)
+            for topic in judged:
+                results[unit.combo].add_topic(judge_topic(spec, topic, logs.get(topic, []), sent.get(topic, []), lows,
+                                                          self.registry, encoded=unit.encoded))
+        return sections(spec, results, notes=notes, duration_s=time.monotonic() - t0)
+
+
+# -- Kafka helpers shared by the Kafka and Spark runners --------------------------------------------
+
+
+def unit_topics(spec: RunSpec, units: Sequence[tuple[int, int]]) -> list[str]:
+    """Every topic the units will write (each unit's workload is generated to learn them)."""
+    suite = get_protocol(spec.protocol)
+    return sorted({t for c, s in units
+                   for t in suite.topics(generate(spec.seed, s, spec.shape), spec.options(c), spec.prefix(c, s))})
+
+
+def prepare_topics(cluster: Any, topics: Sequence[str], partitions: int) -> None:
+    """Create the topics up front, with the run's partition count (the embedded cluster through
+    its own API, a real one through the admin API)."""
+    for t in topics:
+        cluster.create_topic(t, partitions)
+
+
+def read_topics(cluster: Any, topics: Sequence[str], config: Mapping[str, str], *, timeout: float = 60.0
+                ) -> tuple[dict[str, list[LogRecord]], dict[tuple[str, int], int]]:
+    """Every record of `topics` up to their high watermarks now, as LogRecords by topic, and the
+    low watermark of every partition that retention has trimmed (the one Kafka reader:
+    `kafka_source.plan_ranges` / `read_range`)."""
+    from .kafka_source import plan_ranges, read_range
+
+    present = set(cluster.topics())
+    names = [t for t in topics if t in present]
+    out: dict[str, list[LogRecord]] = defaultdict(list)
+    if not names:
+        return out, {}
+    bootstrap = config["bootstrap.servers"]
+    rest = {k: v for k, v in config.items() if k != "bootstrap.servers"}
+    ranges = plan_ranges(bootstrap, names, rest, timeout=timeout)
+    for rng in ranges:
+        for r in records_of(read_range(bootstrap, rng, rest, timeout=timeout)):
+            out[r.topic].append(LogRecord(r.topic, r.partition or 0, r.offset or 0, r.key, r.value, r.headers,
+                                          r.timestamp))
+    return out, {(r.topic, r.partition): r.low for r in ranges if r.low > 0}
+
+
+def records_of(batches: Iterator[Any]) -> Iterator[Record]:
+    """Records from the Kafka source's Arrow batches."""
+    for b in batches:
+        cols = b.to_pydict()
+        for i in range(b.num_rows):
+            hdrs = tuple((h["key"], h["value"]) for h in (cols["headers"][i] or ()))
+            yield Record(cols["topic"][i], cols["key"][i], cols["value"][i], cols["partition"][i], hdrs,
+                         cols["timestamp"][i], cols["offset"][i])
+
+
+def record_line(r: Record) -> str:
+    """One records.jsonl line (format v1) for a record that has its partition and offset."""
+    import base64
+    import json
+
+    def b64(v: bytes | None) -> str | None:
+        return None if v is None else base64.b64encode(v).decode("ascii")
+
+    return json.dumps({"topic": r.topic, "partition": r.partition, "offset": r.offset, "key": b64(r.key),
+                       "value": b64(r.value), "timestamp": r.timestamp,
+                       "headers": [[k, b64(v)] for k, v in r.headers]}, ensure_ascii=False)
+
+
+def dump_topics(cluster: Any, topics: Sequence[str], config: Mapping[str, str], out: IO[str]) -> int:
+    """Write every record of `topics` as records.jsonl lines; returns how many."""
+    n = 0
+    for topic in topics:  # one topic at a time: the driver holds one topic's records
+        logs, _ = read_topics(cluster, [topic], config)
+        for r in logs.get(topic, []):
+            out.write(record_line(r.record()) + "\n")
+            n += 1
+    return n
+
+
+# -- broker faults ----------------------------------------------------------------------------------
+
+
+class FirstRecordProbe:
+    """Tells when the first record reaches any of the run's topics: the fault schedule's clock
+    starts there, not when the driver starts the injector (Spark's executors begin producing
+    seconds later, and a schedule timed from the driver missed the production entirely)."""
+
+    def __init__(self, cluster: Any, topics: Sequence[str]) -> None:
+        import uuid
+
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+        self._consumer: Any = Consumer({**cluster.client_config(), "group.id": f"conformance-arm-{uuid.uuid4().hex}",
+                                        "enable.auto.commit": False, "fetch.wait.max.ms": 10,
+                                        "fetch.queue.backoff.ms": 0, "log_level": 0})
+        wanted = set(topics)
+        md = self._consumer.list_topics(timeout=10)
+        self._consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, tmd in md.topics.items()
+                               if t in wanted for p in tmd.partitions])
+
+    def fired(self) -> bool:
+        if self._consumer is None:
+            return True
+        m = self._consumer.poll(0)
+        if m is None or m.error() is not None:
+            return False
+        self.close()  # no more fetching (and prefetching) once the schedule has started
+        return True
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            consumer, self._consumer = self._consumer, None
+            consumer.close()
+
+
+def fault_notes(injector: Any, on_first_record: bool) -> list[str]:
+    """What a fault schedule did, for the report: faults that never fired (the production ended
+    first) would otherwise pass silently as "survived the faults"."""
+    plan, pending = injector.plan, injector.pending()
+    when = (f"timed from the first produced record ({injector.armed_after:g} s after the start)"
+            if on_first_record and injector.armed_after is not None else "timed from the start of production")
+    notes = [f"fault schedule {injector.schedule}: {len(plan) - len(pending)} of {len(plan)} action(s) applied, "
+             + when]
+    times: dict[str, list[str]] = {}  # one note per kind of action, with all its times
+    for a in pending:
+        times.setdefault(a.description, []).append(f"{a.at_ms / 1000:g} s")
+    notes += [f"not applied (production ended first): {what} at {_times(at)}" for what, at in times.items()]
+    notes += [f"fault injection error: {e}" for e in injector.errors]
+    return notes
+
+
+def _times(at: list[str], limit: int = 4) -> str:
+    if len(at) <= limit:
+        return ", ".join(at)
+    return f"{', '.join(at[:limit - 1])}, … {at[-1]} ({len(at)} times)"
+
+
+@contextlib.contextmanager
+def injecting(cluster: Any, faults: str | None, topics: Sequence[str], log: Callable[[str], None] | None,
+              *, on_first_record: bool = False) -> Iterator[list[str]]:
+    """Run the fault schedule (if any) on the cluster while the body produces; the yielded
+    list receives the report notes once the body is done. The schedule's clock starts now, or
+    with `on_first_record` when the first record reaches a topic (production elsewhere)."""
+    notes: list[str] = []
+    if not faults:
+        yield notes
+        return
+    from ..infra.faults import FaultInjector
+
+    probe = FirstRecordProbe(cluster, topics) if on_first_record else None
+    injector = FaultInjector(cluster, faults, list(topics), arm=probe.fired if probe is not None else None)
+    injector.start()
+    try:
+        yield notes
+    finally:
+        injector.stop()
+        if probe is not None:
+            probe.close()
+        notes.extend(fault_notes(injector, on_first_record))
+        if log:
+            for at, what in injector.log:
+                log(f"fault at {at:.2f} s: {what}")

@@ -1,0 +1,89 @@
+"""The terminal summary of a report: a table of runs, the failures with their evidence and
+reproductions, the notes, and the verdict. Rendered from the report's JSON, like every other
+rendering (`model.Report.to_json`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .model import Report, runs_with_results, who_acts
+
+#: Failures printed at most (the reports hold them all).
+MAX_SHOWN = 25
+
+
+def print_summary(report: Report, paths: dict[str, Path] | None, console: Console, err: Console) -> None:
+    data = report.to_json()
+    t = Table(title=None, show_lines=False, pad_edge=False)
+    numeric = ("workloads", "records", "passed", "failed", "errored", "n/a·skip")
+    for col in ("encoder", "options", *numeric, "verdict"):
+        t.add_column(col, justify="right" if col in numeric else "left")
+    runs = runs_with_results(data)
+    for run in runs:
+        oc = [r["outcome"] for r in run["results"]]
+        colour = {"pass": "green", "fail": "red", "error": "magenta"}[run["verdict"]]
+        t.add_row(run["encoder"], run["label"], str(run["workloads"]), str(run["records"]), str(oc.count("passed")),
+                  str(oc.count("failed")), str(oc.count("errored")),
+                  str(oc.count("not-applicable") + oc.count("skipped")), f"[{colour}]{run['verdict']}[/]")
+    console.print(t)
+    shown = 0
+    for run in runs:
+        repro = {x["check"]: x for x in run.get("reproductions", [])}
+        for r in run["results"]:
+            if r["outcome"] not in ("failed", "errored") or shown >= MAX_SHOWN:
+                continue
+            shown += 1
+            _print_result(console, run, r, repro.get(r["check"]))
+    # A note that every combination shares (the same workloads, the same fault schedule) is
+    # printed once; the report keeps each section's own.
+    labels: dict[str, list[str]] = {}
+    for run in runs:
+        for note in run.get("notes", []):
+            labels.setdefault(note, []).append(run["label"])
+    for note, where in labels.items():
+        who = where[0] if len(where) == 1 else (
+            f"all {len(where)} combinations" if len(where) == len(runs) else ", ".join(where))
+        console.print(f"note ({who}): {note}", style="dim", markup=False)
+    for e in data["errors"]:
+        err.print(f"[bold magenta]error:[/] {e}")
+    if paths:
+        console.print(f"\nreports: {paths['html']}  {paths['json']}  {paths['junit']}")
+    v = data["verdict"]
+    colour = {"pass": "green", "fail": "red", "error": "magenta"}[v]
+    console.print(f"[bold {colour}]VERDICT: {v.upper()}[/]")
+
+
+def _print_result(console: Console, run: dict[str, Any], r: dict[str, Any], rp: dict[str, Any] | None) -> None:
+    colour = "yellow" if r["level"] == "SHOULD" else "red"
+    console.print(f"\n[bold {colour}]✗ {r['check']}[/] [{r['level']}] ({run['label']}) — {r['title']}")
+    console.print(f"  [dim]{r['clause']}[/]")
+    for f in r.get("failures", [])[:2]:
+        console.print(f"  {f['message']}  [dim](×{f.get('count', 1)})[/]")
+        console.print(f"    expected: {json.dumps(f.get('expected'), ensure_ascii=False)[:300]}")
+        console.print(f"    actual:   {json.dumps(f.get('actual'), ensure_ascii=False)[:300]}")
+        loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())
+        if loc:
+            console.print(f"    at: {loc}")
+        console.print(f"    {who_acts(f)}", markup=False)
+        if "seed" in f:
+            console.print(f"    workload: seed {f['seed']}, shard {f['shard']}")
+    for tb in r.get("errors", [])[:1]:
+        console.print(f"[magenta]{tb}[/]")
+    if rp:
+        shrunk = rp.get("shrunk", True)
+        what = "shrunk workload" if shrunk else f"workload ({rp.get('note', 'not shrunk')})"
+        console.print(f"  [bold]{what}[/] (seed {rp['seed']}, shard {rp['shard']}, {rp['events']} events):")
+        lines = str(rp["sql"]).rstrip().splitlines()
+        limit = len(lines) if shrunk else 30
+        for line in lines[:limit]:
+            console.print(f"    {line}", markup=False)
+        if len(lines) > limit:
+            console.print(f"    … {len(lines) - limit} more lines"
+                          + (f" (all of them in {rp['file']})" if rp.get("file") else ""), markup=False)
+        console.print(Text.assemble("  replay: ", (str(rp["command"]), "cyan")))
