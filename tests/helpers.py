@@ -117,3 +117,31 @@ def check_capture(records: Iterable[Record], options: Mapping[str, str] | None =
     return tally
 
 
+
+
+def retention_run(options: tuple[tuple[str, str], ...], shape: Shape, *, run_id: str) -> tuple[Any, list[str]]:
+    """One TiCDC Avro unit produced to the embedded Kafka (one partition per topic), whose five
+    oldest offsets of its first topic retention then removes, read back and judged: the report
+    section and the unit's topics."""
+    from conformance.encoders.sink import KafkaTransport
+    from conformance.harness.runners import by_topic, read_topics
+    from conformance.harness.stages import encode_unit, judge_topic, sections
+    from conformance.infra.kafka import open_kafka
+    from conformance.infra.registry import EmbeddedSchemaRegistry, RegistryClient
+
+    with EmbeddedSchemaRegistry() as reg, open_kafka("embedded://?brokers=1&partitions=1") as k, \
+            RegistryClient(reg.url) as registry:
+        spec = RunSpec("ticdc-avro", "ticdc-avro/reference", "retention", shape, (options,), partitions=1,
+                       run_id=run_id, kafka_config=tuple(k.client_config().items()), registry_url=reg.url)
+        unit = encode_unit(spec, 0, 0, KafkaTransport(dict(spec.kafka_config)), registry, HangLatch(),
+                           prepare=lambda ts: [k.create_topic(t, 1) for t in ts])
+        assert unit.records > 10
+        k.mock.delete_records(unit.topics[0], 0, 5)  # what retention would do
+        logs, lows = read_topics(k, unit.topics, dict(spec.kafka_config))
+        result = ComboResult(new_tally(get_protocol("ticdc-avro")))
+        result.add_unit(unit)
+        sent = by_topic(unit.sent)
+        for t in unit.topics:
+            result.add_topic(judge_topic(spec, t, logs.get(t, []), sent.get(t, []), lows, registry))
+        (section,) = sections(spec, {0: result})
+    return section, unit.topics

@@ -137,10 +137,9 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
     options = spec.options(combo)
     w = generate(plan.seed, shard, spec.shape)
     timeout = min(plan.encoder_timeout, 5.0)
-    why_not = ("not shrunk: --no-shrink" if not plan.shrink else
-               "not shrunk: the encoder hung" if check_id == ENCODER_RESPONSIVE else None)
-    if why_not is None and check_id not in failing_checks(plan.protocol, plan.encoder, options, registry, w,
-                                                           timeout=timeout):
+    hang = check_id == ENCODER_RESPONSIVE  # replaying a hang waits out the timeout: it is the encoder's anyway
+    why_not = "not shrunk: the encoder hung" if hang else "not shrunk: --no-shrink" if not plan.shrink else None
+    if not hang and check_id not in failing_checks(plan.protocol, plan.encoder, options, registry, w, timeout=timeout):
         # Not reproduced without the broker: it depends on the broker and the timing of its
         # faults, so every shrinking step would be a Kafka run whose outcome is not deterministic.
         replay = replay_command(plan, options, shard, plan.broker_args)

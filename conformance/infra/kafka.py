@@ -1,4 +1,4 @@
-"""Kafka clusters for the suite, chosen by URL, and the helpers that read them back.
+"""Kafka clusters for the suite, chosen by URL (reading them back is `harness.kafka_source`).
 
 :func:`open_kafka` turns a ``--kafka`` argument into a :class:`KafkaCluster`:
 
@@ -24,8 +24,7 @@ masks secret-looking query values (``*password*``, ``*secret*``, ``sasl.jaas.con
 error text coming from librdkafka is scrubbed of those values too.
 
 Every network wait is bounded: opening probes the cluster with one metadata request
-(``timeout``), metadata and watermark queries use the same bound, and :func:`consume_all` has
-its own overall timeout.
+(``timeout``), and metadata and watermark queries use the same bound.
 """
 
 from __future__ import annotations
@@ -37,12 +36,11 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, Literal, Self
 
-from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -52,14 +50,11 @@ from .urls import REDACTED, redact, redact_text
 
 __all__ = [
     "DEFAULT_CONTAINER_IMAGE",
-    "ConsumedRecord",
     "ContainerKafka",
     "EmbeddedKafka",
     "ExternalKafka",
     "KafkaCluster",
     "KafkaUnavailable",
-    "consume_all",
-    "log_ranges",
     "open_kafka",
     "serve_kafka",
 ]
@@ -99,24 +94,6 @@ def _scrub(text: str, secrets: Sequence[str]) -> str:
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):
         out = out.replace(secret, REDACTED)
     return out
-
-
-# --------------------------------------------------------------------------------------------
-# Records read back
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumedRecord:
-    """One Kafka record as read back from the cluster."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp: int | None
-    headers: tuple[tuple[str, bytes | None], ...]
 
 
 # --------------------------------------------------------------------------------------------
@@ -672,139 +649,6 @@ def _open_container(image: str, partitions: int, startup: float) -> ContainerKaf
         container.stop()
         raise
     return cluster
-
-
-# --------------------------------------------------------------------------------------------
-# Reading back
-# --------------------------------------------------------------------------------------------
-
-
-def log_ranges(cluster: KafkaCluster, topics: Sequence[str]) -> dict[tuple[str, int], tuple[int, int]]:
-    """(low, high) watermarks of every partition of ``topics``, keyed by (topic, partition)."""
-    ranges: dict[tuple[str, int], tuple[int, int]] = {}
-    for topic in topics:
-        for partition in range(cluster.partitions(topic)):
-            ranges[(topic, partition)] = cluster.watermarks(topic, partition)
-    return ranges
-
-
-# Errors after which reading cannot succeed; anything else (a broker restarting, a leader
-# moving) is transient and the consumer retries by itself.
-_FATAL_READ_ERRORS: Final = frozenset(
-    {
-        KafkaError.UNKNOWN_TOPIC_OR_PART,
-        KafkaError._UNKNOWN_PARTITION,
-        KafkaError._UNKNOWN_TOPIC,
-        KafkaError.TOPIC_AUTHORIZATION_FAILED,
-        KafkaError.GROUP_AUTHORIZATION_FAILED,
-        KafkaError.SASL_AUTHENTICATION_FAILED,
-        KafkaError._AUTHENTICATION,
-        KafkaError._SSL,
-    }
-)
-
-
-def consume_all(
-    cluster: KafkaCluster,
-    topics: Sequence[str],
-    *,
-    timeout: float = 30.0,
-    config: Mapping[str, Any] | None = None,
-) -> Iterator[ConsumedRecord]:
-    """Yield every record of ``topics`` from the low to the high watermark captured at the start.
-
-    Partitions are assigned directly (no consumer group, nothing committed); records come in
-    offset order per partition, partitions interleaved. Reading stops once every partition's
-    position reaches its captured end; if ``timeout`` seconds pass first, TimeoutError names
-    the partitions that are short. ``config`` overrides the consumer's properties.
-    """
-    deadline = time.monotonic() + timeout
-    ranges = log_ranges(cluster, topics)
-    pending = {tp: end for tp, (low, end) in ranges.items() if end > low}
-    if not pending:
-        return
-    consumer = Consumer(
-        {
-            **cluster._quiet_config(),
-            "group.id": f"conformance-reader-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            # Ask for more as soon as a fetch is served instead of waiting (default 1 s backoff).
-            "fetch.queue.backoff.ms": 0,
-            # Offsets below the (moving) low watermark are gone; continue from the oldest kept.
-            "auto.offset.reset": "earliest",
-            **dict(config or {}),
-        }
-    )
-    last: dict[tuple[str, int], int] = {tp: ranges[tp][0] - 1 for tp in pending}
-    try:
-        consumer.assign([TopicPartition(t, p, ranges[(t, p)][0]) for (t, p) in sorted(pending)])
-        while pending:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            # Ask for no more than is still expected: consume() returns once it has that many,
-            # instead of waiting out its timeout for a batch that cannot fill.
-            wanted = sum(end - 1 - last[tp] for tp, end in pending.items())
-            messages = consumer.consume(num_messages=max(1, min(1000, wanted)), timeout=min(0.5, remaining))
-            for msg in messages:
-                error = msg.error()
-                if error is not None:
-                    if error.fatal() or error.code() in _FATAL_READ_ERRORS:
-                        raise KafkaUnavailable(
-                            f"Reading {', '.join(topics)} from {cluster.url} failed: {error.name()} "
-                            f"({cluster.scrub(error.str())})."
-                        )
-                    continue
-                topic, partition, offset = str(msg.topic()), msg.partition() or 0, msg.offset() or 0
-                tp = (topic, partition)
-                end = pending.get(tp)
-                if end is None or offset >= end:
-                    continue  # beyond the captured end, or a partition already complete
-                last[tp] = offset
-                ts_type, ts = msg.timestamp()
-                yield ConsumedRecord(
-                    topic=topic,
-                    partition=partition,
-                    offset=offset,
-                    key=msg.key(),
-                    value=msg.value(),
-                    timestamp=None if ts_type == TIMESTAMP_NOT_AVAILABLE else int(ts),
-                    headers=_headers(msg.headers()),
-                )
-                if offset + 1 >= end:
-                    _finish(consumer, pending, tp)
-            if not messages:
-                # Nothing arrived: the rest may be gaps (transaction markers, compaction) that
-                # the position already stepped over.
-                for tp in list(pending):
-                    (position,) = consumer.position([TopicPartition(tp[0], tp[1])])
-                    if position.offset >= pending[tp]:
-                        _finish(consumer, pending, tp)
-        if pending:
-            short = ", ".join(
-                f"{t} [{p}] read up to offset {last[(t, p)]} of {ranges[(t, p)][0]}..{end - 1}"
-                for (t, p), end in sorted(pending.items())
-            )
-            raise TimeoutError(
-                f"Reading {', '.join(topics)} from {cluster.url} did not finish within {timeout:g} s: {short}. "
-                "The cluster may be slow or unreachable; raise the timeout or check the brokers."
-            )
-    finally:
-        consumer.close()
-
-
-def _headers(raw: Any) -> tuple[tuple[str, bytes | None], ...]:
-    # Consumed headers come as a list of (name, bytes | None); the client's type also allows
-    # dicts and str values (for producing), which are normalised the same way.
-    items = raw.items() if isinstance(raw, dict) else (raw or ())
-    return tuple((str(k), v.encode("utf-8") if isinstance(v, str) else v) for k, v in items)
-
-
-def _finish(consumer: Consumer, pending: dict[tuple[str, int], int], tp: tuple[str, int]) -> None:
-    del pending[tp]
-    # Stop fetching a partition that is done: later records are not ours to read.
-    consumer.pause([TopicPartition(tp[0], tp[1])])
 
 
 # --------------------------------------------------------------------------------------------

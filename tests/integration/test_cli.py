@@ -323,19 +323,31 @@ def test_spark_catches_fault_exposed_mutants_like_no_spark(mutant: str, check: s
 
 
 def test_delivery_mutant_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A delivery finding the in-memory pipeline reproduces (a sink that scatters keys) is shrunk
+    like any other; one that needs the broker's faults keeps its workload as generated, with the
+    command that replays its shard over Kafka."""
     code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-key-scatter", "--examples", "2", "--seed", "4",
                         "--no-matrix", "--no-spark", "--report-dir", str(tmp_path))
     assert code == 1 and "delivery.one-partition-per-key" in out
-    # Every failure prints its workload and a replay; a delivery finding's workload is the
-    # generated one (not shrunk), and its replay runs the one shard over Kafka again.
     rp = json.loads((tmp_path / "report.json").read_text())["runs"][0]["reproductions"]
     mine = [r for r in rp if r["check"] == "delivery.one-partition-per-key"]
+    assert mine and mine[0].get("shrunk", True) and "CREATE TABLE" in mine[0]["sql"]
+    assert mine[0]["command"].startswith("conformance reproduce ") and "--shard" in mine[0]["replay"]
+    # the same mutant runs without a broker: the in-memory log has partitions too
+    code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-key-scatter", "--kafka", "none", "--examples", "2",
+                        "--seed", "4", "--no-matrix", "--report-dir", str(tmp_path / "memory"))
+    assert code == 1 and "delivery.one-partition-per-key" in out
+    # a mutant whose defect needs broker faults: not shrunk, replayed over Kafka
+    code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-skip-failures", "--examples", "2", "--seed", "7",
+                        "--no-matrix", "--no-spark", "--no-shrink", "--report-dir", str(tmp_path / "faults"))
+    assert code == 1, out
+    rp = json.loads((tmp_path / "faults" / "report.json").read_text())["runs"][0]["reproductions"]
+    mine = [r for r in rp if r["check"] == "delivery.no-loss"]
     assert mine and mine[0]["shrunk"] is False and "CREATE TABLE" in mine[0]["sql"]
-    assert "--shard" in mine[0]["command"] and "--no-matrix" in mine[0]["command"] and "--kafka" in mine[0]["command"]
-    assert "not shrunk" in out and "replay: conformance run" in out
-    # a delivery mutant needs a broker
-    code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-key-scatter", "--kafka", "none",
-                        "--report-dir", str(tmp_path))
+    assert "--shard" in mine[0]["command"] and "--kafka" in mine[0]["command"] and "--faults" in mine[0]["command"]
+    assert "replay: conformance run" in out
+    code, out = run_cli(capsys, "run", "--encoder", "mutant/sink-skip-failures", "--kafka", "none",
+                        "--report-dir", str(tmp_path / "x"))
     assert code == 2 and "needs --kafka" in out
 
 

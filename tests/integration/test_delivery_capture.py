@@ -53,8 +53,8 @@ class Capture:
         """(entity, match, commit ts) of every line, as the protocol identifies it (in file order)."""
         suite = get_protocol(self.protocol)
         opts = suite.resolve_options(dict(o.split("=", 1) for o in self.options[1::2]))
-        with open_registry(str(self.registry)) if suite.needs_registry() else _no_registry() as reg:  # type: ignore[attr-defined]
-            identify = suite.identifier(opts, reg)  # type: ignore[attr-defined]
+        with open_registry(str(self.registry)) if suite.capabilities.needs_registry else _no_registry() as reg:
+            identify = suite.identifier(opts, reg)
             return [identify(r["topic"], _b64(r["key"]), _b64(r["value"])) for r in lines]
 
     def write(self, lines: list[dict[str, Any]], path: Path) -> Path:
@@ -329,11 +329,12 @@ def test_live_topics_are_judged_for_delivery(live: Any, spark: bool, tmp_path: P
 
 def test_live_topic_read_from_above_offset_zero_says_so(live: Any, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    from conformance.infra.kafka import log_ranges
+    from conformance.harness.kafka_source import plan_ranges
 
     k, reg, topics = live
     topic = topics["ok-"][0]
-    (_, part), _ = max(log_ranges(k, [topic]).items(), key=lambda kv: kv[1][1])
+    rest = {key: v for key, v in k.client_config().items() if key != "bootstrap.servers"}
+    part = max(plan_ranges(k.bootstrap, [topic], rest), key=lambda r: r.high).partition
     k.mock.delete_records(topic, part, 2)  # what retention does
     code, res, notes, out = check_live(capsys, k, reg, [topic], tmp_path, "--no-spark")
     assert code == 0, out
@@ -388,18 +389,11 @@ def _reverse_rows(records: list[Any]) -> list[Any]:
 def test_retention_makes_no_loss_not_applicable_with_the_count() -> None:
     """Offsets 0-4 of a topic's only partition deleted (what retention does): that topic's
     no-loss says how many rows it cannot judge and why; the broker's finding stays INFO."""
-    from conformance.harness import kafka_run
-    from conformance.harness.stages import RunSpec, expected_topics, produce_unit
+    from helpers import retention_run
 
     shape = replace(DEFAULT_SHAPE, tables=(1, 2), transactions=(120, 120), ddl_rate=0.02, max_rows_per_table=4)
     options = tuple(sorted(get_protocol("ticdc-avro").resolve_options({"enable-tidb-extension": "true"}).items()))
-    with EmbeddedSchemaRegistry() as reg, open_kafka("embedded://?brokers=1&partitions=1") as k:
-        spec = RunSpec("ticdc-avro", "reference", "reference", "retention", shape, (options,),
-                       tuple(k.client_config().items()), reg.url, partitions=1, run_id="retn")
-        topics = expected_topics(spec, 0, 0)
-        res = produce_unit(spec, 0, 0, create_topics=lambda ts, n: [k.create_topic(t, n) for t in ts])
-        k.mock.delete_records(topics[0], 0, 5)
-        (section,) = kafka_run.judge_units(spec, k, [res])
+    section, topics = retention_run(options, shape, run_id="retn")
     no_loss = section.tally.checks["delivery.no-loss"]
     reasons = [r for r in no_loss.na_reasons if r.startswith(f"{topics[0]}: ")]
     assert len(reasons) == 1, dict(no_loss.na_reasons)

@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from helpers import retention_run
 
 from conformance.checks import Outcome
 from conformance.encoders import all_encoders, find_encoder
-from conformance.harness.kafka_run import run_units
+from conformance.harness.runners import KafkaRunner
 from conformance.harness.stages import RunSpec
 from conformance.infra.faults import FAULT_RUN_CLIENT_CONFIG
 from conformance.infra.kafka import open_kafka
@@ -38,16 +39,22 @@ FAULTS = {
 RUN = [0]
 
 
-def run(sink: str, faults: str | None, *, shards: int = 2, interval: float = 0.004,  # type: ignore[no-untyped-def]
+def run(encoder: str, faults: str | None, *, shards: int = 2, interval: float = 0.004,  # type: ignore[no-untyped-def]
         protocol: str = "ticdc-avro"):
     RUN[0] += 1
     with EmbeddedSchemaRegistry() as reg, open_kafka("embedded://?brokers=3&partitions=3") as k:
         config = {**k.client_config(), **(FAULT_RUN_CLIENT_CONFIG if faults else {})}
-        spec = RunSpec(protocol, "reference", sink, f"delivery-{sink}", SHAPE, (PROTOCOL_OPTIONS[protocol],),
-                       tuple(config.items()), reg.url, partitions=3, run_id=f"d{RUN[0]}",
+        spec = RunSpec(protocol, encoder, f"delivery-{encoder}", SHAPE, (PROTOCOL_OPTIONS[protocol],),
+                       partitions=3, run_id=f"d{RUN[0]}", kafka_config=tuple(config.items()), registry_url=reg.url,
                        flush_timeout=30.0, event_interval_s=interval)
-        (section,) = run_units(spec, k, range(shards), faults=faults)
+        (section,) = KafkaRunner(k, _client(reg.url), faults=faults).run(spec, range(shards))
     return section
+
+
+def _client(url: str):  # type: ignore[no-untyped-def]
+    from conformance.infra.registry import RegistryClient
+
+    return RegistryClient(url)
 
 
 def failed(section) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
@@ -67,16 +74,16 @@ def test_reference_passes_under_faults(protocol: str, fault: str) -> None:
 
 
 # Every delivery mutant the registry lists (a new one is tested here without editing this file).
-SINK_MUTANTS = sorted(e.extra["sink"] for e in all_encoders("ticdc-avro") if e.extra.get("sink"))
+SINK_MUTANTS = sorted(e.sink for e in all_encoders("ticdc-avro") if e.sink != "reference")
 
 
 MUTANT_CASES = [(p, s) for p in PROTOCOL_OPTIONS for s in SINK_MUTANTS]
 
 
-@pytest.mark.parametrize("sink", [s for s in SINK_MUTANTS if find_encoder(f"mutant/{s}", "ticdc-avro").extra["faults"]])
+@pytest.mark.parametrize("sink", [s for s in SINK_MUTANTS if find_encoder(f"mutant/{s}", "ticdc-avro").faults])
 def test_reference_passes_under_each_mutants_faults(sink: str) -> None:
     """A mutant is caught by its defect, not by a fault schedule no sink could survive."""
-    section = run("reference", find_encoder(f"mutant/{sink}", "ticdc-avro").extra["faults"])
+    section = run("reference", find_encoder(f"mutant/{sink}", "ticdc-avro").faults)
     assert failed(section) == {}
     assert section.tally.checks["delivery.per-key-order"].passed > 0
 
@@ -84,7 +91,7 @@ def test_reference_passes_under_each_mutants_faults(sink: str) -> None:
 @pytest.mark.parametrize(("protocol", "sink"), MUTANT_CASES, ids=[f"{p}-{s}" for p, s in MUTANT_CASES])
 def test_delivery_mutant_fails_with_the_anomaly_it_names(protocol: str, sink: str) -> None:
     info = find_encoder(f"mutant/{sink}", protocol)
-    section = run(sink, info.extra["faults"], shards=3, protocol=protocol)
+    section = run(f"mutant/{sink}", info.faults, shards=3, protocol=protocol)
     t = section.tally.checks[info.catches]
     assert t.outcome is Outcome.FAILED, failed(section)
     anomaly = next(iter(t.failures.values())).message.split(":", 1)[0]
@@ -103,20 +110,7 @@ def test_reference_restarts_from_its_checkpoint_with_duplicates_never_loss() -> 
 
 def test_retention_is_unknown_not_lost() -> None:
     """Offsets the broker dropped are the broker's (INFO), never the encoder's loss."""
-    from conformance.harness import kafka_run
-
-    with EmbeddedSchemaRegistry() as reg, open_kafka("embedded://?brokers=1&partitions=1") as k:
-        spec = RunSpec("ticdc-avro", "reference", "reference", "retention", SHAPE, (OPTIONS,),
-                       tuple(k.client_config().items()), reg.url, partitions=1, run_id="ret")
-        from conformance.harness.stages import expected_topics, produce_unit
-
-        topics = expected_topics(spec, 0, 0)
-        res = produce_unit(spec, 0, 0, create_topics=lambda ts, n: [k.create_topic(t, n) for t in ts])
-        assert res.records > 10
-        # What retention would do: the oldest offsets of the first topic are gone.
-        k.mock.delete_records(topics[0], 0, 5)
-        sections = kafka_run.judge_units(spec, k, [res])
-    (section,) = sections
+    section, _ = retention_run(OPTIONS, SHAPE, run_id="ret")
     assert failed(section) == {}
     broker = section.tally.checks["infra.broker-acks"]
     assert broker.outcome is Outcome.FAILED and broker.level.value == "INFO"
@@ -147,7 +141,7 @@ def test_a_broker_that_acks_without_writing_is_the_brokers_anomaly(monkeypatch: 
     real_send = sink_mod.Producing.send
     count = [0]
 
-    def send(self, event, record, partitions):  # type: ignore[no-untyped-def]
+    def send(self, event, record, partition):  # type: ignore[no-untyped-def]
         count[0] += 1
         if count[0] % 5 == 0 and record.key is not None:
             msg = sink_mod.SentMessage(event, record.topic, record.partition, record.key, record.value,
@@ -155,7 +149,7 @@ def test_a_broker_that_acks_without_writing_is_the_brokers_anomaly(monkeypatch: 
                                        acked=True, attempt=self.attempt)
             self.result.ledger.append(msg)
             return
-        real_send(self, event, record, partitions)
+        real_send(self, event, record, partition)
 
     monkeypatch.setattr(sink_mod.Producing, "send", send)
     section = run("reference", None, shards=1)
@@ -164,3 +158,4 @@ def test_a_broker_that_acks_without_writing_is_the_brokers_anomaly(monkeypatch: 
     assert broker.outcome is Outcome.FAILED and broker.level.value == "INFO"
     assert section.tally.checks["delivery.no-loss"].failed == 0
     assert section.verdict() == "pass"
+
