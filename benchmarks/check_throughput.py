@@ -56,11 +56,11 @@ from typing import Any
 import fastavro
 from _source import REPO, source_state  # benchmarks/ is on sys.path: these run as scripts
 
-from conformance.checks.registry import Location
 from conformance.checks.results import Tally
 from conformance.encoders.spi import EncoderContext, Record
-from conformance.harness.capture import BadLine, read_records
-from conformance.harness.local import assign_offsets, make_tally
+from conformance.harness.capture import BadLine, DeliveryLogs, read_records
+from conformance.harness.check import capture_tally, check_log, unnumbered
+from conformance.harness.encode import MemoryLog
 from conformance.infra.inprocess import InProcessRegistry
 from conformance.infra.registry import DumpRegistry
 from conformance.protocols import get_protocol
@@ -106,7 +106,8 @@ def generate(n: int, seed: str, workdir: Path, shape: str = "default") -> dict[s
         enc.close()
         events += len(workload.events)
         shard += 1
-    records = assign_offsets(out)
+    log = MemoryLog()  # the offsets a log gives them
+    records = [log.append(r, r.partition or 0).record() for r in out]
     with (workdir / "records.jsonl").open("w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps({"topic": r.topic, "partition": r.partition, "offset": r.offset,
@@ -170,11 +171,10 @@ def baseline(records: list[Record], texts: dict[int, str], parse: Callable[[str]
 def check_inprocess(records: list[Record], registry: DumpRegistry) -> Tally:
     p = get_protocol(PROTOCOL)
     opts = p.resolve_options(OPTIONS)
-    tally = make_tally(p)
-    checker = p.checker(opts, registry, tally, with_source=False)  # type: ignore[attr-defined]
-    for r in records:
-        checker.check_record(r, Location(topic=r.topic, partition=r.partition, offset=r.offset))
-    checker.finish()
+    tally = capture_tally(p, "a capture")
+    logs = DeliveryLogs(p.name, opts, registry)
+    check_log(p, opts, registry, unnumbered(records), tally, delivery=logs)
+    logs.judge(tally)
     return tally
 
 

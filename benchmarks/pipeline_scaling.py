@@ -5,16 +5,16 @@ driver's peak memory for a small and a large workload.
     python benchmarks/pipeline_scaling.py [--records 1000000] [--small 100000]
         [--masters local[1],local[2]] [--only run|check|rss] [--json PATH]
 
-1. **run** (generate -> encode -> produce -> read back -> check, `conformance.harness.pipeline
-   .run_spark`) on ~N records of the TiCDC Avro reference encoder, once per master, in this
+1. **run** (generate -> encode -> produce -> read back -> check, `conformance.harness.spark_runner
+   .SparkRunner`) on ~N records of the TiCDC Avro reference encoder, once per master, in this
    process, against one embedded Kafka cluster (librdkafka's mock, in this process) and one
    embedded Schema Registry; each run has its own run id, hence its own topics. The Spark session
    is started before the clock starts (its start-up is reported on its own) and stopped between
    masters (a JVM hosts one SparkContext). With CONFORMANCE_TRACE=1 the pipeline prints its
    stage timings (stage A = produce, stage B = judge); they are captured and reported.
-2. **check** (`conformance.harness.check_kafka.check_spark`: record and stream checks on every
+2. **check** (`conformance.harness.check.check_live_spark`: record and stream checks on every
    record) of the topics produced by the *first* run, once per master (in the same session as
-   that master's run, right after it), plus once in-process (`check_local`) as a baseline: the
+   that master's run, right after it), plus once in-process (`check_live_local`) as a baseline: the
    same records are checked by every configuration.
 3. **rss**: for the small and the large size, a fresh driver subprocess runs `run_spark`
    (`--rss-master`) against Kafka and a registry hosted by *another* subprocess (the mock
@@ -87,7 +87,7 @@ def units_for(records: int) -> int:
 def make_spec(kafka_config: dict[str, str], registry_url: str, run_id: str, seed: str) -> Any:
     from conformance.harness.stages import RunSpec
 
-    return RunSpec(protocol=PROTOCOL, encoder=ENCODER, sink="reference", seed=seed, shape=shape(),
+    return RunSpec(protocol=PROTOCOL, encoder=ENCODER, seed=seed, shape=shape(),
                    combos=(tuple(sorted(resolved_options().items())),), kafka_config=tuple(kafka_config.items()),
                    registry_url=registry_url, partitions=1, run_id=run_id)
 
@@ -155,8 +155,8 @@ def machine() -> dict[str, Any]:
 
 # -- stage timings printed by the pipeline ------------------------------------------------------
 
-_STAGE_A = re.compile(r"stage A \(produce\) ([\d.]+) s")
-_STAGE_B = re.compile(r"stage B \(judge\) ([\d.]+) s over (\d+) readable partitions")
+_STAGE_A = re.compile(r"encode stage ([\d.]+) s")
+_STAGE_B = re.compile(r"judge stage ([\d.]+) s over (\d+) readable partitions")
 
 
 class _Tee(io.TextIOBase):
@@ -201,7 +201,7 @@ def traced() -> Iterator[_Tee]:
 
 
 def stage_timings(lines: Sequence[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"trace": [ln for ln in lines if ln.startswith("[pipeline]")]}
+    out: dict[str, Any] = {"trace": [ln for ln in lines if ln.startswith("[spark]")]}
     for ln in lines:
         if m := _STAGE_A.search(ln):
             out["stage_a_s"] = float(m.group(1))
@@ -312,7 +312,7 @@ def jvm_heap(spark: Any) -> dict[str, int]:
 
 
 def measure_run(kafka: Any, registry_url: str, master: str, units: int, run_id: str, seed: str) -> dict[str, Any]:
-    from conformance.harness.pipeline import run_spark
+    from conformance.harness.spark_runner import SparkRunner
 
     spec = make_spec(kafka.client_config(), registry_url, run_id, seed)
     before = load()
@@ -321,7 +321,7 @@ def measure_run(kafka: Any, registry_url: str, master: str, units: int, run_id: 
         cpu = CpuMeter()
         wall0 = time.time()
         t0 = time.perf_counter()
-        sections = run_spark(spec, kafka, range(units), master=master)
+        sections = SparkRunner(kafka, master=master).run(spec, range(units))
         seconds = time.perf_counter() - t0
         used = cpu.stop()
     jobs = spark_jobs(wall0)
@@ -352,13 +352,13 @@ def run_topics(kafka: Any, run_id: str) -> list[str]:
 
 
 def measure_check(kafka: Any, registry_url: str, topics: Sequence[str], master: str | None) -> dict[str, Any]:
-    """check_spark on `master`, or check_local when master is None."""
-    from conformance.harness.check_kafka import CheckSpec, check_local, check_spark
+    """check_live_spark on `master`, or check_live_local when master is None."""
+    from conformance.harness.check import LiveSpec, check_live_local, check_live_spark
     from conformance.harness.kafka_source import plan_ranges
 
     config = kafka.client_config()
     rest = {k: v for k, v in config.items() if k != "bootstrap.servers"}
-    spec = CheckSpec(PROTOCOL, tuple(sorted(resolved_options().items())), registry_url)
+    spec = LiveSpec(PROTOCOL, tuple(sorted(resolved_options().items())), registry_url)
     label = master or "in-process"
     before = load()
     print(f"check {label}: {len(topics)} topics, load {before} …", flush=True)
@@ -368,9 +368,9 @@ def measure_check(kafka: Any, registry_url: str, topics: Sequence[str], master: 
     ranges = plan_ranges(config["bootstrap.servers"], list(topics), rest)
     plan_s = time.perf_counter() - t0
     if master is None:
-        tally, n = check_local(spec, config, ranges)
+        tally, n, _ = check_live_local(spec, config, ranges)
     else:
-        tally, n = check_spark(spec, config, ranges, master)
+        tally, n, _ = check_live_spark(spec, config, ranges, master)
     seconds = time.perf_counter() - t0
     used = cpu.stop()
     failed = sorted(tally.failed_ids())
@@ -435,12 +435,14 @@ def run_and_check(args: argparse.Namespace, masters: list[str], units: int, out:
         check_topics: list[str] = []
         if do_check and not do_run:
             # Produce the records to check with the in-process pipeline (no timing).
-            from conformance.harness.kafka_run import run_units
+            from conformance.harness.runners import KafkaRunner
+            from conformance.infra.registry import RegistryClient
 
             kafka, reg = check_infra = new_infra()
             run_id = f"s{tag}"
             print(f"producing {units} units for the check in-process (not timed) …", flush=True)
-            sections = run_units(make_spec(kafka.client_config(), reg.url, run_id, args.seed), kafka, range(units))
+            sections = KafkaRunner(kafka, RegistryClient(reg.url)).run(
+                make_spec(kafka.client_config(), reg.url, run_id, args.seed), range(units))
             if sections[0].verdict() != "pass":
                 raise SystemExit("the in-process run producing the records to check did not pass")
             check_topics = run_topics(kafka, run_id)
@@ -638,13 +640,16 @@ class RemoteTopics:
             raise RuntimeError(f"the infra process did not create {name}")
         self.created.append(name)
 
+    def topics(self) -> list[str]:
+        return list(self.created)
+
 
 def rss_driver(args: argparse.Namespace) -> int:
     """Hidden mode: one run_spark of --units units against the infra process; prints RESULT <json>."""
     from multiprocessing.connection import Client
 
-    from conformance.harness.pipeline import run_spark
     from conformance.harness.spark import spark_session, stop_spark_session
+    from conformance.harness.spark_runner import SparkRunner
 
     infra = json.loads(args.rss_driver)
     rss: dict[str, Any] = {"python_after_imports_kib": self_hwm_kib()}
@@ -664,7 +669,7 @@ def rss_driver(args: argparse.Namespace) -> int:
         spec = make_spec({"bootstrap.servers": infra["bootstrap"]}, infra["registry"], "m0", args.seed)
         with traced() as tee:
             t0 = time.perf_counter()
-            sections = run_spark(spec, topics, range(args.units), master=args.rss_master)
+            sections = SparkRunner(topics, master=args.rss_master).run(spec, range(args.units))
             seconds = time.perf_counter() - t0
         rss["python_peak_kib"] = self_hwm_kib()
         rss["python_ru_maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -753,33 +758,37 @@ def _readline(proc: subprocess.Popen[str], timeout: float) -> str:
 
 
 def profile_judge(args: argparse.Namespace) -> dict[str, Any]:
-    """Stage B as a Spark executor runs it (`pipeline._stage_b`: the topic's log read with the data
+    """The judge stage as a Spark executor runs it (`spark_runner._judge`: the topic's log read with the data
     source's reader, the ledger from stage A, `judge_topic`), in this process over the topics of
     --profile-units units: timed once, then once under cProfile."""
     import cProfile
     import pstats
 
     from conformance.checks.delivery import Sent
+    from conformance.encoders.sink import KafkaTransport
+    from conformance.harness.encode import LogRecord
     from conformance.harness.kafka_source import plan_ranges, read_range
-    from conformance.harness.stages import LogRecord, _workload, judge_topic, produce_unit, sent_rows
+    from conformance.harness.stages import HangLatch, encode_unit, generate, judge_topic
     from conformance.infra.kafka import open_kafka
-    from conformance.infra.registry import EmbeddedSchemaRegistry
+    from conformance.infra.registry import EmbeddedSchemaRegistry, RegistryClient
 
     n = args.profile_units
     with open_kafka("embedded://?brokers=1&partitions=1") as kafka, EmbeddedSchemaRegistry() as reg:
         spec = make_spec(kafka.client_config(), reg.url, "p0", args.seed)
         print(f"profile: producing {n} units in-process …", flush=True)
 
-        def create(topics: Sequence[str], partitions: int) -> None:
+        def create(topics: Sequence[str]) -> None:
             for t in topics:
-                kafka.create_topic(t, partitions)
+                kafka.create_topic(t, 1)
 
+        registry = RegistryClient(reg.url)
+        transport, latch = KafkaTransport(dict(spec.kafka_config)), HangLatch()
         t0 = time.perf_counter()
-        units = [produce_unit(spec, 0, s, create_topics=create) for s in range(n)]
+        units = [encode_unit(spec, 0, s, transport, registry, latch, prepare=create) for s in range(n)]
         produce_s = time.perf_counter() - t0
         ledger: dict[str, list[Sent]] = {}
         for u in units:
-            for row in sent_rows(spec, u):
+            for row in u.sent:
                 ledger.setdefault(row.topic, []).append(row)
         config = kafka.client_config()
         bootstrap = config.pop("bootstrap.servers")
@@ -788,14 +797,14 @@ def profile_judge(args: argparse.Namespace) -> dict[str, Any]:
 
         def judge_all() -> int:
             # A Spark worker regenerates most units' workloads in stage B (its cache holds 64).
-            _workload.cache_clear()
+            generate.cache_clear()
             n_records = 0
             for r in ranges:
                 log = [LogRecord(r.topic, r.partition, o, k, v) for b in read_range(bootstrap, r, config)
                        for o, k, v in zip(b.column("offset").to_pylist(), b.column("key").to_pylist(),
                                           b.column("value").to_pylist(), strict=True)]
                 n_records += len(log)
-                tally = judge_topic(spec, r.topic, log, ledger.get(r.topic, []), lows)
+                tally = judge_topic(spec, r.topic, log, ledger.get(r.topic, []), lows, registry).tally
                 if tally.failed_ids():
                     raise SystemExit(f"profile: {r.topic} fails {sorted(tally.failed_ids())}")
             return n_records
@@ -920,7 +929,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-units", type=int, default=4,
                     help="units of an untimed run at the start of every Spark session (default 4; 0: none)")
     ap.add_argument("--no-inprocess-check", dest="inprocess_check", action="store_false",
-                    help="skip the in-process check baseline (check_local)")
+                    help="skip the in-process check baseline (check_live_local)")
     ap.add_argument("--seed", default="bench", help="workload seed (default 'bench')")
     ap.add_argument("--timeout", type=float, default=4 * 3600.0,
                     help="bound on the whole benchmark / on each rss subprocess, in seconds (default 14400)")

@@ -11,8 +11,8 @@ it with one.
         [--compare benchmarks/parity/baseline-bd53072.json] [--only NAME ...] [--cli PATH]
 
 Timings, counts and record numbers are left out: they may change with the implementation.
-A difference that is intended is listed in `INTENDED` with its reason; anything else makes the
-script exit 1.
+A difference that is intended is explained by `intended()`, with its reason; anything else makes
+the script exit 1. Notes are recorded (numbers masked) for a reader to compare, not compared.
 """
 
 from __future__ import annotations
@@ -57,9 +57,17 @@ CASES: dict[str, list[str]] = {
     "simple-check-input": ["check", "--protocol", "ticdc-simple", "--input", "{dir}/simple.jsonl"],
 }
 
-# (case, check id or "*") -> why its outcome may differ from the baseline (set after a change
-# that means to change it; empty for a pure refactor).
-INTENDED: dict[tuple[str, str], str] = {}
+# Differences a change meant to make, each with its reason: (case, what, before, after) -> reason
+# or None. `what` is a check id, or "encoder" / "label" / "verdict" / "exit_code" / "errors".
+
+
+def intended(case: str, what: str, before: object, after: object) -> str | None:
+    if "-memory-" in case and (what.startswith("delivery.") or what == "infra.broker-acks") and before == "skipped":
+        return ("the in-memory log is a sink like Kafka (one pipeline, several runners): delivery is judged in memory "
+                "too, against a broker that never fails")
+    if what == "encoder" and isinstance(before, str) and before == f"{after}+{str(after).rsplit('/', 1)[-1]}":
+        return "a delivery mutant is labelled with its own name in every mode (--no-spark added '+<sink>')"
+    return None
 
 _NUMBERS = re.compile(r"\d+(\.\d+)?")
 
@@ -99,18 +107,18 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         if a is None:
             continue
         for key in ("exit_code", "verdict", "errors"):
-            if a[key] != b[key] and (name, "*") not in INTENDED:
+            if a[key] != b[key] and not intended(name, key, b[key], a[key]):
                 diffs.append(f"{name}: {key} {b[key]!r} -> {a[key]!r}")
         if len(a["runs"]) != len(b["runs"]):
             diffs.append(f"{name}: {len(b['runs'])} runs -> {len(a['runs'])}")
             continue
         for i, (rb, ra) in enumerate(zip(b["runs"], a["runs"], strict=True)):
             for key in ("encoder", "label", "verdict"):
-                if rb[key] != ra[key] and (name, "*") not in INTENDED:
+                if rb[key] != ra[key] and not intended(name, key, rb[key], ra[key]):
                     diffs.append(f"{name} run {i}: {key} {rb[key]!r} -> {ra[key]!r}")
             for cid in sorted(set(rb["outcomes"]) | set(ra["outcomes"])):
                 ob, oa = rb["outcomes"].get(cid), ra["outcomes"].get(cid)
-                if ob != oa and (name, cid) not in INTENDED and (name, "*") not in INTENDED:
+                if ob != oa and not intended(name, cid, ob, oa):
                     diffs.append(f"{name} run {i} ({rb['label']}): {cid} {ob} -> {oa}")
     return diffs
 
