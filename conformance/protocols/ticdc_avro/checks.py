@@ -11,7 +11,6 @@ could decide.
 
 from __future__ import annotations
 
-import calendar
 import json
 import math
 import re
@@ -23,6 +22,7 @@ from typing import Any
 
 from ...checks.delivery import Anomaly
 from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, Verdict, check
+from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.table import Column
 from . import spec, watermark
@@ -414,16 +414,7 @@ def connect_parameters(ev: RecordEvidence) -> Findings:
 
 # == type table =========================================================================
 
-_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_DATETIME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?$")
-_TIME_RE = re.compile(r"^-?(\d{2,3}):(\d{2}):(\d{2})(\.\d{1,6})?$")
 _DECIMAL_STR_RE = re.compile(r"^-?\d+(\.\d+)?$")
-
-
-def _valid_date(y: int, m: int, d: int) -> bool:
-    if (y, m, d) == (0, 0, 0):
-        return True
-    return 1 <= m <= 12 and 1 <= d <= calendar.monthrange(max(y, 1), m)[1]
 
 
 def expected_primitives(fam: str, o: spec.AvroOptions) -> tuple[str, ...]:
@@ -493,22 +484,34 @@ def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | N
             json.loads(v)
         except ValueError:
             return f"{v[:60]!r} is not JSON text"
-    if fam == Family.DATE and isinstance(v, str):
-        m = _DATE_RE.match(v)
-        if not m or not _valid_date(*(int(x) for x in m.groups())):
-            return f"{v!r} is not YYYY-MM-DD"
-    if fam in (Family.DATETIME, Family.TIMESTAMP) and isinstance(v, str):
-        m = _DATETIME_RE.match(v)
-        if not m or not _valid_date(*(int(x) for x in m.groups()[:3])) or int(m.group(4)) > 23 \
-                or int(m.group(5)) > 59 or int(m.group(6)) > 59:
-            return f"{v!r} is not YYYY-MM-DD HH:MM:SS[.fraction]"
-    if fam == Family.TIME and isinstance(v, str):
-        m = _TIME_RE.match(v)
-        if not m or int(m.group(1)) > 838 or int(m.group(2)) > 59 or int(m.group(3)) > 59:
-            return f"{v!r} is not [-]HH:MM:SS[.fraction] within ±838:59:59"
-    if fam == Family.YEAR and isinstance(v, int) and not (v == 0 or 1901 <= v <= 2155):
-        return f"YEAR {v} is outside 1901..2155 (or 0)"
+    if fam in _TEMPORAL and isinstance(v, str | int):
+        return _temporal_problem(fam, v)
     return None
+
+
+_TEMPORAL = (Family.DATE, Family.DATETIME, Family.TIMESTAMP, Family.TIME, Family.YEAR)
+
+
+def _temporal_problem(fam: str, v: str | int) -> str | None:
+    """What no TiDB can store, judged by the rule every MySQL-family protocol shares
+    (`model.mysql_text`: any sql_mode, so zero dates, zero parts and day 31 pass). The schema
+    carries no fsp (`tidb_type` is plain `DATETIME`), so fraction digits are not checked here;
+    TIMESTAMP is printed in TiCDC's `--tz`, which the record does not name."""
+    bad: mysql_text.Invalid | None = None
+    if fam == Family.YEAR:
+        if isinstance(v, int):
+            bad = mysql_text.check_year(v)
+    elif isinstance(v, str):
+        parsed = (mysql_text.parse_date(v) if fam == Family.DATE
+                  else mysql_text.parse_datetime(v) if fam == Family.DATETIME
+                  else mysql_text.parse_timestamp(v, server=mysql_text.TIDB) if fam == Family.TIMESTAMP
+                  else mysql_text.parse_time(v, server=mysql_text.TIDB))
+        bad = parsed if isinstance(parsed, mysql_text.Invalid) else None
+    if bad is None:
+        return None
+    if isinstance(v, int):
+        return bad.reason
+    return f"{v!r} is not a {fam.upper()} a server stores: {bad.reason}"
 
 
 def same_datum(a: Any, b: Any) -> bool:

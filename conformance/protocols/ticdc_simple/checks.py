@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from ...checks.delivery import Anomaly
 from ...checks.registry import Failure, Level, NotApplicable, Scope, check
+from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.values import Json, go_format_float, to_float32
 from . import spec
@@ -628,8 +629,9 @@ def schema_default(ev: RecordEvidence) -> Findings:
 # == values =============================================================================
 
 _INT_RANGES = {"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
-_DATE = r"\d{4}-\d{2}-\d{2}"
-_CLOCK = r"\d{2}:\d{2}:\d{2}"
+# Zone names whose text is UTC itself: there a TIMESTAMP's range is exact, elsewhere widened
+# (mysql_text.check_timestamp).
+_UTC_NAMES = frozenset({"UTC", "Etc/UTC"})
 _AVRO_BRANCH = {
     Family.INT: "long", Family.YEAR: "long", Family.ENUM: "long", Family.SET: "long", Family.BIT: "long",
     Family.BIGINT_UNSIGNED: UNSIGNED_BIGINT, Family.FLOAT: "float", Family.DOUBLE: "double", Family.BINARY: "bytes",
@@ -648,6 +650,11 @@ def schema_family(dt: dict[str, Any]) -> str | None:
 def _fraction_ok(text: str, fsp: int | None) -> bool:
     frac = text.rsplit(".", 1)[1] if "." in text else ""
     return fsp is None or len(frac) == fsp
+
+
+def _temporal_fsp(dt: dict[str, Any], avro: bool) -> int | None:
+    """A temporal column's fsp; unknown in Avro, whose DataType sets `decimal` only for DECIMAL."""
+    return None if avro else _meta(dt, "decimal", avro)
 
 
 def _meta(dt: dict[str, Any], name: str, avro: bool) -> int | None:
@@ -722,15 +729,16 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             return "TIMESTAMP location is not a time zone name"
         if v["location"] != o.time_zone and o.time_zone != "UTC":
             return f"TIMESTAMP location is not the server time zone {o.time_zone}"
-        if not isinstance(v["value"], str) or not re.fullmatch(_DATE + " " + _CLOCK + r"(\.\d{1,6})?", v["value"]):
+        if not isinstance(v["value"], str):
             return "TIMESTAMP value is not YYYY-MM-DD HH:MM:SS[.f]"
-        return None
+        ts = mysql_text.parse_timestamp(v["value"], server=mysql_text.TIDB, fsp=_temporal_fsp(dt, avro),
+                                        utc=v["location"] in _UTC_NAMES)
+        return f"TIMESTAMP value: {ts.reason}" if isinstance(ts, mysql_text.Invalid) else None
     if not isinstance(v, str):
         return f"not a JSON string but {type(v).__name__}"
     mt = dt.get("mysqlType")
     unsigned = dt.get("unsigned") is True
-    # Avro's DataType loses the fsp of temporal types (decimal is set only for DECIMAL).
-    fsp = None if avro else _meta(dt, "decimal", avro)
+    fsp = _temporal_fsp(dt, avro)
     if fam in (Family.INT, Family.BIGINT_UNSIGNED):
         if not re.fullmatch(r"-?\d+", v):
             return "not a decimal integer"
@@ -784,8 +792,9 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             return f"not an index into the {len(elements)} elements"
         if fam == Family.SET and elements is not None and n >= 1 << len(elements):
             return f"not a bitmask of the {len(elements)} elements"
-        if fam == Family.YEAR and not (n == 0 or 1901 <= n <= 2155):
-            return "not a YEAR (0 or 1901..2155)"
+        bad_year = mysql_text.check_year(n) if fam == Family.YEAR else None
+        if bad_year is not None:
+            return bad_year.reason
     elif fam == Family.BINARY:
         try:
             raw = base64.b64decode(v, validate=True)
@@ -794,17 +803,16 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
         width = _meta(dt, "length", avro)
         if mt == "binary" and width is not None and len(raw) != width:
             return f"BINARY({width}) value of {len(raw)} bytes"
-    elif fam == Family.DATE:
-        if not re.fullmatch(_DATE, v):
-            return "not YYYY-MM-DD"
-    elif fam == Family.DATETIME:
-        if not re.fullmatch(_DATE + " " + _CLOCK + r"(\.\d{1,6})?", v) or not _fraction_ok(v, fsp):
-            return f"not YYYY-MM-DD HH:MM:SS with {fsp if fsp is not None else 'its'} fractional digits"
-    elif fam == Family.TIME:
-        if not re.fullmatch(r"-?\d{2,3}:\d{2}:\d{2}(\.\d{1,6})?", v) or not _fraction_ok(v, fsp):
-            return "not [-]HH:MM:SS[.f]"
-        if int(v.lstrip("-").split(":")[0]) > 838:
-            return "beyond TIME's range (838:59:59)"
+    elif fam in (Family.DATE, Family.DATETIME, Family.TIME):
+        # What a server can store is one rule for every MySQL-family protocol (any sql_mode: zero
+        # dates, zero parts, day 31 pass); printing exactly fsp fraction digits is TiCDC's own.
+        parsed = (mysql_text.parse_date(v) if fam == Family.DATE
+                  else mysql_text.parse_datetime(v, fsp=fsp) if fam == Family.DATETIME
+                  else mysql_text.parse_time(v, server=mysql_text.TIDB, fsp=fsp))
+        if isinstance(parsed, mysql_text.Invalid):
+            return parsed.reason
+        if not _fraction_ok(v, fsp):
+            return f"not {fsp} fractional digits (the column's fsp)"
     elif fam == Family.JSON:
         # Depth first: the text may nest deeper than Python parses (TiDB stops at 100).
         if v.count("[") + v.count("{") > TIDB_MAX_JSON_DEPTH + 1 and _bracket_depth(v) > TIDB_MAX_JSON_DEPTH + 1:
