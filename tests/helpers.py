@@ -83,7 +83,8 @@ def docker_problem() -> str | None:
         return f"no Docker engine answers ({type(e).__name__}); container tests run in the GitHub workflow"
 
 
-def encode(encoder: str, options: Mapping[str, str], workload: Workload, *, protocol: str) -> list[Record]:
+def encode(encoder: str, options: Mapping[str, str], workload: Workload, *, protocol: str,
+           registry: Any = None, topic_prefix: str | None = None) -> list[Record]:
     """The records an encoder makes for one workload, as they sit in the in-memory log (with
     their partitions and offsets), in the order they were written."""
     from conformance.encoders.sink import SINKS
@@ -95,10 +96,11 @@ def encode(encoder: str, options: Mapping[str, str], workload: Workload, *, prot
     info = find_encoder(encoder, protocol)
     opts = p.resolve_options(dict(options))
     _counter[0] += 1
-    log, registry = MemoryLog(), InProcessRegistry()
+    log = MemoryLog()
+    registry = registry if registry is not None else InProcessRegistry()
     tally = new_tally(p)
     ctx = EncoderContext(options=opts, registry=registry, clock=ManualClock(), partitions=p.capabilities.memory_partitions,
-                         topic_prefix=f"t{_counter[0]}-")
+                         topic_prefix=f"t{_counter[0]}-" if topic_prefix is None else topic_prefix)
     checker = p.checker(opts, registry, tally, ENCODE, topic_prefix=ctx.topic_prefix, partitions=ctx.partitions)
     guard = Guard(10.0)
     try:

@@ -16,13 +16,11 @@ from typing import Any
 
 import fastavro
 import pytest
-from helpers import check_capture, problems
+from helpers import check_capture, encode, problems
 
 from conformance.checks import Outcome
-from conformance.checks.registry import Location
 from conformance.checks.results import Tally
-from conformance.encoders import Record, find_encoder
-from conformance.harness.local import Guard, assign_offsets, make_tally, run_workload
+from conformance.encoders import Record
 from conformance.infra.inprocess import InProcessRegistry
 from conformance.model import Column, Date, DateTime, Index, Kind, SqlType, Table, Time
 from conformance.model.events import Ddl, DdlKind, Op, RowChange, Transaction, Watermark, Workload, tso
@@ -105,13 +103,7 @@ AVRO = get_protocol("ticdc-avro")
 def _avro_capture() -> tuple[list[Record], InProcessRegistry]:
     """The reference's records for WORKLOAD, and the registry holding their schemas."""
     registry = InProcessRegistry()
-    guard = Guard(10.0)
-    try:
-        res = run_workload(AVRO, find_encoder("reference", "ticdc-avro"), AVRO.resolve_options({}), registry,
-                           WORKLOAD, make_tally(AVRO), topic_prefix="", guard=guard, keep_records=True)
-    finally:
-        guard.close()
-    return assign_offsets(res.dumped), registry
+    return encode("reference", {}, WORKLOAD, protocol="ticdc-avro", registry=registry, topic_prefix=""), registry
 
 
 def _avro_with(records: list[Record], registry: InProcessRegistry, column: str, value: Any) -> list[Record]:
@@ -132,12 +124,7 @@ def _avro_with(records: list[Record], registry: InProcessRegistry, column: str, 
 
 def _check_avro(records: list[Record], registry: InProcessRegistry) -> Tally:
     """As `conformance check` does: the log and the registry, no workload."""
-    tally = make_tally(AVRO)
-    checker = AVRO.checker(AVRO.resolve_options({}), registry, tally, with_source=False)  # type: ignore[attr-defined]
-    for r in records:
-        checker.check_record(r, Location(topic=r.topic, partition=r.partition, offset=r.offset))
-    checker.finish()
-    return tally
+    return check_capture(records, protocol="ticdc-avro", registry=registry)
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +168,6 @@ SIMPLE = "ticdc-simple"
 
 
 def _simple_capture(encoding: str) -> list[Record]:
-    from helpers import encode
 
     p = get_protocol(SIMPLE)
     return encode("reference", p.resolve_options({"encoding-format": encoding}), WORKLOAD, protocol=SIMPLE)
