@@ -168,7 +168,6 @@ SIMPLE = "ticdc-simple"
 
 
 def _simple_capture(encoding: str) -> list[Record]:
-
     p = get_protocol(SIMPLE)
     return encode("reference", p.resolve_options({"encoding-format": encoding}), WORKLOAD, protocol=SIMPLE)
 
