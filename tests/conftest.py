@@ -7,6 +7,12 @@ from pathlib import Path
 # Hypothesis writes its example database into the working directory unless told otherwise.
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(__file__).resolve().parent.parent / ".hypothesis"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# A protocol that lives outside the suite (tests/plugins: a package and its dist-info with the
+# entry point), installed the way a third-party distribution is: found on sys.path. Subprocesses
+# (the CLI) and Spark's Python workers find it through PYTHONPATH.
+PLUGINS = str(Path(__file__).resolve().parent / "plugins")
+sys.path.insert(0, PLUGINS)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (PLUGINS, os.environ.get("PYTHONPATH")) if p)
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
