@@ -147,3 +147,19 @@ def retention_run(options: tuple[tuple[str, str], ...], shape: Shape, *, run_id:
             result.add_topic(judge_topic(spec, t, logs.get(t, []), sent.get(t, []), lows, registry))
         (section,) = sections(spec, {0: result})
     return section, unit.topics
+
+
+def consume_all(cluster: Any, topics: list[str], *, timeout: float = 30.0) -> list[Any]:
+    """Every record of the topics up to their high watermarks, through the suite's one reader."""
+    from conformance.harness.runners import read_topics
+
+    logs, _ = read_topics(cluster, topics, cluster.client_config(), timeout=timeout)
+    return [r for t in topics for r in logs.get(t, [])]
+
+
+def log_ranges(cluster: Any, topics: list[str]) -> dict[tuple[str, int], tuple[int, int]]:
+    """(low, high) watermarks of every partition of the topics."""
+    from conformance.harness.kafka_source import plan_ranges
+
+    config = {k: v for k, v in cluster.client_config().items() if k != "bootstrap.servers"}
+    return {(r.topic, r.partition): (r.low, r.high) for r in plan_ranges(cluster.bootstrap, topics, config)}

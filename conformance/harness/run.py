@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,3 @@ def write_reproduction(plan: RunPlan, combo: int, options: dict[str, str], check
         "workload": workload_to_json(workload)}, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
     return path
 
-
-def non_default_args(suite: ProtocolSuite, options: dict[str, str]) -> Sequence[str]:
-    return [f"--option {k}={v}" for k, v in suite.non_default(options).items()]

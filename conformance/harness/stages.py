@@ -24,7 +24,7 @@ from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.delivery import Anomaly, DeliveryEvidence, LogEntry, Sent, analyse, delivery_checks
-from ..checks.registry import Location, Scope, all_checks
+from ..checks.registry import Location, all_checks
 from ..checks.results import Tally
 from ..encoders import find_encoder
 from ..encoders.sink import SINKS, fingerprint
@@ -281,12 +281,6 @@ class ComboResult:
         self.not_run += other.not_run
 
 
-def skip_delivery_without_a_log(tally: Tally, why: str) -> None:
-    for s in all_checks():
-        if s.protocol == "*" and s.scope is Scope.STREAM and s.id in tally.checks:
-            tally.skip(s.id, why)
-
-
 def sections(spec: RunSpec, results: Mapping[int, ComboResult], *, notes: Sequence[str] = (),
              duration_s: float = 0.0) -> list[Section]:
     """One report section per option combination (every runner builds its report here)."""
@@ -306,11 +300,11 @@ def sections(spec: RunSpec, results: Mapping[int, ComboResult], *, notes: Sequen
             sec.notes.append(f"the encoder hung (shard {min(r.hung)}): no further call was made into it"
                              + (f"; {r.not_run} later work unit(s) of the same worker were not run" if r.not_run
                                 else ""))
+        elif r.not_run:
+            sec.notes.append(f"{r.not_run} work unit(s) not run: the encoder hung earlier in the same worker, and no "
+                             "further call is made into a hung encoder")
         sec.notes.extend(r.delivery.notes())
         sec.notes.extend(notes)
         out.append(sec)
     return out
 
-
-def options_of(spec: RunSpec, suite: ProtocolSuite, combo: int) -> Mapping[str, str]:
-    return suite.non_default(spec.options(combo))

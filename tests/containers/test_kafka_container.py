@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import KafkaError, Producer
+from helpers import consume_all, log_ranges
 
 from conformance.infra.faults import FaultInjector, FaultsUnsupported
-from conformance.infra.kafka import KafkaCluster, consume_all, log_ranges, open_kafka
+from conformance.infra.kafka import KafkaCluster, open_kafka
 
 pytestmark = pytest.mark.timeout(600)
 

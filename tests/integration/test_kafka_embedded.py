@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError, Message, Producer
+from helpers import consume_all, log_ranges
 
-from conformance.harness.encode import LogRecord
-from conformance.harness.kafka_source import KafkaSourceError, plan_ranges
-from conformance.harness.runners import read_topics
+from conformance.harness.kafka_source import KafkaSourceError
 from conformance.infra.faults import FaultInjector
 from conformance.infra.kafka import (
     EmbeddedKafka,
@@ -33,17 +32,6 @@ pytestmark = pytest.mark.timeout(60)
 
 REPO = Path(__file__).resolve().parents[2]
 
-
-def consume_all(cluster: KafkaCluster, topics: list[str], *, timeout: float = 30.0) -> list[LogRecord]:
-    """Every record of the topics up to their high watermarks, through the suite's one reader."""
-    logs, _ = read_topics(cluster, topics, cluster.client_config(), timeout=timeout)
-    return [r for t in topics for r in logs.get(t, [])]
-
-
-def log_ranges(cluster: KafkaCluster, topics: list[str]) -> dict[tuple[str, int], tuple[int, int]]:
-    return {(r.topic, r.partition): (r.low, r.high) for r in plan_ranges(cluster.bootstrap, topics,
-                                                                          {k: v for k, v in cluster.client_config().items()
-                                                                           if k != "bootstrap.servers"})}
 
 
 @pytest.fixture(scope="module")
