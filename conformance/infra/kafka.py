@@ -37,14 +37,14 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from types import TracebackType
-from typing import Any, Final, Literal, Self
+from typing import Any, Final, Literal
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from ..errors import InfrastructureError
+from .closing import ClosesOnExit
 from .mockcluster import MockCluster, MockClusterError
 from .urls import REDACTED, redact, redact_text
 
@@ -106,7 +106,7 @@ def _error_of(exc: KafkaException) -> KafkaError | None:
     return arg if isinstance(arg, KafkaError) else None
 
 
-class KafkaCluster:
+class KafkaCluster(ClosesOnExit):
     """A Kafka cluster the suite writes to and reads from; one subclass per provider.
 
     Thread-safe: the metadata and watermark clients are shared and created on first use.
@@ -378,14 +378,6 @@ class KafkaCluster:
                 reader.close()
             except RuntimeError:  # already closed
                 pass
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def _check_topic(name: str, partitions: int, replication: int) -> None:

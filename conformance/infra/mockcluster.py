@@ -65,10 +65,10 @@ from collections.abc import Callable, Iterable, Sequence
 from enum import IntEnum
 from functools import cache
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 from ..errors import InfrastructureError
+from .closing import ClosesOnExit
 
 __all__ = [
     "ApiKey",
@@ -335,7 +335,7 @@ def _destroy(lib: _Lib, rk: int, mcluster: int, lock: threading.RLock) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-class MockCluster:
+class MockCluster(ClosesOnExit):
     """A librdkafka mock cluster with ``brokers`` brokers listening on 127.0.0.1.
 
     Usable as a context manager; :meth:`close` is idempotent and also runs at interpreter exit.
@@ -391,14 +391,6 @@ class MockCluster:
     @property
     def closed(self) -> bool:
         return not self._finalizer.alive
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else self.bootstraps

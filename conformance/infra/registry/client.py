@@ -17,8 +17,8 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from ..closing import ClosesOnExit
 from ..urls import redact, redact_text
-from ._closing import ClosesOnExit
 from .errors import (
     IncompatibleSchema,
     InvalidSchema,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ._closing import ClosesOnExit
+from ..closing import ClosesOnExit
 from .compat import schema_key
 from .errors import DumpFormatError, RegistryError, SchemaNotFound, SubjectNotFound, VersionNotFound
 from .wire import RegisteredSchema

@@ -1,9 +1,6 @@
-"""``with`` support for objects that hold something until :meth:`close` releases it.
-
-The client and the dump are used as ``with RegistryClient(url) as client:``; the same three
-methods stood in each such class. (``conformance/infra/kafka.py`` and ``mockcluster.py`` repeat
-them too; this mixin can move up to ``conformance/infra`` to serve them as well.)
-"""
+"""``with`` support for objects that hold something until :meth:`close` releases it: the Kafka
+clusters, the mock cluster, the registry client and the registry dump are all used as
+``with X(...) as x:``, and the same three methods stood in each."""
 
 from __future__ import annotations
 
