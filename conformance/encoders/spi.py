@@ -10,7 +10,9 @@ own schemas with the registry it is given (the context), as TiCDC does.
                          the context's clock, which tests drive, so nothing ever sleeps
     close()              once
 
-In-process encoders are found through the `conformance.encoders` entry-point group.
+In-process encoders are found through the `conformance.encoders` entry-point group; an
+encoder in any other language runs as a subprocess speaking JSON lines (`subprocess.py`,
+`docs/subprocess-encoders.md`).
 """
 
 from __future__ import annotations
@@ -86,6 +88,10 @@ class EncoderContext:
     topic_prefix: str = ""
     # Server time zone (TiCDC's --tz): TIMESTAMP values are rendered in it.
     time_zone: str = "UTC"
+    # The registry's URL, credentials included, for encoders that talk to it themselves (a
+    # subprocess registers its own schemas, as TiCDC does). Never print it; None when the
+    # registry is in-process only (unit tests) or there is none.
+    registry_url: str | None = None
 
 
 class EncoderError(Exception):
