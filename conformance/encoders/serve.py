@@ -59,7 +59,7 @@ class Server:
                 self.reply(wire.error_reply(rid, "encoder", f"invalid request: {e}"))
                 return True
             return False
-        cmd = req["cmd"]
+        cmd, rid = req["cmd"], req["id"]
         try:
             self.reply(getattr(self, f"do_{cmd}")(req))
         except ConfigurationError as e:
