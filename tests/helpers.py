@@ -110,3 +110,26 @@ def check_capture(records: list[Any], options: Mapping[str, str] | None = None, 
         checker.check_record(r, Location(topic=r.topic, partition=r.partition, offset=r.offset))
     checker.finish()
     return tally
+
+
+def run_info(info: Any, workloads: list[Workload], options: Mapping[str, str] | None = None, *, protocol: str,
+             registry: Any = None, timeout: float = 20.0) -> Tally:
+    """Like run_workloads, for an EncoderInfo (e.g. a subprocess encoder): every workload in
+    turn, the run going on after a failure, as the harness goes on with the next shard."""
+    p = get_protocol(protocol)
+    opts = p.resolve_options(dict(options or {}))
+    tally = make_tally(p)
+    reg = registry if registry is not None else InProcessRegistry()
+    guard = Guard(timeout)
+    try:
+        for w in workloads:
+            _counter[0] += 1
+            run_workload(p, info, opts, reg, w, tally, topic_prefix=f"t{_counter[0]}-", guard=guard)
+    finally:
+        guard.close()
+    return tally
+
+
+def counts(tally: Tally) -> dict[str, tuple[Any, ...]]:
+    """Per-check outcome counts: what two runs must agree on to give the same verdicts."""
+    return {t.id: (t.outcome.value, t.passed, t.failed, t.errored, t.not_applicable, t.skipped) for t in tally}

@@ -124,6 +124,18 @@ def capabilities_of(info: EncoderInfo) -> Capabilities:
                         needs_ticks=True)
 
 
+def _find(name: str, protocol: str) -> EncoderInfo:
+    """The protocol's own encoders first (the process starts faster without every other
+    protocol and the entry-point scan), then every installed one."""
+    from ..protocols import get_protocol
+    from . import find_encoder
+
+    for e in get_protocol(protocol).encoders():
+        if e.name in (name, f"{protocol}/{name}"):
+            return e
+    return find_encoder(name, protocol)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m conformance.encoders.serve",
                                  description="Serve an in-process encoder through the subprocess encoder protocol "
@@ -131,12 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--encoder", required=True, help="encoder name, e.g. ticdc-simple/reference")
     ap.add_argument("--protocol", help="its protocol (default: the name's first part)")
     args = ap.parse_args(argv)
-    from . import UnknownEncoder, find_encoder
-
     protocol = args.protocol or args.encoder.split("/", 1)[0]
     try:
-        info = find_encoder(args.encoder, protocol)
-    except (UnknownEncoder, LookupError) as e:
+        info = _find(args.encoder, protocol)
+    except LookupError as e:
         print(f"serve: {e}", file=sys.stderr)
         return 2
     # Replies go to the real stdout; whatever the encoder prints goes to stderr.

@@ -38,9 +38,9 @@ import subprocess
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
 from ..errors import InfrastructureError
 from ..model.events import Event
@@ -52,6 +52,8 @@ from .wire import Handshake, MessageInvalid
 # `find_encoder("cmd:node my-encoder.js", protocol)` runs a command line as an encoder: the name
 # is all a Spark task needs to start its own subprocess.
 COMMAND_PREFIX = "cmd:"
+P = ParamSpec("P")
+R = TypeVar("R")
 _READ_CHUNK = 1 << 16
 
 
@@ -410,6 +412,28 @@ class _Process:
 
 # -- the encoder ------------------------------------------------------------------------------------------
 
+def _reported(method: Callable[P, R]) -> Callable[P, R]:
+    """An SPI method whose failures reach the harness with one frame, this one: the finding
+    shows the encoder's evidence, not the adapter's internals."""
+
+    @functools.wraps(method)
+    def spi_call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (SubprocessEncoderError, SubprocessHung) as e:
+            raise e.with_traceback(None) from None
+
+    return spi_call
+
+
+def _claimed_name(reply: Mapping[str, Any]) -> str | None:
+    """`name version` from a handshake reply, however broken the rest of it is."""
+    impl = reply.get("implementation")
+    if isinstance(impl, dict) and isinstance(impl.get("name"), str):
+        return clip(f"{impl['name']} {impl.get('version', '')}".strip(), 80)
+    return None
+
+
 def _protocol_defaults(protocol: str) -> dict[str, str] | None:
     from ..protocols import UnknownProtocol, get_protocol
 
@@ -433,6 +457,7 @@ class SubprocessEncoder:
         self._writer = EventWriter()
         self._next_id = 1
         self.handshake: Handshake | None = None
+        self._claimed: str | None = None  # "name version" from a handshake that was refused
         self.last_pid: int | None = None  # for tests and diagnostics
 
     # -- naming -------------------------------------------------------------------------------------
@@ -441,18 +466,19 @@ class SubprocessEncoder:
     def label(self) -> str:
         """How findings name the encoder: its own name and version once it has said them."""
         cmd = clip(self.spec.command, 120)
-        if self.handshake is None:
-            return f"encoder `{cmd}`"
-        return f"encoder {self.handshake.implementation.label} (`{cmd}`)"
+        name = self.handshake.implementation.label if self.handshake is not None else self._claimed
+        return f"encoder {name} (`{cmd}`)" if name else f"encoder `{cmd}`"
 
     # -- SPI ----------------------------------------------------------------------------------------
 
+    @_reported
     def open(self, ctx: EncoderContext) -> None:
         self._shutdown()  # every open starts a fresh process
         self._ctx = ctx
         self._writer = EventWriter()
         self._next_id = 1
         self.handshake = None
+        self._claimed = None
         hs = self._start()
         expected = self.protocol
         if expected is not None and hs.protocol != expected:
@@ -468,12 +494,14 @@ class SubprocessEncoder:
             partitions=ctx.partitions, topic_prefix=ctx.topic_prefix, time_zone=ctx.time_zone,
             registry_url=ctx.registry_url if ctx.registry_url is not None else self._registry_url), "open")
 
+    @_reported
     def encode(self, event: Event) -> list[Record]:
         ctx = self._require_open()
         ev, tables = self._writer.write(event)
         reply = self._call(wire.encode_request(self._id(), now=float(ctx.clock()), event=ev, tables=tables), "encode")
         return self._records(reply)
 
+    @_reported
     def tick(self, now: float) -> list[Record]:
         self._require_open()
         assert self.handshake is not None
@@ -481,6 +509,7 @@ class SubprocessEncoder:
             return []
         return self._records(self._call(wire.tick_request(self._id(), now=float(now)), "tick"))
 
+    @_reported
     def close(self) -> None:
         proc = self._proc
         if proc is None:
@@ -575,6 +604,8 @@ class SubprocessEncoder:
                                                "(one reply per request, in order)", raw)
         if "error" in reply:
             self._reported_error(reply, cmd, raw)
+        if cmd == "start":
+            self._claimed = _claimed_name(reply)
         if cmd == "start" and reply.get("version") != wire.PROTOCOL_VERSION:
             self._violation(WrongProtocolVersion, f"the handshake names protocol version {reply.get('version')!r}; "
                                                   f"this suite speaks version {wire.PROTOCOL_VERSION}", raw)
