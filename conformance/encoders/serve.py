@@ -98,7 +98,10 @@ class Server:
         enc = self._open_encoder()
         event = self.reader.read(req["event"], req["tables"])
         self.clock.now = req["now"]
-        return wire.records_reply(req["id"], enc.encode(event))
+        records = list(enc.encode(event))
+        if req.get("tick"):
+            records += enc.tick(req["now"]) or []
+        return wire.records_reply(req["id"], records)
 
     def do_tick(self, req: dict[str, Any]) -> dict[str, Any]:
         enc = self._open_encoder()

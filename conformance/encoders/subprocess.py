@@ -311,6 +311,14 @@ class _Process:
         deadline = time.monotonic() + timeout
         pending = memoryview(request) if request else None
         if pending is not None:
+            # Most requests fit the pipe: write at once, and wait for writability only if not.
+            try:
+                pending = pending[os.write(self._in, pending):] or None
+            except BlockingIOError:
+                pass
+            except OSError:  # EPIPE: it closed stdin (exiting?); its stdout will say
+                pending = None
+        if pending is not None:
             self._sel.register(self._in, selectors.EVENT_WRITE, "in")
         try:
             while True:
@@ -458,6 +466,7 @@ class SubprocessEncoder:
         self._next_id = 1
         self.handshake: Handshake | None = None
         self._claimed: str | None = None  # "name version" from a handshake that was refused
+        self._ticked_at: float | None = None  # the time of the tick done with the last encode
         self.last_pid: int | None = None  # for tests and diagnostics
 
     # -- naming -------------------------------------------------------------------------------------
@@ -479,6 +488,7 @@ class SubprocessEncoder:
         self._next_id = 1
         self.handshake = None
         self._claimed = None
+        self._ticked_at = None
         hs = self._start()
         expected = self.protocol
         if expected is not None and hs.protocol != expected:
@@ -497,15 +507,24 @@ class SubprocessEncoder:
     @_reported
     def encode(self, event: Event) -> list[Record]:
         ctx = self._require_open()
+        assert self.handshake is not None
         ev, tables = self._writer.write(event)
-        reply = self._call(wire.encode_request(self._id(), now=float(ctx.clock()), event=ev, tables=tables), "encode")
+        now = float(ctx.clock())
+        # The harness ticks after every event, at the event's time: an encoder that needs ticks
+        # does that tick in the same round trip (`tick: true`), and the tick() that follows at
+        # the same time has nothing left to do. Half the round trips, the same records in the
+        # same order.
+        ticks = self.handshake.capabilities.needs_ticks
+        reply = self._call(wire.encode_request(self._id(), now=now, event=ev, tables=tables, tick=ticks), "encode")
+        self._ticked_at = now if ticks else None
         return self._records(reply)
 
     @_reported
     def tick(self, now: float) -> list[Record]:
         self._require_open()
         assert self.handshake is not None
-        if not self.handshake.capabilities.needs_ticks:
+        ticked_at, self._ticked_at = self._ticked_at, None
+        if not self.handshake.capabilities.needs_ticks or ticked_at == now:
             return []
         return self._records(self._call(wire.tick_request(self._id(), now=float(now)), "tick"))
 

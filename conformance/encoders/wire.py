@@ -187,9 +187,12 @@ def open_request(request_id: int, *, now: float, protocol: str, options: Mapping
             "registry_url": registry_url}
 
 
-def encode_request(request_id: int, *, now: float, event: Mapping[str, Any],
-                   tables: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    return {"cmd": "encode", "id": request_id, "now": now, "tables": list(tables), "event": event}
+def encode_request(request_id: int, *, now: float, event: Mapping[str, Any], tables: Sequence[Mapping[str, Any]],
+                   tick: bool = False) -> dict[str, Any]:
+    req = {"cmd": "encode", "id": request_id, "now": now, "tables": list(tables), "event": event}
+    if tick:
+        req["tick"] = True
+    return req
 
 
 def tick_request(request_id: int, *, now: float) -> dict[str, Any]:

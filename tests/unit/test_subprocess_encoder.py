@@ -321,3 +321,33 @@ def test_every_open_starts_a_fresh_process() -> None:
         pids.append(enc.last_pid)
         enc.close()
     assert pids[0] != pids[1] and all(p is not None and reaped(p) for p in pids)
+
+
+def test_ticks_travel_with_events_and_alone_with_the_same_records() -> None:
+    """The tick after an event rides on its encode request; a tick at another time is a
+    request of its own. Either way the records are those of the in-process encoder."""
+    from conformance.protocols.ticdc_simple.encoder import TiCDCSimpleEncoder
+
+    w = sample_workload("ticks", 1, SLOW_SHAPE)
+    opts = {"send-bootstrap-interval-in-sec": "3"}
+
+    def drive(enc: Any) -> list[Any]:
+        clock = ManualClock()
+        enc.open(EncoderContext(options=opts, clock=clock, partitions=3))
+        out: list[Any] = []
+        for e in w.events:
+            clock.follow(e)
+            out += [("encode", r) for r in enc.encode(e)]
+            out += [("tick", r) for r in enc.tick(clock.now)]
+        for later in (5.0, 10.0):
+            out += [("later", r) for r in enc.tick(clock.advance(later))]
+        enc.close()
+        return out
+
+    in_process = drive(TiCDCSimpleEncoder())
+    piped = SubprocessEncoder(SubprocessSpec.from_command(SERVE + ["ticdc-simple/reference"]), protocol=SIMPLE)
+    through_pipe = drive(piped)
+    assert [r for _, r in through_pipe] == [r for _, r in in_process]
+    assert [k for k, _ in in_process].count("tick") > 0, "the workload has periodic bootstraps"
+    assert [k for k, _ in through_pipe].count("tick") == 0, "they came with the encode replies"
+    assert [k for k, _ in through_pipe].count("later") == [k for k, _ in in_process].count("later") > 0

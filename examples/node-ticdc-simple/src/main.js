@@ -80,7 +80,10 @@ const handlers = {
   },
   encode(req) {
     for (const t of req.tables) learnTable(t);
-    return { records: records(encoder.encode(resolve(req.event), Number(req.now))) };
+    const now = Number(req.now);
+    const out = encoder.encode(resolve(req.event), now);
+    if (req.tick === true) out.push(...encoder.tick(now)); // the tick after the event, in the same reply
+    return { records: records(out) };
   },
   tick(req) {
     return { records: records(encoder.tick(Number(req.now))) };
