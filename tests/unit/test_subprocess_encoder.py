@@ -132,6 +132,15 @@ def test_the_node_example_passes_every_ticdc_simple_check(shape: Any, options: d
 
 
 @needs_node
+def test_the_node_examples_own_tests_pass() -> None:
+    import subprocess
+
+    done = subprocess.run(["node", "--test", "test/"], cwd=NODE_EXAMPLE.parents[1], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "# fail 0" in done.stdout, done.stdout + done.stderr
+
+
+@needs_node
 def test_the_node_example_writes_the_references_bytes() -> None:
     for shard in range(4):
         w = sample_workload("node-bytes", shard, DDL_SHAPE)
