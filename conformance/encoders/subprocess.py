@@ -29,6 +29,7 @@ adapter multiplexes the pipes with `selectors` and kills the process group.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import os
 import selectors
@@ -372,17 +373,20 @@ class _Process:
             time.sleep(0.005)
 
     def drain_stderr(self, timeout: float) -> None:
-        """Read what is left on stderr (its last words), for at most `timeout` seconds."""
+        """Read what is on stderr (its last words): what is there already, and what comes
+        within `timeout` seconds (up to its end)."""
         deadline = time.monotonic() + timeout
         while not self._err_eof:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            ready = self._sel.select(max(0.0, deadline - time.monotonic()))
+            if not ready:
                 return
-            for key, _ in self._sel.select(remaining):
+            for key, _ in ready:
                 if key.data == "err":
                     self._read_err()
                 elif key.data == "out":
                     self._read_out()
+            if time.monotonic() > deadline + 0.05:  # it keeps writing: enough
+                return
 
     def close_stdin(self) -> None:
         """End of input: a well-behaved encoder exits now."""
@@ -687,3 +691,20 @@ def command_encoder(command: str | Sequence[str], *, protocol: str, name: str | 
         description=description or f"subprocess encoder (JSON lines, protocol v{wire.PROTOCOL_VERSION}): "
                                    f"{spec.command}",
         extra={"subprocess": spec})
+
+
+def with_timeouts(info: EncoderInfo, *, request_timeout: float, start_timeout: float | None = None) -> EncoderInfo:
+    """`info` with the run's timeouts (`--encoder-timeout`) if it is a subprocess encoder made by
+    `command_encoder` (a `cmd:` name resolves with the defaults), else `info` unchanged. Keep
+    the harness' own guard longer than these, so that the adapter reports a hang first (and
+    kills the process) rather than the guard abandoning its thread."""
+    spec = info.extra.get("subprocess")
+    if not isinstance(spec, SubprocessSpec):
+        return info
+    new = dataclasses.replace(spec, request_timeout=request_timeout,
+                              start_timeout=spec.start_timeout if start_timeout is None else start_timeout)
+    old = info.factory
+    registry_url = old.keywords.get("registry_url") if isinstance(old, functools.partial) else None
+    return dataclasses.replace(info, factory=functools.partial(SubprocessEncoder, new, protocol=info.protocol,
+                                                               registry_url=registry_url),
+                               extra={**info.extra, "subprocess": new})

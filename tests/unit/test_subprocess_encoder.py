@@ -360,3 +360,27 @@ def test_ticks_travel_with_events_and_alone_with_the_same_records() -> None:
     assert [k for k, _ in in_process].count("tick") > 0, "the workload has periodic bootstraps"
     assert [k for k, _ in through_pipe].count("tick") == 0, "they came with the encode replies"
     assert [k for k, _ in through_pipe].count("later") == [k for k, _ in in_process].count("later") > 0
+
+
+def test_a_process_that_stops_reading_cannot_block_a_large_request() -> None:
+    """The pipe fills, the write would block: the request still ends at its deadline."""
+    from conformance.encoders.subprocess import _Process, _Timeout
+
+    proc = _Process(SubprocessSpec.from_command([sys.executable, "-c", "import time; time.sleep(60)"]))
+    started = time.monotonic()
+    with pytest.raises(_Timeout):
+        proc.exchange(b"x" * (4 << 20) + b"\n", 1.0)
+    assert time.monotonic() - started < 5
+    proc.kill()
+    assert reaped(proc.pid)
+
+
+def test_the_runs_timeouts_reach_a_command_encoder() -> None:
+    from conformance.encoders.subprocess import with_timeouts
+
+    info = with_timeouts(find_encoder("cmd:node x.js", SIMPLE), request_timeout=3.0, start_timeout=45.0)
+    enc = info.factory()
+    assert isinstance(enc, SubprocessEncoder)
+    assert (enc.spec.request_timeout, enc.spec.start_timeout, enc.spec.argv) == (3.0, 45.0, ("node", "x.js"))
+    reference = find_encoder("reference", SIMPLE)
+    assert with_timeouts(reference, request_timeout=3.0) is reference
