@@ -163,3 +163,26 @@ def log_ranges(cluster: Any, topics: list[str]) -> dict[tuple[str, int], tuple[i
 
     config = {k: v for k, v in cluster.client_config().items() if k != "bootstrap.servers"}
     return {(r.topic, r.partition): (r.low, r.high) for r in plan_ranges(cluster.bootstrap, topics, config)}
+
+
+def run_info(info: Any, workloads: list[Workload], options: Mapping[str, str] | None = None, *, protocol: str,
+             registry: Any = None, timeout: float = 20.0) -> Tally:
+    """Like run_workloads, for an EncoderInfo (e.g. a subprocess encoder): every workload in
+    turn, the run going on after a failure, as the harness goes on with the next shard."""
+    p = get_protocol(protocol)
+    opts = p.resolve_options(dict(options or {}))
+    _counter[0] += 1
+    spec = RunSpec(p.name, info.name, 0, DEFAULT_SHAPE, (tuple(opts.items()),), partitions=p.capabilities.memory_partitions,
+                   run_id=f"t{_counter[0]}", encoder_timeout=timeout)
+    result = ComboResult(new_tally(p))
+    runner = MemoryRunner(registry if registry is not None else InProcessRegistry())
+    for i, w in enumerate(workloads):
+        # A fresh latch per workload: after a hang the next shard still runs (a subprocess
+        # encoder is restarted per shard, and the adapter killed the hung one).
+        runner.run_unit(spec, 0, i, result, HangLatch(), workload=w, info=info)
+    return result.tally
+
+
+def counts(tally: Tally) -> dict[str, tuple[Any, ...]]:
+    """Per-check outcome counts: what two runs must agree on to give the same verdicts."""
+    return {t.id: (t.outcome.value, t.passed, t.failed, t.errored, t.not_applicable, t.skipped) for t in tally}

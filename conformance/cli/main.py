@@ -25,7 +25,7 @@ from rich.console import Console
 
 from ..checks.registry import Outcome, all_checks, get_check
 from ..encoders import all_encoders, find_encoder
-from ..encoders.spi import ConfigurationError, EncoderInfo
+from ..encoders.spi import ConfigurationError, EncoderError, EncoderInfo
 from ..errors import InfrastructureError, UsageError
 from ..infra.urls import redact, redact_text
 from ..protocols import all_protocols, default_protocol, get_protocol, protocol_names
@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="generate workloads, encode them, check everything")
     r.add_argument("--protocol", default=default_protocol(), choices=protocol_names())
     r.add_argument("--encoder", default="reference", help="encoder name (see `conformance list`)")
+    r.add_argument("--encoder-cmd", default=None, metavar="COMMAND",
+                   help="run a command as the encoder, in any language, through the subprocess protocol "
+                        "(docs/subprocess-encoders.md); the same as --encoder 'cmd:COMMAND'")
     r.add_argument("--examples", type=int, default=100, help="workloads per option combination (default 100)")
     r.add_argument("--seed", default=None, help="generation seed (default: random, printed)")
     r.add_argument("--shard", type=int, default=0, help="first shard to generate (replay one workload)")
@@ -214,8 +217,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
     protocol = _protocol(args.protocol)
-    encoder = _encoder(args.encoder, protocol)
-    combos = protocol.matrix(parse_option_args(args.option), full=not args.no_matrix)
+    encoder = _encoder(f"cmd:{args.encoder_cmd}" if args.encoder_cmd else args.encoder, protocol)
+    pinned = parse_option_args(args.option)
+    combos, left_out = _supported(encoder, protocol.matrix(pinned, full=not args.no_matrix), pinned)
     if not combos:
         raise UsageError("no valid option combination to run")
     seed: int | str = args.seed if args.seed is not None else random.randrange(1 << 31)
@@ -237,6 +241,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                    encoder_timeout=args.encoder_timeout, shrink=not args.no_shrink, repro_dir=report_dir / "repro",
                    first_shard=args.shard)
     report = Report("run", command=_command_line(), strict=args.strict)
+    if left_out:
+        console.print(f"[dim]{encoder.name} does not support {len(left_out)} combination(s) of the matrix, left out: "
+                      f"{'; '.join(left_out[:4])}{' …' if len(left_out) > 4 else ''}[/]")
     t0 = time.monotonic()
     where = "no broker (in-memory log)" if mode == "memory" else f"Kafka {redact(args.kafka)}, " + (
         "in this process" if mode == "kafka" else f"Spark {args.spark_master}")
@@ -246,7 +253,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     dump_path = Path(args.dump_records) if args.dump_records else None
     with open_registry(args.registry) as registry, _dump_file(dump_path) as dump:
         if mode == "memory":
-            report.sections = _run_in_memory(plan, registry, dump)
+            report.sections = _run_in_memory(plan, registry, _registry_url_for_workers(args, registry), dump)
         else:
             report.sections = _run_over_kafka(args, plan, registry, mode, faults, dump)
         hint = _dump_registry(plan, protocol, combos, registry, dump_path)
@@ -256,6 +263,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     if hint:
         console.print(hint, markup=False)
     return report.exit_code()
+
+
+def _supported(encoder: EncoderInfo, combos: list[dict[str, str]], pinned: dict[str, list[str]]
+               ) -> tuple[list[dict[str, str]], list[str]]:
+    """The combinations the encoder supports (as its own capabilities say), and what was left out.
+    Asking for an unsupported value explicitly is a usage error."""
+    if encoder.unsupported is None:
+        return combos, []
+    keep, left_out = [], []
+    for combo in combos:
+        try:
+            bad = list(encoder.unsupported(combo))
+        except EncoderError:
+            return combos, []  # it cannot even say: the run will report what it does
+        if not bad:
+            keep.append(combo)
+            continue
+        if all(b.split("=", 1)[0] in pinned for b in bad):
+            raise UsageError(f"{encoder.name} does not support {'; '.join(bad)}")
+        left_out.append(", ".join(bad))
+    return keep, sorted(set(left_out))
 
 
 @contextlib.contextmanager
@@ -300,13 +328,13 @@ def _progress() -> Any:
                     disable=not console.is_terminal)
 
 
-def _run_in_memory(plan: Any, registry: Any, dump: IO[str] | None) -> list[Section]:
+def _run_in_memory(plan: Any, registry: Any, registry_url: str, dump: IO[str] | None) -> list[Section]:
     from ..harness.run import execute
     from ..harness.runners import MemoryRunner
 
     with _progress() as progress:
         task = progress.add_task("workloads", total=plan.examples * len(plan.combos))
-        return execute(plan, MemoryRunner(registry, dump=dump), plan.spec(), registry,
+        return execute(plan, MemoryRunner(registry, dump=dump), plan.spec(registry_url=registry_url), registry,
                        progress=lambda n: progress.advance(task, n))
 
 

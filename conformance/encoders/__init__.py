@@ -47,7 +47,12 @@ def all_encoders(protocol: str | None = None) -> list[EncoderInfo]:
 
 
 def find_encoder(name: str, protocol: str) -> EncoderInfo:
-    """Look an encoder up by full name (`ticdc-avro/mutant/x`) or short name (`reference`)."""
+    """Look an encoder up by full name (`ticdc-avro/mutant/x`) or short name (`reference`);
+    `cmd:<command line>` runs that command through the subprocess protocol."""
+    from .subprocess import COMMAND_PREFIX, command_encoder
+
+    if name.startswith(COMMAND_PREFIX):
+        return command_encoder(name[len(COMMAND_PREFIX):], protocol=protocol)
     encs = all_encoders(protocol)
     for e in encs:
         if e.name == name or e.name == f"{protocol}/{name}":

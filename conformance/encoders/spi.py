@@ -10,13 +10,15 @@ own schemas with the registry it is given (the context), as TiCDC does.
                          the context's clock, which tests drive, so nothing ever sleeps
     close()              once
 
-In-process encoders are found through the `conformance.encoders` entry-point group.
+In-process encoders are found through the `conformance.encoders` entry-point group; an
+encoder in any other language runs as a subprocess speaking JSON lines (`subprocess.py`,
+`docs/subprocess-encoders.md`).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -86,10 +88,23 @@ class EncoderContext:
     topic_prefix: str = ""
     # Server time zone (TiCDC's --tz): TIMESTAMP values are rendered in it.
     time_zone: str = "UTC"
+    # The registry's URL, credentials included, for encoders that talk to it themselves (a
+    # subprocess registers its own schemas, as TiCDC does). Never print it; None when the
+    # registry is in-process only (unit tests) or there is none.
+    registry_url: str | None = None
+    # The run's bound on one call (--encoder-timeout), for adapters that talk to an encoder
+    # elsewhere and bound their own requests with it (`EncoderInfo.bounds_own_calls`).
+    call_timeout: float | None = None
 
 
 class EncoderError(Exception):
     """The encoder could not encode an event (its own failure, reported against it)."""
+
+    @property
+    def evidence(self) -> str | None:
+        """What a finding shows as `actual` (an adapter's offending line, stderr tail, exit
+        status…); None: the harness shows the innermost frames of the exception."""
+        return None
 
 
 class EncoderHung(EncoderError):
@@ -138,6 +153,14 @@ class EncoderInfo:
     sink: str = "reference"
     # A broker fault schedule that exposes the defect (it then needs a broker that injects faults).
     faults: str | None = None
+    # The encoder runs elsewhere (a subprocess, a tool) and its adapter bounds every call itself
+    # with the context's `call_timeout`, reporting a hang as EncoderHung: the harness then guards
+    # the adapter with a longer timeout (process start included), so that the adapter reports
+    # first and kills what it started.
+    bounds_own_calls: bool = False
+    # Which of a combination's options the encoder does not support ("name=value (why)"); None:
+    # it supports every option of its protocol. The CLI leaves such combinations out of a matrix.
+    unsupported: Callable[[Mapping[str, str]], Sequence[str]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def needs_broker(self) -> bool:

@@ -25,7 +25,7 @@ from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.registry import Actor, Failure, Location
 from ..checks.results import Tally
 from ..encoders.sink import SentMessage, SinkPolicy, SinkResult, fingerprint
-from ..encoders.spi import ConfigurationError, Encoder, EncoderContext, EncoderHung, ManualClock, Record
+from ..encoders.spi import ConfigurationError, Encoder, EncoderContext, EncoderError, EncoderHung, ManualClock, Record
 from ..model.events import Ddl, Event, Transaction
 from ..protocols.base import Checker
 
@@ -79,16 +79,20 @@ class Guard:
             self._thread.join(timeout=self.timeout)
 
 
+def _evidence(exc: BaseException, default: str) -> str:
+    return (exc.evidence if isinstance(exc, EncoderError) else None) or default
+
+
 def encoder_crashed(tally: Tally, stage: str, exc: BaseException, where: Location | None = None) -> None:
     tally.fail(ENCODER_NO_CRASH, Failure(f"the encoder raised in {stage}: {type(exc).__name__}: {exc}",
-                                         expected="records", actual=encoder_frames(exc), location=where,
-                                         actor=Actor.ENCODER))
+                                         expected="records", actual=_evidence(exc, encoder_frames(exc)),
+                                         location=where, actor=Actor.ENCODER))
 
 
 def encoder_hung(tally: Tally, stage: str, exc: BaseException, timeout: float, where: Location | None = None) -> None:
     tally.fail(ENCODER_RESPONSIVE, Failure(f"the encoder hung in {stage}: {exc}",
-                                           expected=f"an answer within {timeout:g} s", actual="no answer",
-                                           location=where))
+                                           expected=f"an answer within {timeout:g} s",
+                                           actual=_evidence(exc, "no answer"), location=where))
 
 
 def encoder_frames(exc: BaseException, limit: int = 4) -> str:

@@ -58,9 +58,9 @@ class MemoryRunner:
         return sections(spec, results, duration_s=time.monotonic() - t0)
 
     def run_unit(self, spec: RunSpec, combo: int, shard: int, into: ComboResult, latch: HangLatch, *,
-                 workload: Any = None) -> UnitResult:
+                 workload: Any = None, info: Any = None) -> UnitResult:
         log = MemoryLog()
-        unit = encode_unit(spec, combo, shard, log, self.registry, latch, workload=workload)
+        unit = encode_unit(spec, combo, shard, log, self.registry, latch, workload=workload, info=info)
         into.add_unit(unit)
         if unit.skipped:
             return unit

@@ -118,13 +118,20 @@ class UnitResult:
     skipped: bool = False  # not run: an encoder hung earlier in this worker
 
 
+#: How much longer than --encoder-timeout the harness waits for an adapter that bounds its own
+#: calls (`EncoderInfo.bounds_own_calls`): a process start and handshake are included in `open`.
+ADAPTER_GRACE_S = 45.0
+
+
 def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, registry: Any, latch: HangLatch, *,
-                workload: Workload | None = None, prepare: Callable[[Sequence[str]], None] | None = None
-                ) -> UnitResult:
+                workload: Workload | None = None, prepare: Callable[[Sequence[str]], None] | None = None,
+                info: EncoderInfo | None = None) -> UnitResult:
     """The encode stage for one unit. `prepare(topics)` (if given) runs before anything is sent
-    (e.g. creates the topics)."""
+    (e.g. creates the topics); `info` is the encoder when it cannot be found by `spec.encoder`
+    (an encoder object a test builds)."""
     suite = get_protocol(spec.protocol)
-    info = find_encoder(spec.encoder, spec.protocol)
+    if info is None:
+        info = find_encoder(spec.encoder, spec.protocol)
     options = spec.options(combo)
     prefix = spec.prefix(combo, shard)
     if workload is None:
@@ -139,7 +146,8 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
         prepare(res.topics)
     checker = suite.checker(options, registry, tally, ENCODE, topic_prefix=prefix, partitions=spec.partitions)
     ctx = EncoderContext(options=options, registry=registry, clock=ManualClock(), partitions=spec.partitions,
-                         topic_prefix=prefix, time_zone=spec.time_zone)
+                         topic_prefix=prefix, time_zone=spec.time_zone, registry_url=spec.registry_url or None,
+                         call_timeout=spec.encoder_timeout)
     pace_end = spec.pace_until or (time.time() + spec.pace_s if spec.pace_s else 0.0)
 
     def pace() -> None:
@@ -148,7 +156,7 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
         if not pace_end or time.time() < pace_end:
             time.sleep(spec.event_interval_s)
 
-    guard = Guard(spec.encoder_timeout)
+    guard = Guard(spec.encoder_timeout + (ADAPTER_GRACE_S if info.bounds_own_calls else 0.0))
     try:
         out = encode_events(info.factory, ctx, workload.events, SINKS[info.sink](), transport, checker, tally, guard,
                             flush_timeout=spec.flush_timeout, pace=pace if spec.event_interval_s else None)

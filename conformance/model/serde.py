@@ -1,8 +1,13 @@
-"""Workloads to and from JSON (reproduction fixtures, `--dump-workload`, Spark shards).
+"""Workloads and events to and from JSON (reproduction fixtures, `--dump-workload`, Spark
+shards, and the events sent to a subprocess encoder).
 
 The format is versioned: `{"format": "cdc-conformance/workload", "format_version": 1, ...}`.
-Tables are stored once per version and referenced by `"<table_id>@<version>"`; row images
-are lists in column order; values use JSON-native forms chosen by the column type.
+Tables are stored once per version and referenced by `"<table_id>@<version>:<name>"`; row
+images are lists in column order; values use JSON-native forms chosen by the column type
+(`docs/subprocess-encoders.md` lists them). A workload file is `tables` + `events`; a stream
+of events (`EventWriter` / `EventReader`) carries the same entries one event at a time, each
+with the table versions it is the first to reference, so both share one serialisation and
+one version number.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import base64
 import decimal
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload
@@ -59,7 +65,9 @@ def value_to_json(t: SqlType, v: Value) -> Any:
     if v is None:
         return None
     if isinstance(v, decimal.Decimal):
-        return str(v)
+        # Plain notation (never `1E-10`): other languages read it without a decimal library's
+        # quirks. A value keeps its exponent (-scale), so it reads back identical.
+        return format(v, "f")
     if isinstance(v, bytes):
         return base64.b64encode(v).decode("ascii")
     if isinstance(v, Date):
@@ -157,6 +165,84 @@ def _row_from_json(t: Table, j: list[Any] | None) -> Row | None:
     return {c.name: value_from_json(c.type, v) for c, v in zip(t.columns, j, strict=True)}
 
 
+Ref = Callable[[Table | None], str | None]
+Tab = Callable[[str | None], Table | None]
+
+
+def event_to_json(e: Event, ref: Ref) -> dict[str, Any]:
+    """One event; `ref` names a table version (and notes that it must be sent)."""
+    if isinstance(e, Transaction):
+        return {"txn": {"commit_ts": e.commit_ts, "start_ts": e.start_ts, "changes": [
+            {"op": c.op.value, "table": ref(c.table), "before": _row_to_json(c.table, c.before),
+             "after": _row_to_json(c.table, c.after)} for c in e.changes]}}
+    if isinstance(e, Ddl):
+        return {"ddl": {"kind": e.kind.value, "commit_ts": e.commit_ts, "sql": e.sql,
+                        "table": ref(e.table), "pre_table": ref(e.pre_table), "database": e.database}}
+    return {"watermark": e.ts}
+
+
+def event_from_json(e: dict[str, Any], tab: Tab) -> Event:
+    """One event; `tab` resolves a table reference (raising WorkloadFormatError if unknown)."""
+    if "txn" in e:
+        x = e["txn"]
+        changes = []
+        for c in x["changes"]:
+            t = tab(c["table"])
+            if t is None:
+                raise WorkloadFormatError("a row change names no table")
+            changes.append(RowChange(Op(c["op"]), t, _row_from_json(t, c["before"]), _row_from_json(t, c["after"])))
+        return Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0))
+    if "ddl" in e:
+        x = e["ddl"]
+        return Ddl(DdlKind(x["kind"]), x["commit_ts"], x["sql"], tab(x["table"]), tab(x["pre_table"]),
+                   x.get("database", ""))
+    if "watermark" in e:
+        return Watermark(e["watermark"])
+    raise WorkloadFormatError(f"unknown event {sorted(e)}")
+
+
+class EventWriter:
+    """Events one at a time (the subprocess encoder protocol): `write(e)` returns the event's
+    JSON and the table versions it is the first to reference since this writer was made."""
+
+    def __init__(self) -> None:
+        self._sent: set[str] = set()
+        self._new: list[dict[str, Any]] = []
+
+    def _ref(self, t: Table | None) -> str | None:
+        if t is None:
+            return None
+        r = _ref(t)
+        if r not in self._sent:
+            self._sent.add(r)
+            self._new.append(table_to_json(t))
+        return r
+
+    def write(self, e: Event) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self._new = []
+        return event_to_json(e, self._ref), self._new
+
+
+class EventReader:
+    """The other end of an `EventWriter`: remembers every table version it was sent."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, Table] = {}
+
+    def _tab(self, r: str | None) -> Table | None:
+        if r is None:
+            return None
+        try:
+            return self._tables[r]
+        except KeyError:
+            raise WorkloadFormatError(f"unknown table reference {r!r} (sent with no earlier event)") from None
+
+    def read(self, event: dict[str, Any], tables: Sequence[dict[str, Any]] = ()) -> Event:
+        for t in tables:
+            self._tables[t["ref"]] = table_from_json(t)
+        return event_from_json(event, self._tab)
+
+
 def workload_to_json(w: Workload) -> dict[str, Any]:
     tables: dict[str, dict[str, Any]] = {}
 
@@ -167,18 +253,7 @@ def workload_to_json(w: Workload) -> dict[str, Any]:
         tables.setdefault(r, table_to_json(t))
         return r
 
-    events: list[dict[str, Any]] = []
-    for e in w.events:
-        if isinstance(e, Transaction):
-            events.append({"txn": {"commit_ts": e.commit_ts, "start_ts": e.start_ts, "changes": [
-                {"op": c.op.value, "table": ref(c.table), "before": _row_to_json(c.table, c.before),
-                 "after": _row_to_json(c.table, c.after)} for c in e.changes]}})
-        elif isinstance(e, Ddl):
-            events.append({"ddl": {"kind": e.kind.value, "commit_ts": e.commit_ts, "sql": e.sql,
-                                   "table": ref(e.table), "pre_table": ref(e.pre_table),
-                                   "database": e.database}})
-        else:
-            events.append({"watermark": e.ts})
+    events = [event_to_json(e, ref) for e in w.events]
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "seed": w.seed, "shard": w.shard,
             "meta": w.meta, "tables": list(tables.values()), "events": events}
 
@@ -200,23 +275,5 @@ def workload_from_json(d: dict[str, Any]) -> Workload:
         except KeyError:
             raise WorkloadFormatError(f"unknown table reference {r!r}") from None
 
-    events: list[Event] = []
-    for e in d["events"]:
-        if "txn" in e:
-            x = e["txn"]
-            changes = []
-            for c in x["changes"]:
-                t = tab(c["table"])
-                assert t is not None
-                changes.append(RowChange(Op(c["op"]), t, _row_from_json(t, c["before"]),
-                                         _row_from_json(t, c["after"])))
-            events.append(Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0)))
-        elif "ddl" in e:
-            x = e["ddl"]
-            events.append(Ddl(DdlKind(x["kind"]), x["commit_ts"], x["sql"], tab(x["table"]),
-                              tab(x["pre_table"]), x.get("database", "")))
-        elif "watermark" in e:
-            events.append(Watermark(e["watermark"]))
-        else:
-            raise WorkloadFormatError(f"unknown event {sorted(e)}")
+    events = [event_from_json(e, tab) for e in d["events"]]
     return Workload(tuple(events), d.get("seed"), d.get("shard"), dict(d.get("meta") or {}))
