@@ -74,6 +74,19 @@ def test_group_resumes_where_the_last_check_ended(live, capsys) -> None:  # type
     assert code == 0 and "checked 0 records" in out
 
 
+def test_empty_topics_are_an_error_in_the_report_too(live, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Nothing to check is not a pass: the exit code says 2 and so does the report (it used to be
+    written before the error was added, saying pass)."""
+    k, reg, _, _ = live
+    k.create_topic("live-empty", 2)
+    code, out = check(capsys, k, reg, ["live-empty"], "--no-spark", "--report-json", str(tmp_path / "r.json"),
+                      "--report-dir", str(tmp_path / "dir"))
+    assert code == 2 and "hold no records" in out
+    for path in (tmp_path / "r.json", tmp_path / "dir" / "report.json"):
+        data = json.loads(path.read_text())
+        assert data["verdict"] == "error" and any("hold no records" in e for e in data["errors"])
+
+
 def test_usage_errors(live, capsys) -> None:  # type: ignore[no-untyped-def]
     k, reg, topics, _ = live
     code, out = check(capsys, k, reg, ["no-such-topic"], "--no-spark")
