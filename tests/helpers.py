@@ -126,8 +126,8 @@ def retention_run(options: tuple[tuple[str, str], ...], shape: Shape, *, run_id:
     oldest offsets of its first topic retention then removes, read back and judged: the report
     section and the unit's topics."""
     from conformance.encoders.sink import KafkaTransport
-    from conformance.harness.runners import by_topic, read_topics
-    from conformance.harness.stages import encode_unit, judge_topic, sections
+    from conformance.harness.runners import read_topics
+    from conformance.harness.stages import encode_unit, judge_unit, sections
     from conformance.infra.kafka import open_kafka
     from conformance.infra.registry import EmbeddedSchemaRegistry, RegistryClient
 
@@ -142,9 +142,8 @@ def retention_run(options: tuple[tuple[str, str], ...], shape: Shape, *, run_id:
         logs, lows = read_topics(k, unit.topics, dict(spec.kafka_config))
         result = ComboResult(new_tally(get_protocol("ticdc-avro")))
         result.add_unit(unit)
-        sent = by_topic(unit.sent)
-        for t in unit.topics:
-            result.add_topic(judge_topic(spec, t, logs.get(t, []), sent.get(t, []), lows, registry))
+        for topic in judge_unit(spec, unit, logs, lows, registry):
+            result.add_topic(topic)
         (section,) = sections(spec, {0: result})
     return section, unit.topics
 

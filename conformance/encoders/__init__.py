@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from importlib import metadata
 
 from .spi import (
@@ -32,6 +33,12 @@ class UnknownEncoder(LookupError):
 
 def all_encoders(protocol: str | None = None) -> list[EncoderInfo]:
     """Built-in reference and mutant encoders of every protocol, plus installed plug-ins."""
+    return [e for e in _installed() if protocol is None or e.protocol == protocol]
+
+
+@functools.cache
+def _installed() -> tuple[EncoderInfo, ...]:
+    """Found once per process: every work unit looks its encoder up by name."""
     from ..protocols import all_protocols
 
     found: list[EncoderInfo] = []
@@ -43,7 +50,7 @@ def all_encoders(protocol: str | None = None) -> list[EncoderInfo]:
         if isinstance(infos, EncoderInfo):
             infos = [infos]
         found.extend(i for i in infos if isinstance(i, EncoderInfo))
-    return [e for e in found if protocol is None or e.protocol == protocol]
+    return tuple(found)
 
 
 def find_encoder(name: str, protocol: str) -> EncoderInfo:

@@ -95,6 +95,7 @@ __all__ = [
     "KafkaPartition",
     "KafkaReader",
     "KafkaSourceError",
+    "LogReader",
     "PartitionRange",
     "arrow_schema",
     "plan_ranges",
@@ -291,6 +292,7 @@ def plan_ranges(
     starting: OffsetsSpec | None = None,
     ending: OffsetsSpec | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    admin: AdminClient | None = None,
 ) -> list[PartitionRange]:
     """The range every partition of ``topics`` would be read over, as observed now.
 
@@ -321,7 +323,8 @@ def plan_ranges(
         "logger": _client_log,
         "error_cb": lambda err: _remember(errors, err),
     }
-    admin = AdminClient(admin_config)
+    if admin is None:
+        admin = AdminClient(admin_config)
     isolation = (
         IsolationLevel.READ_COMMITTED
         if client_config.get("isolation.level", "read_uncommitted") == "read_committed"
@@ -497,37 +500,155 @@ def read_range(
     """
     if rng.empty:
         return
-    where = f"{rng.topic}[{rng.partition}]"
-    errors: list[str] = []
-    conf: dict[str, Any] = {
-        # A throwaway group: the consumer is assigned partitions, never joins the group, never
-        # commits; librdkafka merely requires a group.id to build a consumer.
-        "group.id": f"conformance-kafka-{uuid.uuid4().hex}",
-        "client.id": "conformance-kafka-read",
-        # Retention removing the records under the read position mid-read: continue at the new
-        # earliest offset (a visible jump in offsets) instead of failing.
-        "auto.offset.reset": "earliest",
-        # Without this librdkafka backs off 1 s whenever its fetch queue is full.
-        "fetch.queue.backoff.ms": 0,
-        # Watermarks were taken with read_uncommitted unless asked otherwise; reading the same
-        # way keeps [low, high) fully readable even with open transactions.
-        "isolation.level": "read_uncommitted",
-        **dict(config or {}),
-        **_FORCED_CONSUMER,
-        "bootstrap.servers": bootstrap,
-        "logger": _client_log,
-        "error_cb": lambda err: _remember(errors, err),
-    }
-    consumer = Consumer(conf)
+    reader = LogReader(bootstrap, config, timeout=timeout)
     try:
-        start = _start_offset(consumer, rng, where, timeout, errors)
+        yield from reader.read(rng, batch_rows=batch_rows)
+    finally:
+        reader.close()
+
+
+class LogReader:
+    """Plans and reads ranges with one admin client and one consumer, reused from one range to the
+    next: a worker that reads many small logs (a run's units) pays for its clients once."""
+
+    def __init__(self, bootstrap: str, config: Mapping[str, str] | None = None, *,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.bootstrap = bootstrap
+        self.config = dict(config or {})
+        self.timeout = timeout
+        self._errors: list[str] = []
+        self._consumer: Consumer | None = None
+        self._admin: AdminClient | None = None
+
+    def _consumer_client(self) -> Consumer:
+        if self._consumer is None:
+            conf: dict[str, Any] = {
+                # A throwaway group: the consumer is assigned partitions, never joins the group,
+                # never commits; librdkafka merely requires a group.id to build a consumer.
+                "group.id": f"conformance-kafka-{uuid.uuid4().hex}",
+                "client.id": "conformance-kafka-read",
+                # Retention removing the records under the read position mid-read: continue at the
+                # new earliest offset (a visible jump in offsets) instead of failing.
+                "auto.offset.reset": "earliest",
+                # Without this librdkafka backs off 1 s whenever its fetch queue is full.
+                "fetch.queue.backoff.ms": 0,
+                # A reader reassigned from one small range to the next would otherwise wait for
+                # the broker to answer a fetch of the last range's end (up to 500 ms) first.
+                "fetch.wait.max.ms": 10,
+                # Watermarks were taken with read_uncommitted unless asked otherwise; reading the
+                # same way keeps [low, high) fully readable even with open transactions.
+                "isolation.level": "read_uncommitted",
+                **self.config,
+                **_FORCED_CONSUMER,
+                "bootstrap.servers": self.bootstrap,
+                "logger": _client_log,
+                "error_cb": lambda err: _remember(self._errors, err),
+            }
+            self._consumer = Consumer(conf)
+        return self._consumer
+
+    def _admin_client(self) -> AdminClient:
+        if self._admin is None:
+            conf: dict[str, Any] = {"client.id": "conformance-kafka-plan", **self.config,
+                                    "bootstrap.servers": self.bootstrap, "logger": _client_log,
+                                    "error_cb": lambda err: _remember(self._errors, err)}
+            self._admin = AdminClient(conf)
+        return self._admin
+
+    def topics(self) -> list[str]:
+        """Every topic of the cluster (as its metadata says now)."""
+        try:
+            return sorted(self._admin_client().list_topics(timeout=self.timeout).topics)
+        except KafkaException as e:
+            raise KafkaSourceError(f"{SOURCE_NAME}: listing the topics at {self.bootstrap} failed: "
+                                   f"{_describe(e)}") from e
+
+    def plan(self, topics: Sequence[str]) -> list[PartitionRange]:
+        """`plan_ranges` of `topics`, with this reader's admin client."""
+        return plan_ranges(self.bootstrap, topics, self.config, timeout=self.timeout, admin=self._admin_client())
+
+    def read(self, rng: PartitionRange, *, batch_rows: int = BATCH_ROWS, fresh: bool = False
+             ) -> Iterator[pa.RecordBatch]:
+        """`read_range` with this reader's consumer. `fresh`: the range was planned just now (its
+        watermarks are not queried again: a query per partition costs a round trip to its
+        leader, ~0.3 s on the embedded cluster; should retention have moved the start since, the
+        read continues at the earliest offset, a visible jump)."""
+        if rng.empty:
+            return
+        where = f"{rng.topic}[{rng.partition}]"
+        consumer = self._consumer_client()
+        start = rng.low if fresh else _start_offset(consumer, rng, where, self.timeout, self._errors)
         if start >= rng.high:
             return
-        tp = TopicPartition(rng.topic, rng.partition, start)
-        consumer.assign([tp])
-        yield from _consume(consumer, rng, start, where, timeout, batch_rows, errors)
-    finally:
-        consumer.close()
+        consumer.assign([TopicPartition(rng.topic, rng.partition, start)])
+        try:
+            yield from _consume(consumer, rng, start, where, self.timeout, batch_rows, self._errors)
+        finally:
+            consumer.unassign()
+
+    def read_many(self, ranges: Sequence[PartitionRange], *, batch: int = 1000
+                  ) -> Iterator[tuple[str, int, int, bytes | None, bytes | None, Any, int | None]]:
+        """The records of many ranges planned just now, read together: every partition assigned at
+        once (a reassignment per range costs the fetcher ~0.2 s to start again; a few hundred
+        small ranges read together cost about that once). Yields (topic, partition, offset, key,
+        value, headers, timestamp), in offset order per partition, partitions interleaved. Fails
+        with KafkaSourceError naming the short partitions if no record arrives for `timeout`."""
+        pending = {(r.topic, r.partition): r.high for r in ranges if not r.empty}
+        if not pending:
+            return
+        consumer = self._consumer_client()
+        nxt = {tp: r.low for r in ranges if (tp := (r.topic, r.partition)) in pending}
+        consumer.assign([TopicPartition(t, p, nxt[(t, p)]) for t, p in pending])
+        idle_deadline = time.monotonic() + self.timeout
+        try:
+            while pending:
+                remaining = idle_deadline - time.monotonic()
+                if remaining <= 0:
+                    short = ", ".join(f"{t}[{p}] at offset {nxt[(t, p)]} of {high}" for (t, p), high in
+                                      sorted(pending.items())[:10])
+                    detail = f"; last client errors: {'; '.join(self._errors)}" if self._errors else ""
+                    raise KafkaSourceError(f"{SOURCE_NAME}: reading timed out after {self.timeout:g} s without "
+                                           f"progress: {short}{detail}")
+                wanted = max(1, min(batch, sum(h - nxt[tp] for tp, h in pending.items())))
+                messages = consumer.consume(num_messages=wanted, timeout=min(remaining, 0.05))
+                progressed = False
+                for m in messages:
+                    err = m.error()
+                    if err is not None:
+                        if err.code() == KafkaError._PARTITION_EOF:
+                            continue
+                        if err.fatal() or not err.retriable():
+                            raise KafkaSourceError(f"{SOURCE_NAME}: reading {m.topic()}[{m.partition()}] failed: "
+                                                   f"{err.name()}: {err.str()}")
+                        _remember(self._errors, err)
+                        continue
+                    tp = (str(m.topic()), int(m.partition() or 0))
+                    offset = m.offset()
+                    high = pending.get(tp)
+                    if high is None or offset is None or offset >= high:
+                        continue  # beyond the planned end, or a partition already complete
+                    ts_type, ts = m.timestamp()
+                    yield (tp[0], tp[1], offset, m.key(), m.value(), m.headers() or [],
+                           ts if ts_type != 0 else None)  # 0: TIMESTAMP_NOT_AVAILABLE
+                    nxt[tp] = offset + 1
+                    progressed = True
+                    if offset + 1 >= high:
+                        del pending[tp]
+                if progressed:
+                    idle_deadline = time.monotonic() + self.timeout
+                elif pending:
+                    # Offsets without a data record (transaction markers, compacted away) never
+                    # arrive: a position past the end says a partition is complete.
+                    for pos in consumer.position([TopicPartition(t, p) for t, p in pending]):
+                        if pos.offset >= 0 and pos.offset >= pending.get((pos.topic, pos.partition), 1 << 62):
+                            del pending[(pos.topic, pos.partition)]
+        finally:
+            consumer.unassign()
+
+    def close(self) -> None:
+        consumer, self._consumer, self._admin = self._consumer, None, None  # AdminClient has no close()
+        if consumer is not None:
+            consumer.close()
 
 
 def _start_offset(consumer: Consumer, rng: PartitionRange, where: str, timeout: float, errors: list[str]) -> int:

@@ -10,16 +10,15 @@ import contextlib
 import dataclasses
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, Protocol
 
-from ..checks.delivery import Sent
 from ..encoders.sink import KafkaTransport
 from ..encoders.spi import Record
 from ..protocols import get_protocol
 from ..reporting.model import Section
 from .encode import LogRecord, MemoryLog
-from .stages import ComboResult, HangLatch, RunSpec, UnitResult, encode_unit, generate, judge_topic, new_tally, sections
+from .stages import ComboResult, HangLatch, RunSpec, UnitResult, encode_unit, generate, judge_unit, new_tally, sections
 
 Progress = Callable[[int], None]
 
@@ -28,13 +27,6 @@ class Runner(Protocol):
     """Runs every (combination, shard) unit of a spec through the stages."""
 
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]: ...
-
-
-def by_topic(sent: Sequence[Sent]) -> dict[str, list[Sent]]:
-    out: dict[str, list[Sent]] = defaultdict(list)
-    for s in sent:
-        out[s.topic].append(s)
-    return out
 
 
 class MemoryRunner:
@@ -64,10 +56,9 @@ class MemoryRunner:
         into.add_unit(unit)
         if unit.skipped:
             return unit
-        sent = by_topic(unit.sent)
-        for topic in sorted(set(unit.topics) | set(log.topics())):
-            into.add_topic(judge_topic(spec, topic, log.of(topic), sent.get(topic, []), {}, self.registry,
-                                       encoded=unit.encoded, workload=workload))
+        for topic in judge_unit(spec, unit, {t: log.of(t) for t in log.topics()}, {}, self.registry,
+                                workload=workload):
+            into.add_topic(topic)
         if self.dump is not None:
             for r in log.records():
                 self.dump.write(record_line(r.record()) + "\n")
@@ -75,9 +66,8 @@ class MemoryRunner:
 
 
 class KafkaRunner:
-    """Every unit in this process through a Kafka cluster: all units are produced first (under
-    the fault schedule, if any, on the embedded cluster), then every unit's topics are read back
-    and judged."""
+    """Every unit in this process through a Kafka cluster (broker faults on the embedded one):
+    each unit is produced, then its own topics are read back and judged."""
 
     def __init__(self, cluster: Any, registry: Any, *, faults: str | None = None,
                  log: Callable[[str], None] | None = None) -> None:
@@ -94,28 +84,67 @@ class KafkaRunner:
         t0 = time.monotonic()
         if spec.pace_s:  # one process: the units share the schedule's time, the first ones meet it
             spec = dataclasses.replace(spec, pace_until=time.time() + spec.pace_s, pace_s=0.0)
-        transport = KafkaTransport(dict(spec.kafka_config))
-        latch = HangLatch()
-        done: list[UnitResult] = []
-        with injecting(self.cluster, self.faults, topics, self.log) as notes:
-            for c, s in units:
-                done.append(encode_unit(spec, c, s, transport, self.registry, latch))
-                if progress:
-                    progress(1)
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
-        present = self.cluster.topics()
-        for unit in done:
-            results[unit.combo].add_unit(unit)
-            if unit.skipped:
-                continue
-            prefix = spec.prefix(unit.combo, unit.shard)
-            judged = sorted(set(unit.topics) | {t for t in present if t.startswith(prefix)})
-            logs, lows = read_topics(self.cluster, judged, dict(spec.kafka_config), timeout=spec.flush_timeout)
-            sent = by_topic(unit.sent)
-            for topic in judged:
-                results[unit.combo].add_topic(judge_topic(spec, topic, logs.get(topic, []), sent.get(topic, []), lows,
-                                                          self.registry, encoded=unit.encoded))
+        worker = KafkaWorker(spec, self.registry)
+        try:
+            with injecting(self.cluster, self.faults, topics, self.log) as notes:
+                worker.run_units(units, results, progress=progress)
+        finally:
+            worker.close()
         return sections(spec, results, notes=notes, duration_s=time.monotonic() - t0)
+
+
+class KafkaWorker:
+    """What one worker (this process, or a Spark task) keeps while it runs units over Kafka: the
+    transport, one reader (one consumer and one admin client for every unit's log), the hang
+    latch."""
+
+    def __init__(self, spec: RunSpec, registry: Any) -> None:
+        from .kafka_source import LogReader
+
+        self.spec = spec
+        self.registry = registry
+        config = dict(spec.kafka_config)
+        self.transport = KafkaTransport(config)
+        self.reader = LogReader(config.pop("bootstrap.servers"), config, timeout=max(60.0, spec.flush_timeout))
+        self.latch = HangLatch()
+
+    def run_units(self, units: Iterable[tuple[int, int]], results: Mapping[int, ComboResult], *,
+                  progress: Progress | None = None) -> None:
+        """Encode and produce each unit; every `CHUNK` units, read their topics back together and
+        judge them (a unit's log is final once its producer has flushed)."""
+        pending: list[UnitResult] = []
+        for combo, shard in units:
+            unit = encode_unit(self.spec, combo, shard, self.transport, self.registry, self.latch)
+            results[combo].add_unit(unit)
+            if not unit.skipped:
+                pending.append(unit)
+            if len(pending) >= self.CHUNK:
+                self._judge(pending, results)
+                pending = []
+            if progress:
+                progress(1)
+        self._judge(pending, results)
+
+    #: Units whose logs are read together (one assignment of all their partitions).
+    CHUNK = 50
+
+    def _judge(self, units: Sequence[UnitResult], results: Mapping[int, ComboResult]) -> None:
+        if not units:
+            return
+        present = self.reader.topics()
+        names = {}
+        for unit in units:
+            prefix = self.spec.prefix(unit.combo, unit.shard)
+            names[id(unit)] = sorted(set(unit.topics) | {t for t in present if t.startswith(prefix)})
+        logs, lows = read_logs(self.reader, sorted({t for n in names.values() for t in n}))
+        for unit in units:
+            mine = {t: logs[t] for t in names[id(unit)] if t in logs}
+            for topic in judge_unit(self.spec, unit, mine, lows, self.registry):
+                results[unit.combo].add_topic(topic)
+
+    def close(self) -> None:
+        self.reader.close()
 
 
 # -- Kafka helpers shared by the Kafka and Spark runners --------------------------------------------
@@ -135,26 +164,33 @@ def prepare_topics(cluster: Any, topics: Sequence[str], partitions: int) -> None
         cluster.create_topic(t, partitions)
 
 
-def read_topics(cluster: Any, topics: Sequence[str], config: Mapping[str, str], *, timeout: float = 60.0
-                ) -> tuple[dict[str, list[LogRecord]], dict[tuple[str, int], int]]:
+def read_logs(reader: Any, topics: Sequence[str]) -> tuple[dict[str, list[LogRecord]],
+                                                           dict[tuple[str, int], int]]:
     """Every record of `topics` up to their high watermarks now, as LogRecords by topic, and the
-    low watermark of every partition that retention has trimmed (the one Kafka reader:
-    `kafka_source.plan_ranges` / `read_range`)."""
-    from .kafka_source import plan_ranges, read_range
-
-    present = set(cluster.topics())
+    low watermark of every partition that retention has trimmed (`reader`: a
+    `kafka_source.LogReader`, the one Kafka reader)."""
+    present = set(reader.topics())
     names = [t for t in topics if t in present]
     out: dict[str, list[LogRecord]] = defaultdict(list)
     if not names:
         return out, {}
-    bootstrap = config["bootstrap.servers"]
-    rest = {k: v for k, v in config.items() if k != "bootstrap.servers"}
-    ranges = plan_ranges(bootstrap, names, rest, timeout=timeout)
-    for rng in ranges:
-        for r in records_of(read_range(bootstrap, rng, rest, timeout=timeout)):
-            out[r.topic].append(LogRecord(r.topic, r.partition or 0, r.offset or 0, r.key, r.value, r.headers,
-                                          r.timestamp))
+    ranges = reader.plan(names)
+    for topic, partition, offset, key, value, headers, ts in reader.read_many(ranges):
+        out[topic].append(LogRecord(topic, partition, offset, key, value, tuple(headers), ts))
     return out, {(r.topic, r.partition): r.low for r in ranges if r.low > 0}
+
+
+def read_topics(cluster: Any, topics: Sequence[str], config: Mapping[str, str], *, timeout: float = 60.0
+                ) -> tuple[dict[str, list[LogRecord]], dict[tuple[str, int], int]]:
+    """`read_logs` with a reader of its own."""
+    from .kafka_source import LogReader
+
+    rest = {k: v for k, v in config.items() if k != "bootstrap.servers"}
+    reader = LogReader(config["bootstrap.servers"], rest, timeout=timeout)
+    try:
+        return read_logs(reader, topics)
+    finally:
+        reader.close()
 
 
 def records_of(batches: Iterator[Any]) -> Iterator[Record]:

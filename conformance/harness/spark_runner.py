@@ -1,15 +1,14 @@
 """The Spark runner: the same stages as `runners.KafkaRunner`, distributed.
 
-Encode stage: a DataFrame of work units (combo, shard) -> `mapInArrow`: each executor
-regenerates its shard from the seed, encodes, checks and produces it (`stages.encode_unit`), and
-returns its unit result (one small row), one row per topic the unit writes (so that every topic
-is judged, even one nothing reached) and one row per message the sink sent (the ledger). The
-result is persisted once, so that nothing is produced twice.
+One job: a DataFrame of work units (combo, shard) -> `mapInArrow`: each task regenerates its
+units' workloads from the seed, encodes, checks and produces each one (`stages.encode_unit`),
+then reads the unit's own topics back and judges them (`stages.judge_unit`) with one Kafka reader
+per task (`kafka_source.LogReader`: one consumer, one admin client), and returns one merged result
+per option combination. The results are merged on the executors (`spark.reduce_tallies`), so the
+driver receives one small result per combination however many records the run makes.
 
-Judge stage: the log, read with the `conformance-kafka` data source (one input partition per
-non-empty topic-partition), is cogrouped by topic with the ledger and judged per topic on the
-executors (`stages.judge_topic`). Only merged results come back to the driver, so its memory
-does not grow with the number of records.
+(A unit's log is complete once its producer has flushed: no one else writes to its topics. So
+it is read where it was written, and the run needs no second pass over the cluster.)
 """
 
 from __future__ import annotations
@@ -21,31 +20,18 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..checks.delivery import Sent
 from ..protocols import get_protocol
 from ..reporting.model import Section
-from .encode import LogRecord
-from .runners import Progress, injecting, prepare_topics, unit_topics
-from .stages import ComboResult, HangLatch, RunSpec, encode_unit, judge_topic, new_tally, sections
+from .runners import KafkaWorker, Progress, injecting, prepare_topics, unit_topics
+from .stages import ComboResult, RunSpec, new_tally, sections
 
 UNIT_SCHEMA = "combo int, shard int"
-ENCODE_SCHEMA = ("kind string, combo int, shard int, blob binary, topic string, partition int, offset long, "
-                 "acked boolean, error string, fingerprint binary, entity binary, match binary, encoded int")
-JUDGE_SCHEMA = "combo int, blob binary"
+RESULT_SCHEMA = "combo int, blob binary"
 
 
 def _trace(msg: str) -> None:
     if os.environ.get("CONFORMANCE_TRACE"):
         print(f"[spark] {msg}", flush=True)
-
-
-def _arrow_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema([("kind", pa.string()), ("combo", pa.int32()), ("shard", pa.int32()), ("blob", pa.binary()),
-                      ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                      ("acked", pa.bool_()), ("error", pa.string()), ("fingerprint", pa.binary()),
-                      ("entity", pa.binary()), ("match", pa.binary()), ("encoded", pa.int32())])
 
 
 _REGISTRIES: dict[str, Any] = {}
@@ -74,28 +60,23 @@ def _close_registries() -> None:
     _REGISTRIES.clear()
 
 
-def _encode(spec: RunSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _run_units(spec: RunSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        from ..encoders.sink import KafkaTransport
-
-        schema = _arrow_schema()
-        transport = KafkaTransport(dict(spec.kafka_config))
-        latch = HangLatch()  # per task: a hung encoder stops this task's units
-        registry = worker_registry(spec.registry_url)
-        for batch in batches:
-            for combo, shard in zip(batch.column("combo").to_pylist(), batch.column("shard").to_pylist(),
-                                    strict=True):
-                u = encode_unit(spec, combo, shard, transport, registry, latch)
-                rows: list[dict[str, Any]] = [{"kind": "unit", "combo": combo, "shard": shard,
-                                               "blob": pickle.dumps(u)}]
-                rows += [{"kind": "topic", "combo": combo, "shard": shard, "topic": t, "encoded": u.encoded}
-                         for t in u.topics]
-                rows += [{"kind": "sent", "combo": combo, "shard": shard, "topic": s.topic, "partition": s.partition,
-                          "offset": s.offset, "acked": bool(s.acked), "error": s.error, "fingerprint": s.fingerprint,
-                          "entity": s.entity, "match": s.match} for s in u.sent]
-                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+        suite = get_protocol(spec.protocol)
+        results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
+        worker = KafkaWorker(spec, worker_registry(spec.registry_url))  # per task: a hang stops this task's units
+        try:
+            worker.run_units(((c, s) for batch in batches
+                              for c, s in zip(batch.column("combo").to_pylist(), batch.column("shard").to_pylist(),
+                                              strict=True)), results)
+        finally:
+            worker.close()
+        if results:
+            yield pa.RecordBatch.from_pydict({"combo": pa.array(list(results), pa.int32()),
+                                              "blob": pa.array([pickle.dumps(r) for r in results.values()],
+                                                               pa.binary())})
 
     return run
 
@@ -105,26 +86,6 @@ def _unit_topics(spec: RunSpec) -> Callable[[tuple[int, int]], list[str]]:
         return unit_topics(spec, [unit])
 
     return topics
-
-
-def _judge(spec: RunSpec, lows: dict[tuple[str, int], int]) -> Callable[[Any, Any], Any]:
-    def judge(log: Any, ledger: Any) -> Any:
-        import pyarrow as pa
-
-        led = ledger.to_pylist()
-        topic = led[0]["topic"] if led else (log.column("topic")[0].as_py() if log.num_rows else None)
-        unit = spec.unit_of(topic) if topic is not None else None
-        if topic is None or unit is None:
-            return pa.table({"combo": pa.array([], pa.int32()), "blob": pa.array([], pa.binary())})
-        records = [LogRecord(r["topic"], r["partition"], r["offset"], r["key"], r["value"]) for r in log.to_pylist()]
-        sent = [Sent(r["entity"], r["match"], r["topic"], r["partition"], r["offset"], r["error"], r["fingerprint"],
-                     acked=r["acked"]) for r in led if r["kind"] == "sent"]
-        encoded = next((r["encoded"] for r in led if r["kind"] == "topic"), None)
-        result = judge_topic(spec, topic, records, sent, lows, worker_registry(spec.registry_url), encoded=encoded)
-        return pa.table({"combo": pa.array([unit[0]], pa.int32()),
-                         "blob": pa.array([pickle.dumps(result)], pa.binary())})
-
-    return judge
 
 
 class SparkRunner:
@@ -138,9 +99,6 @@ class SparkRunner:
         self.log = log
 
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
-        from pyspark import StorageLevel
-
-        from .kafka_source import KAFKA_SCHEMA, plan_ranges, read_kafka
         from .spark import reduce_tallies, spark_session
 
         suite = get_protocol(spec.protocol)
@@ -153,34 +111,13 @@ class SparkRunner:
         topics = sorted(set(spark.sparkContext.parallelize(units, slices).flatMap(_unit_topics(spec)).collect()))
         prepare_topics(self.cluster, topics, spec.partitions)
         _trace(f"topics ({len(topics)}) {time.monotonic() - t0:.1f} s")
+        results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
         with injecting(self.cluster, self.faults, topics, self.log, on_first_record=True) as fault_notes:
-            encoded = (spark.createDataFrame(units, UNIT_SCHEMA).repartition(slices)
-                       .mapInArrow(_encode(spec), ENCODE_SCHEMA)
-                       .persist(StorageLevel.DISK_ONLY))
-            encoded.count()  # produce, once
-            _trace(f"encode stage {time.monotonic() - t0:.1f} s")
+            df = (spark.createDataFrame(units, UNIT_SCHEMA).repartition(slices)
+                  .mapInArrow(_run_units(spec), RESULT_SCHEMA))
+            for combo, (part, _) in reduce_tallies(df, key="combo").items():
+                results[combo].merge(part)
+        _trace(f"units (encode, read back, judge) {time.monotonic() - t0:.1f} s")
         if progress:
             progress(len(units))
-        results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
-        for row in encoded.filter("kind = 'unit'").select("combo", "blob").toLocalIterator():
-            results[row["combo"]].add_unit(pickle.loads(row["blob"]))
-        config = dict(spec.kafka_config)
-        bootstrap = config.pop("bootstrap.servers")
-        present = set(self.cluster.topics())
-        judged = sorted({t for t in present if spec.unit_of(t) is not None} | set(topics))
-        ranges = plan_ranges(bootstrap, [t for t in judged if t in present], config)
-        lows = {(r.topic, r.partition): r.low for r in ranges if r.low > 0}
-        readable = [r for r in ranges if not r.empty]
-        ledger = encoded.filter("kind in ('sent', 'topic')").drop("blob", "shard")
-        if readable:
-            log_df = read_kafka(spark, bootstrap, sorted({r.topic for r in readable}), config, ranges=readable)
-        else:
-            log_df = spark.createDataFrame([], KAFKA_SCHEMA)
-        judged_df = (log_df.select("topic", "partition", "offset", "key", "value").groupBy("topic")
-                     .cogroup(ledger.groupBy("topic")).applyInArrow(_judge(spec, lows), JUDGE_SCHEMA))
-        t1 = time.monotonic()
-        for combo, (part, _) in reduce_tallies(judged_df, key="combo").items():
-            results[combo].add_topic(part)
-        _trace(f"judge stage {time.monotonic() - t1:.1f} s over {len(readable)} readable partitions")
-        encoded.unpersist()
         return sections(spec, results, notes=fault_notes, duration_s=time.monotonic() - t0)

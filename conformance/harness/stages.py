@@ -245,6 +245,19 @@ def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], sent: Itera
     return result
 
 
+def judge_unit(spec: RunSpec, unit: UnitResult, logs: Mapping[str, Sequence[LogRecord]],
+               low_watermarks: Mapping[tuple[str, int], int], registry: Any, *,
+               workload: Workload | None = None) -> list[TopicResult]:
+    """The judge stage for every topic of a unit: those its output should go to (judged even if
+    nothing reached them) and those its log holds."""
+    sent: dict[str, list[Sent]] = {}
+    for s in unit.sent:
+        sent.setdefault(s.topic, []).append(s)
+    return [judge_topic(spec, topic, logs.get(topic, ()), sent.get(topic, []), low_watermarks, registry,
+                        encoded=unit.encoded, workload=workload)
+            for topic in sorted(set(unit.topics) | set(logs))]
+
+
 # -- report -------------------------------------------------------------------------------------------
 
 

@@ -316,7 +316,7 @@ def test_spark_catches_fault_exposed_mutants_like_no_spark(mutant: str, check: s
     from the first produced record, and production is a steady stream while it runs, so both
     modes meet the faults (a schedule timed from the driver once missed Spark's production)."""
     for mode in ([], ["--no-spark"]):
-        code, out = run_cli(capsys, "run", "--encoder", f"mutant/{mutant}", "--examples", "3", "--seed", "7",
+        code, out = run_cli(capsys, "run", "--encoder", f"mutant/{mutant}", "--examples", "5", "--seed", "7",
                             "--no-matrix", *mode, "--report-dir", str(tmp_path / (mode[0] if mode else "spark")))
         assert code == 1, (mode, out)
         assert check in out and "fault schedule" in out

@@ -198,10 +198,15 @@ def test_a_command_line_and_an_entry_point_name_an_encoder(monkeypatch: pytest.M
         return [*found, plugin] if kw.get("group") == "conformance.encoders" else found
 
     monkeypatch.setattr(metadata, "entry_points", entry_points)
+    from conformance.encoders import _installed
+
+    _installed.cache_clear()  # the installed encoders are found once per process
     named = find_encoder("ticdc-simple/external/node-example", SIMPLE)
     assert named in all_encoders(SIMPLE) and named.kind is EncoderKind.EXTERNAL
     tally = run_info(named, workloads("plugin", n=2), protocol=SIMPLE)
     assert problems(tally) == {}
+    monkeypatch.undo()
+    _installed.cache_clear()
 
 
 def test_a_command_that_cannot_start_is_a_usage_error() -> None:
