@@ -15,7 +15,7 @@ from typing import IO, Any, Protocol
 
 from ..checks.delivery import Sent
 from ..encoders.sink import KafkaTransport
-from ..encoders.spi import Record
+from ..encoders.spi import EncoderInfo, Record
 from ..protocols import get_protocol
 from ..reporting.model import Section
 from .encode import LogRecord, MemoryLog
@@ -39,11 +39,14 @@ def by_topic(sent: Sequence[Sent]) -> dict[str, list[Sent]]:
 
 class MemoryRunner:
     """Every unit in this process, into an in-memory log (a broker that never fails), one unit
-    after another; `dump` (if given) receives every record as a records.jsonl line."""
+    after another; `dump` (if given) receives every record as a records.jsonl line. `encoder`
+    (if given) is the encoder to run instead of looking `spec.encoder` up by name: an object built
+    in this process (a command with its own working directory, a conftest's encoder)."""
 
-    def __init__(self, registry: Any, *, dump: IO[str] | None = None) -> None:
+    def __init__(self, registry: Any, *, dump: IO[str] | None = None, encoder: EncoderInfo | None = None) -> None:
         self.registry = registry
         self.dump = dump
+        self.encoder = encoder
 
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
         t0 = time.monotonic()
@@ -52,10 +55,10 @@ class MemoryRunner:
         latch = HangLatch()
         for combo in range(len(spec.combos)):
             for shard in shards:
-                self.run_unit(spec, combo, shard, results[combo], latch)
+                self.run_unit(spec, combo, shard, results[combo], latch, info=self.encoder)
                 if progress:
                     progress(1)
-        return sections(spec, results, duration_s=time.monotonic() - t0)
+        return sections(spec, results, duration_s=time.monotonic() - t0, encoder=self.encoder)
 
     def run_unit(self, spec: RunSpec, combo: int, shard: int, into: ComboResult, latch: HangLatch, *,
                  workload: Any = None, info: Any = None) -> UnitResult:
@@ -77,14 +80,15 @@ class MemoryRunner:
 class KafkaRunner:
     """Every unit in this process through a Kafka cluster: all units are produced first (under
     the fault schedule, if any, on the embedded cluster), then every unit's topics are read back
-    and judged."""
+    and judged. `encoder`: as for `MemoryRunner`."""
 
     def __init__(self, cluster: Any, registry: Any, *, faults: str | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None, encoder: EncoderInfo | None = None) -> None:
         self.cluster = cluster
         self.registry = registry
         self.faults = faults
         self.log = log
+        self.encoder = encoder
 
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
         suite = get_protocol(spec.protocol)
@@ -99,7 +103,7 @@ class KafkaRunner:
         done: list[UnitResult] = []
         with injecting(self.cluster, self.faults, topics, self.log) as notes:
             for c, s in units:
-                done.append(encode_unit(spec, c, s, transport, self.registry, latch))
+                done.append(encode_unit(spec, c, s, transport, self.registry, latch, info=self.encoder))
                 if progress:
                     progress(1)
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
@@ -115,7 +119,7 @@ class KafkaRunner:
             for topic in judged:
                 results[unit.combo].add_topic(judge_topic(spec, topic, logs.get(topic, []), sent.get(topic, []), lows,
                                                           self.registry, encoded=unit.encoded))
-        return sections(spec, results, notes=notes, duration_s=time.monotonic() - t0)
+        return sections(spec, results, notes=notes, duration_s=time.monotonic() - t0, encoder=self.encoder)
 
 
 # -- Kafka helpers shared by the Kafka and Spark runners --------------------------------------------
