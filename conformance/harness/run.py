@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -37,6 +38,7 @@ from .shrink import shrink
 from .stages import ComboResult, HangLatch, RunSpec, generate, new_tally
 
 Progress = Callable[[int], None]
+_UNSAFE = re.compile(r"[^\w.-]+")
 
 
 @dataclass
@@ -188,7 +190,7 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
     path = write_reproduction(plan, combo, options, check_id, small)
     if path is not None:
         out["file"] = str(path)
-        out["command"] = f"{plan.command_prefix} reproduce {path}"
+        out["command"] = f"{plan.command_prefix} reproduce {shlex.quote(str(path))}"
     return out
 
 
@@ -198,7 +200,8 @@ def write_reproduction(plan: RunPlan, combo: int, options: dict[str, str], check
     if plan.repro_dir is None:
         return None
     plan.repro_dir.mkdir(parents=True, exist_ok=True)
-    path = plan.repro_dir / f"{plan.encoder.name.replace('/', '_')}__c{combo}__{check_id}.json"
+    # A file name without spaces or shell characters (a cmd: encoder's name is a command line).
+    path = plan.repro_dir / f"{_UNSAFE.sub('_', plan.encoder.name).strip('_')}__c{combo}__{check_id}.json"
     path.write_text(json.dumps({
         "format": "cdc-conformance/reproduction", "format_version": 1, "protocol": plan.protocol.name,
         "encoder": plan.encoder.name, "options": options, "check": check_id, **extra,
