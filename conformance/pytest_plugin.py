@@ -396,13 +396,9 @@ class ConformancePlugin:
 class SuiteFile(pytest.File):
     """The configuration file, which holds the suite's tests: one collector per combination."""
 
-    plugin: ConformancePlugin
-
-    @classmethod
-    def from_parent(cls, parent: Any, *, plugin: ConformancePlugin, **kw: Any) -> Any:  # type: ignore[override]
-        node = super().from_parent(parent, **kw)
-        node.plugin = plugin
-        return node
+    def __init__(self, *, plugin: ConformancePlugin, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.plugin = plugin
 
     def collect(self) -> Iterator[Combination]:
         for index, options, label in self.plugin.plan_combos():
@@ -412,16 +408,10 @@ class SuiteFile(pytest.File):
 class Combination(pytest.Collector):
     """One option combination: its run happens in `setup`, once, before its first test."""
 
-    index: int
-    options: dict[str, str]
-    section: dict[str, Any]
-
-    @classmethod
-    def from_parent(cls, parent: Any, *, index: int, options: dict[str, str],  # type: ignore[override]
-                    **kw: Any) -> Any:
-        node = super().from_parent(parent, **kw)
-        node.index, node.options = index, options
-        return node
+    def __init__(self, *, index: int, options: dict[str, str], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.index, self.options = index, options
+        self.section: dict[str, Any] = {}
 
     @property
     def plugin(self) -> ConformancePlugin:
@@ -461,15 +451,11 @@ class Combination(pytest.Collector):
 class CheckItem(pytest.Item):
     """One check under one option combination."""
 
-    level: str
-    title: str
-
-    @classmethod
-    def from_parent(cls, parent: Any, *, level: str, title: str, **kw: Any) -> Any:  # type: ignore[override]
-        node = super().from_parent(parent, **kw)
-        node.level, node.title = level, title
-        node.user_properties.extend([("check", node.name), ("level", level), ("combination", parent.name)])
-        return node
+    def __init__(self, *, level: str, title: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.level, self.title = level, title
+        self.user_properties.extend([("check", self.name), ("level", level), ("combination", self.parent.name
+                                                                                if self.parent else "")])
 
     @property
     def combination(self) -> Combination:
