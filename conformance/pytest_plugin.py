@@ -248,8 +248,8 @@ class ConformancePlugin:
         return SuiteFile.from_parent(parent, path=file_path, plugin=self)
 
     def plan_combos(self) -> list[tuple[int, dict[str, str], str]]:
-        """(index, options, label) of every combination, resolved once: the protocol, the encoder,
-        the matrix and what the encoder supports (a subprocess's handshake)."""
+        """(index, options, label) of every combination: the protocol, the encoder, the matrix and
+        what the encoder supports (a subprocess's handshake). Raises ConfigurationProblem."""
         from .errors import UsageError
         from .harness.run import supported_combos
         from .protocols import get_protocol
@@ -262,9 +262,9 @@ class ConformancePlugin:
             pinned = parse_option_args(s.options)
             combos, self.left_out = supported_combos(encoder, protocol.matrix(pinned, full=s.matrix), pinned)
         except (UsageError, ValueError, LookupError) as e:  # ConfigurationError is a ValueError
-            raise pytest.UsageError(f"cdc-conformance: {_redacted(e)}") from None
+            raise ConfigurationProblem(f"cdc-conformance: {_redacted(e)}") from None
         if not combos:
-            raise pytest.UsageError("cdc-conformance: no valid option combination to run")
+            raise ConfigurationProblem("cdc-conformance: no valid option combination to run")
         self.protocol, self.encoder, self.combos = protocol, encoder, combos
         return [(i, c, describe_options(c, protocol)) for i, c in enumerate(combos)]
 
@@ -390,6 +390,10 @@ class ConformancePlugin:
                           f"{s.report_dir / 'summary.md'}")
 
 
+class ConfigurationProblem(Exception):
+    """The configuration names something the suite cannot run (a protocol, an encoder, an option)."""
+
+
 # -- the nodes ------------------------------------------------------------------------------------------
 
 
@@ -401,7 +405,13 @@ class SuiteFile(pytest.File):
         self.plugin = plugin
 
     def collect(self) -> Iterator[Combination]:
-        for index, options, label in self.plugin.plan_combos():
+        try:
+            combos = self.plugin.plan_combos()
+        except ConfigurationProblem as e:
+            # A collection error that shows its message only (no traceback), like a test file
+            # that does not import: the run stops and says what to fix.
+            raise self.CollectError(f"{e}\n(who must act: you, on the pytest configuration)") from None
+        for index, options, label in combos:
             yield Combination.from_parent(self, name=label, index=index, options=options)
 
 
