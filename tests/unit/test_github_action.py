@@ -98,3 +98,16 @@ def test_bad_inputs_stop_the_step_before_anything_runs(tmp_path: Path, inputs: d
     assert done.returncode == 2
     assert "::error title=cdc-conformance::" in done.stdout and message in done.stdout, done.stdout + done.stderr
     assert "verdict=error" in out.read_text() and "exit-code=2" in out.read_text()
+
+
+def test_the_readme_documents_every_input_and_every_plugin_key() -> None:
+    from conformance.pytest_plugin import _INI
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Gating an encoder in its own repository"):]
+    for name in _action()["inputs"]:
+        assert f"`{name}`" in section, f"README: the action's input {name}"
+    for output in _action()["outputs"]:
+        assert f"`{output}`" in section, f"README: the action's output {output}"
+    for key, *_ in _INI:
+        assert f"`{key}`" in section, f"README: the plugin's key {key}"
