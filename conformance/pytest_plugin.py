@@ -27,7 +27,6 @@ it (this one included) it adds its ini keys and does nothing else.
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import shlex
 import sys
@@ -207,6 +206,7 @@ class ConformancePlugin:
         self.errors: list[str] = []
         self.started = time.monotonic()
         self._findable: bool | None = None
+        self._token = format(random.randrange(16 ** 4), "04x")
 
     # -- collection ---------------------------------------------------------------------------------
 
@@ -312,15 +312,17 @@ class ConformancePlugin:
                        shrink_seconds=s.shrink_seconds, first_shard=s.first_shard,
                        repro_dir=s.report_dir / "repro" / f"c{index}" if s.report_dir is not None else None)
         registry = self._open_registry()
+        # Every combination runs as a plan of its own: a prefix of its own keeps its topics and
+        # registry subjects apart from the other combinations' (and from other sessions').
+        run_id = f"p{index}{self._token}"
         runner: Any
         if s.in_memory:
-            spec = plan.spec(registry_url=self._registry_url)
+            spec = plan.spec(run_id=run_id, registry_url=self._registry_url)
             runner = MemoryRunner(registry, encoder=self.encoder)
         else:
             cluster = self._open_kafka()
-            spec = plan.spec(run_id=f"p{os.getpid() % 10000}{index}x{random.randrange(36 ** 3):x}",
-                             kafka_config=tuple(cluster.client_config().items()), registry_url=self._registry_url,
-                             partitions=s.partitions)
+            spec = plan.spec(run_id=run_id, kafka_config=tuple(cluster.client_config().items()),
+                             registry_url=self._registry_url, partitions=s.partitions)
             plan.broker_args = " ".join(["--kafka", shlex.quote(_redact_url(s.kafka)), "--partitions",
                                          str(s.partitions), "--no-spark"])
             runner = KafkaRunner(cluster, registry, encoder=self.encoder)
@@ -375,12 +377,16 @@ class ConformancePlugin:
         s = self.settings
         tr = terminalreporter
         tr.section("cdc-conformance")
-        for i in sorted(self.sections):
-            sec = self.sections[i]
+        sections = [self.sections[i] for i in sorted(self.sections)]
+        shared = set.intersection(*(set(sec.notes) for sec in sections)) if len(sections) > 1 else set()
+        for sec in sections:
             tr.write_line(f"{sec.label}: {sec.verdict(s.strict)} — {sec.workloads} workload(s), {sec.records} "
                           f"record(s), seed {sec.seed}")
             for note in sec.notes:
-                tr.write_line(f"  note: {note}")
+                if note not in shared:
+                    tr.write_line(f"  note: {note}")
+        for note in sorted(shared):
+            tr.write_line(f"note (every combination): {note}")
         if self.left_out:
             tr.write_line(f"left out (the encoder does not support them): {'; '.join(self.left_out)}")
         for e in self.errors:
