@@ -3,7 +3,7 @@
 # the suite's command as CONFORMANCE_BIN. It runs `conformance run`, appends the Markdown summary
 # to $GITHUB_STEP_SUMMARY, writes the step's outputs to $GITHUB_OUTPUT and exits with the run's
 # exit code (0 pass, 1 a check failed, 2 usage, input or infrastructure error).
-# tests/unit/test_github_action.py and tests/integration/test_github_action.py run it alone.
+# tests/unit/test_action_lint.py and tests/integration/test_action_run.py run it alone.
 set -uo pipefail
 
 bin="${CONFORMANCE_BIN:-conformance}"
