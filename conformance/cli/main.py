@@ -25,7 +25,7 @@ from rich.console import Console
 
 from ..checks.registry import Outcome, all_checks, get_check
 from ..encoders import all_encoders, find_encoder
-from ..encoders.spi import ConfigurationError, EncoderError, EncoderInfo
+from ..encoders.spi import ConfigurationError, EncoderInfo
 from ..errors import InfrastructureError, UsageError
 from ..infra.urls import redact, redact_text
 from ..protocols import all_protocols, default_protocol, get_protocol, protocol_names
@@ -209,7 +209,7 @@ def _open_kafka(url: str) -> Any:
 # -- run ----------------------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..harness.run import RunPlan
+    from ..harness.run import RunPlan, supported_combos
     from ..infra.registry import open_registry
 
     if args.examples < 1:
@@ -219,7 +219,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     protocol = _protocol(args.protocol)
     encoder = _encoder(f"cmd:{args.encoder_cmd}" if args.encoder_cmd else args.encoder, protocol)
     pinned = parse_option_args(args.option)
-    combos, left_out = _supported(encoder, protocol.matrix(pinned, full=not args.no_matrix), pinned)
+    combos, left_out = supported_combos(encoder, protocol.matrix(pinned, full=not args.no_matrix), pinned)
     if not combos:
         raise UsageError("no valid option combination to run")
     seed: int | str = args.seed if args.seed is not None else random.randrange(1 << 31)
@@ -263,27 +263,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if hint:
         console.print(hint, markup=False)
     return report.exit_code()
-
-
-def _supported(encoder: EncoderInfo, combos: list[dict[str, str]], pinned: dict[str, list[str]]
-               ) -> tuple[list[dict[str, str]], list[str]]:
-    """The combinations the encoder supports (as its own capabilities say), and what was left out.
-    Asking for an unsupported value explicitly is a usage error."""
-    if encoder.unsupported is None:
-        return combos, []
-    keep, left_out = [], []
-    for combo in combos:
-        try:
-            bad = list(encoder.unsupported(combo))
-        except EncoderError:
-            return combos, []  # it cannot even say: the run will report what it does
-        if not bad:
-            keep.append(combo)
-            continue
-        if all(b.split("=", 1)[0] in pinned for b in bad):
-            raise UsageError(f"{encoder.name} does not support {'; '.join(bad)}")
-        left_out.append(", ".join(bad))
-    return keep, sorted(set(left_out))
 
 
 @contextlib.contextmanager

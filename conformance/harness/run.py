@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..checks.common import ENCODER_RESPONSIVE
 from ..checks.registry import Level, Outcome
-from ..encoders.spi import EncoderInfo
+from ..encoders.spi import EncoderError, EncoderInfo
+from ..errors import UsageError
 from ..model.events import Workload
 from ..model.serde import workload_to_json
 from ..protocols.base import ProtocolSuite
@@ -36,6 +38,7 @@ from .shrink import shrink
 from .stages import ComboResult, HangLatch, RunSpec, generate, new_tally
 
 Progress = Callable[[int], None]
+_UNSAFE = re.compile(r"[^\w.-]+")
 
 
 @dataclass
@@ -78,6 +81,28 @@ class RunPlan:
         return replace(base, **fields)
 
 
+def supported_combos(encoder: EncoderInfo, combos: Sequence[dict[str, str]], pinned: Mapping[str, Sequence[str]]
+                     ) -> tuple[list[dict[str, str]], list[str]]:
+    """The combinations `encoder` supports (as its own capabilities say: a subprocess's handshake),
+    and what was left out ("name=value (why)"). Asking for an unsupported value explicitly
+    (`pinned`) is a usage error."""
+    if encoder.unsupported is None:
+        return list(combos), []
+    keep, left_out = [], []
+    for combo in combos:
+        try:
+            bad = list(encoder.unsupported(combo))
+        except EncoderError:
+            return list(combos), []  # it cannot even say: the run will report what it does
+        if not bad:
+            keep.append(combo)
+            continue
+        if all(b.split("=", 1)[0] in pinned for b in bad):
+            raise UsageError(f"{encoder.name} does not support {'; '.join(bad)}")
+        left_out.append(", ".join(bad))
+    return keep, sorted(set(left_out))
+
+
 def execute(plan: RunPlan, runner: Runner, spec: RunSpec, registry: Any, *,
             progress: Progress | None = None) -> list[Section]:
     """Run every unit with `runner`, then add the reproductions of what failed."""
@@ -101,7 +126,7 @@ def run_in_memory(suite: ProtocolSuite, encoder: EncoderInfo, options: dict[str,
                    run_id=run_id if run_id is not None else f"x{next(_attempts)}", encoder_timeout=timeout,
                    time_zone=time_zone)
     result = ComboResult(new_tally(suite))
-    MemoryRunner(registry).run_unit(spec, 0, shard, result, HangLatch(), workload=workload)
+    MemoryRunner(registry).run_unit(spec, 0, shard, result, HangLatch(), workload=workload, info=encoder)
     return result
 
 
@@ -126,7 +151,7 @@ def add_reproductions(plan: RunPlan, spec: RunSpec, combo: int, section: Section
 
 def replay_command(plan: RunPlan, options: dict[str, str], shard: int, run_args: str = "") -> str:
     """`conformance run` of exactly one shard under exactly these options."""
-    head = (f"{plan.command_prefix} run --protocol {plan.protocol.name} --encoder {plan.encoder.name} "
+    head = (f"{plan.command_prefix} run --protocol {plan.protocol.name} --encoder {shlex.quote(plan.encoder.name)} "
             f"--seed {shlex.quote(str(plan.seed))} --shard {shard} --examples 1 --no-matrix")
     pins = " ".join(f"--option {k}={v}" for k, v in plan.protocol.non_default(options).items())
     return " ".join(x for x in (head, pins, run_args) if x)
@@ -165,7 +190,7 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
     path = write_reproduction(plan, combo, options, check_id, small)
     if path is not None:
         out["file"] = str(path)
-        out["command"] = f"{plan.command_prefix} reproduce {path}"
+        out["command"] = f"{plan.command_prefix} reproduce {shlex.quote(str(path))}"
     return out
 
 
@@ -175,7 +200,8 @@ def write_reproduction(plan: RunPlan, combo: int, options: dict[str, str], check
     if plan.repro_dir is None:
         return None
     plan.repro_dir.mkdir(parents=True, exist_ok=True)
-    path = plan.repro_dir / f"{plan.encoder.name.replace('/', '_')}__c{combo}__{check_id}.json"
+    # A file name without spaces or shell characters (a cmd: encoder's name is a command line).
+    path = plan.repro_dir / f"{_UNSAFE.sub('_', plan.encoder.name).strip('_')}__c{combo}__{check_id}.json"
     path.write_text(json.dumps({
         "format": "cdc-conformance/reproduction", "format_version": 1, "protocol": plan.protocol.name,
         "encoder": plan.encoder.name, "options": options, "check": check_id, **extra,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, Protocol
 
 from ..encoders.sink import KafkaTransport
-from ..encoders.spi import Record
+from ..encoders.spi import EncoderInfo, Record
 from ..protocols import get_protocol
 from ..reporting.model import Section
 from .encode import LogRecord, MemoryLog
@@ -31,11 +31,14 @@ class Runner(Protocol):
 
 class MemoryRunner:
     """Every unit in this process, into an in-memory log (a broker that never fails), one unit
-    after another; `dump` (if given) receives every record as a records.jsonl line."""
+    after another; `dump` (if given) receives every record as a records.jsonl line. `encoder`
+    (if given) is the encoder to run instead of looking `spec.encoder` up by name: an object built
+    in this process (a command with its own working directory, a conftest's encoder)."""
 
-    def __init__(self, registry: Any, *, dump: IO[str] | None = None) -> None:
+    def __init__(self, registry: Any, *, dump: IO[str] | None = None, encoder: EncoderInfo | None = None) -> None:
         self.registry = registry
         self.dump = dump
+        self.encoder = encoder
 
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
         t0 = time.monotonic()
@@ -44,10 +47,10 @@ class MemoryRunner:
         latch = HangLatch()
         for combo in range(len(spec.combos)):
             for shard in shards:
-                self.run_unit(spec, combo, shard, results[combo], latch)
+                self.run_unit(spec, combo, shard, results[combo], latch, info=self.encoder)
                 if progress:
                     progress(1)
-        return sections(spec, results, duration_s=time.monotonic() - t0)
+        return sections(spec, results, duration_s=time.monotonic() - t0, encoder=self.encoder)
 
     def run_unit(self, spec: RunSpec, combo: int, shard: int, into: ComboResult, latch: HangLatch, *,
                  workload: Any = None, info: Any = None) -> UnitResult:
@@ -67,14 +70,16 @@ class MemoryRunner:
 
 class KafkaRunner:
     """Every unit in this process through a Kafka cluster (broker faults on the embedded one):
-    each unit is produced, then its own topics are read back and judged."""
+    each unit is produced, then its own topics are read back and judged. `encoder`: as for
+    `MemoryRunner`."""
 
     def __init__(self, cluster: Any, registry: Any, *, faults: str | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None, encoder: EncoderInfo | None = None) -> None:
         self.cluster = cluster
         self.registry = registry
         self.faults = faults
         self.log = log
+        self.encoder = encoder
 
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
         suite = get_protocol(spec.protocol)
@@ -85,13 +90,13 @@ class KafkaRunner:
         if spec.pace_s:  # one process: the units share the schedule's time, the first ones meet it
             spec = dataclasses.replace(spec, pace_until=time.time() + spec.pace_s, pace_s=0.0)
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
-        worker = KafkaWorker(spec, self.registry)
+        worker = KafkaWorker(spec, self.registry, encoder=self.encoder)
         try:
             with injecting(self.cluster, self.faults, topics, self.log) as notes:
                 worker.run_units(units, results, progress=progress)
         finally:
             worker.close()
-        return sections(spec, results, notes=notes, duration_s=time.monotonic() - t0)
+        return sections(spec, results, notes=notes, duration_s=time.monotonic() - t0, encoder=self.encoder)
 
 
 class KafkaWorker:
@@ -99,11 +104,12 @@ class KafkaWorker:
     transport, one reader (one consumer and one admin client for every unit's log), the hang
     latch."""
 
-    def __init__(self, spec: RunSpec, registry: Any) -> None:
+    def __init__(self, spec: RunSpec, registry: Any, *, encoder: EncoderInfo | None = None) -> None:
         from .kafka_source import LogReader
 
         self.spec = spec
         self.registry = registry
+        self.encoder = encoder
         config = dict(spec.kafka_config)
         self.transport = KafkaTransport(config)
         self.reader = LogReader(config.pop("bootstrap.servers"), config, timeout=max(60.0, spec.flush_timeout))
@@ -115,7 +121,7 @@ class KafkaWorker:
         judge them (a unit's log is final once its producer has flushed)."""
         pending: list[UnitResult] = []
         for combo, shard in units:
-            unit = encode_unit(self.spec, combo, shard, self.transport, self.registry, self.latch)
+            unit = encode_unit(self.spec, combo, shard, self.transport, self.registry, self.latch, info=self.encoder)
             results[combo].add_unit(unit)
             if not unit.skipped:
                 pending.append(unit)

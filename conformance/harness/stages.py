@@ -303,10 +303,11 @@ class ComboResult:
 
 
 def sections(spec: RunSpec, results: Mapping[int, ComboResult], *, notes: Sequence[str] = (),
-             duration_s: float = 0.0) -> list[Section]:
-    """One report section per option combination (every runner builds its report here)."""
+             duration_s: float = 0.0, encoder: EncoderInfo | None = None) -> list[Section]:
+    """One report section per option combination (every runner builds its report here);
+    `encoder` is the encoder when it cannot be found by `spec.encoder` (see `encode_unit`)."""
     suite = get_protocol(spec.protocol)
-    info: EncoderInfo = find_encoder(spec.encoder, spec.protocol)
+    info: EncoderInfo = encoder if encoder is not None else find_encoder(spec.encoder, spec.protocol)
     out = []
     for c in range(len(spec.combos)):
         r = results.get(c) or ComboResult(new_tally(suite))
