@@ -116,7 +116,7 @@ def address_edges(t: SqlType) -> list[Value]:
     return [uuid.UUID(u) for u in _UUID_EDGES]
 
 
-def sample_address(src: Source, t: SqlType) -> Value:
+def sample_address(src: Source, t: SqlType, *, mariadb: bool = False) -> Value:
     if t.kind is Kind.INET4:
         return ipaddress.IPv4Address(src.integer(0, (1 << 32) - 1))
     if t.kind is Kind.INET6:
@@ -124,7 +124,14 @@ def sample_address(src: Source, t: SqlType) -> Value:
     if src.boolean():
         # A well-formed RFC 4122 version-4 UUID (what applications mostly store) ...
         return uuid.UUID(int=src.integer(0, (1 << 128) - 1), version=4)
-    return uuid.UUID(int=src.integer(0, (1 << 128) - 1))  # ... or any 128 bits
+    bits = src.integer(0, (1 << 128) - 1)  # ... or any 128 bits
+    b8 = bits >> 56 & 0xFF
+    if mariadb and bits >> 79 & 1 and 1 <= b8 <= 0x80:
+        # MariaDB refuses a version nibble of 8..f with byte 8 in 0x01..0x80 ("Incorrect uuid
+        # value": `m_buffer[6] & -m_buffer[8] & 0x80` in plugin/type_uuid; found by the source
+        # checks). Move byte 8 into what it accepts.
+        bits = bits & ~(0xFF << 56) | (0x81 if b8 == 0x80 else b8 | 0x80) << 56
+    return uuid.UUID(int=bits)
 
 
 def mariadb_edge_values(t: SqlType) -> list[Value]:
@@ -137,7 +144,7 @@ def mariadb_sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key
     if t.kind in ADDRESS_KINDS:
         if src.rare(edge_rate):
             return src.choice(address_edges(t))
-        return sample_address(src, t)
+        return sample_address(src, t, mariadb=True)
     return tidb.sample_value(src, t, edge_rate=edge_rate, key=key)
 
 
