@@ -27,6 +27,7 @@ __all__ = [
 _CHECK_MODULES = (
     "conformance.checks.common",
     "conformance.checks.delivery",
+    "conformance.checks.source",
     "conformance.protocols.ticdc_avro.checks",
     "conformance.protocols.ticdc_simple.checks",
 )

@@ -354,9 +354,7 @@ class MariaDBSession:
     def begin_capture(self) -> None:
         row = self._query("SHOW MASTER STATUS")[0]
         self.start_file, self.start_pos = str(row[0]), int(row[1])
-        # mysql-replication dumps a MariaDB binlog from a GTID state (it ignores file and
-        # position there): start after everything logged so far.
-        self.start_gtid = str(self._query("SELECT @@gtid_binlog_pos")[0][0])
+
 
     def begin(self) -> None:
         self.execute("BEGIN")
@@ -391,7 +389,7 @@ class MariaDBSession:
 
     def capture(self, applied: list[AppliedEvent], source: Workload) -> list[LoggedEvent]:
         end = self._query("SHOW MASTER STATUS")[0]
-        return read_binlog(self.endpoint, self.start_gtid, str(end[0]), int(end[1]), applied,
+        return read_binlog(self.endpoint, self.start_file, self.start_pos, str(end[0]), int(end[1]), applied,
                            self.names, server=self.server, alive=self.alive)
 
     def close(self) -> None:
@@ -413,10 +411,14 @@ def select_expression(d: Dialect, name: str, t: SqlType) -> str:
 
 # -- the binlog --------------------------------------------------------------------------------
 
-def read_binlog(endpoint: Endpoint, start_gtid: str, end_file: str, end_pos: int,
+def read_binlog(endpoint: Endpoint, start_file: str, start_pos: int, end_file: str, end_pos: int,
                 applied: list[AppliedEvent], names: dict[str, str], *, server: str, alive: Any) -> list[LoggedEvent]:
-    """Read the binlog after GTID state `start_gtid` up to (file, position) `end`; keep the GTID
-    groups this workload committed (other workloads share the log)."""
+    """Read the binlog from (file, position) `start` to `end`; keep the GTID groups this
+    workload committed (other workloads share the log).
+
+    By file and position (COM_BINLOG_DUMP, `is_mariadb=False` in mysql-replication's terms; it
+    still decodes MariaDB's GTID events): its MariaDB mode can only dump from a GTID state, and
+    that dump was reset by MariaDB 10.11 after ~1,100 events of a long workload here."""
     try:
         from pymysqlreplication import BinLogStreamReader
         from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, XidEvent
@@ -429,8 +431,8 @@ def read_binlog(endpoint: Endpoint, start_gtid: str, end_file: str, end_pos: int
     stream = BinLogStreamReader(
         connection_settings={"host": endpoint.host, "port": endpoint.port, "user": endpoint.user,
                              "passwd": endpoint.password},
-        server_id=random.randint(10_000, 2**31 - 1), blocking=False, auto_position=start_gtid,
-        is_mariadb=True, freeze_schema=True,
+        server_id=random.randint(10_000, 2**31 - 1), blocking=False, resume_stream=True, log_file=start_file,
+        log_pos=start_pos, is_mariadb=False, freeze_schema=True,
         only_events=[MariadbGtidEvent, GtidEvent, QueryEvent, TableMapEvent, WriteRowsEvent, UpdateRowsEvent,
                      DeleteRowsEvent, XidEvent])
     out: list[LoggedEvent] = []

@@ -140,9 +140,9 @@ def parse_pg_text(t: SqlType, s: str) -> Value:
     TimeZone UTC, bytea_output hex)."""
     k = t.kind
     if k is Kind.BOOLEAN:
-        if s not in ("t", "f"):
+        if s not in ("t", "f", "true", "false"):
             raise ValueError(f"not a boolean: {s!r}")
-        return s == "t"
+        return s in ("t", "true")  # pgoutput sends t/f, boolean::text says true/false
     if k in (Kind.SMALLINT, Kind.INT, Kind.BIGINT):
         return int(s)
     if k is Kind.FLOAT:
