@@ -430,7 +430,7 @@ def read_binlog(endpoint: Endpoint, start_file: str, start_pos: int, end_file: s
     tables = _TableVersions(applied)
     stream = BinLogStreamReader(
         connection_settings={"host": endpoint.host, "port": endpoint.port, "user": endpoint.user,
-                             "passwd": endpoint.password},
+                             "password": endpoint.password},
         server_id=random.randint(10_000, 2**31 - 1), blocking=False, resume_stream=True, log_file=start_file,
         log_pos=start_pos, is_mariadb=False, freeze_schema=True,
         only_events=[MariadbGtidEvent, GtidEvent, QueryEvent, TableMapEvent, WriteRowsEvent, UpdateRowsEvent,

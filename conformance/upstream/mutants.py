@@ -23,14 +23,15 @@ def _wrap(base: Dialect, **overrides: object) -> Dialect:
     return d
 
 
-def float_shortest_digits(base: Dialect) -> Dialect:
-    """FLOAT literals as float32's shortest digits (TiDB's rendering): the server reads the literal
-    as a double (numeric in PostgreSQL), and FLOAT's maximum written so (3.4028235e38) is above it."""
+def tidb_literals(base: Dialect) -> Dialect:
+    """Number and byte-string literals written as for TiDB, not for this server: FLOAT as
+    float32's shortest digits (MariaDB reads 3.4028235e38 as a double above FLOAT's maximum and
+    refuses it), bytes as X'..' (a bit string to PostgreSQL, which refuses it for bytea)."""
     inner = type(base).literal
 
     def literal(self: Dialect, t: SqlType, v: Value) -> str:
-        if t.kind is Kind.FLOAT and isinstance(v, float) and abs(v) != float("inf"):
-            return tidb_sql.literal(t, v)  # PostgreSQL refuses it too ("value out of range")
+        if (t.kind is Kind.FLOAT and isinstance(v, float) and abs(v) != float("inf")) or isinstance(v, bytes):
+            return tidb_sql.literal(t, v)
         return inner(self, t, v)
 
     return _wrap(base, literal=literal)
@@ -88,8 +89,7 @@ def capture_reorders(logged: list[LoggedEvent]) -> list[LoggedEvent]:
 
 
 MUTANTS: tuple[SourceMutant, ...] = (
-    SourceMutant("float-shortest-digits", STATEMENT_EXECUTES, float_shortest_digits.__doc__ or "",
-                 dialect=float_shortest_digits),
+    SourceMutant("tidb-literals", STATEMENT_EXECUTES, tidb_literals.__doc__ or "", dialect=tidb_literals),
     SourceMutant("update-where-after-image", ROWS_AFFECTED, update_where_after_image.__doc__ or "",
                  dialect=update_where_after_image),
     SourceMutant("datetime-drops-fraction", STORED_VALUES, datetime_drops_fraction.__doc__ or "",

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..model.dialects import POSTGRES, Dialect
 from ..model.events import Ddl, Op, RowChange, Workload
-from ..model.table import Table
+from ..model.table import DefaultKind, Table
 from ..model.truth import AppliedEvent, LoggedEvent, position_key
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
@@ -449,6 +449,7 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
     versions = _versions_at(applied)
     relations: dict[int, _Relation] = {}
     mirror: dict[tuple[str, str], dict[tuple[object, ...], Row]] = {}
+    shapes: dict[tuple[str, str], Table] = {}
     out: list[tuple[tuple[int, ...], LoggedEvent]] = []
     txn: _Txn | None = None
     for lsn, data in messages:
@@ -488,6 +489,9 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
                 continue
             txn.columns[table.qualified_name] = tuple(c[0] for c in rel.columns)
             rows = mirror.setdefault((rel.namespace, rel.name), {})
+            if shapes.get((rel.namespace, rel.name)) is not table:
+                _conform(rows, table)
+                shapes[(rel.namespace, rel.name)] = table
             _row_message(tag, b, table, rel, rows, txn)
         elif tag == "T":
             assert txn is not None
@@ -537,6 +541,20 @@ def _versions_at(applied: list[AppliedEvent]) -> dict[tuple[int | None, str, str
     for (db, name), t in current.items():
         out[(None, db, name)] = t
     return out
+
+
+def _conform(rows: dict[tuple[object, ...], Row], table: Table) -> None:
+    """The capture's copy of a table after a schema change the log does not carry (logical
+    decoding has no DDL; the next relation message shows the new columns): a new column holds
+    its default in every existing row, as the server fills it; a dropped one is gone."""
+    names = set(table.column_names)
+    for key, row in rows.items():
+        for c in table.columns:
+            if c.name not in row:
+                row[c.name] = c.default.value if c.default.kind is DefaultKind.VALUE else None
+        for name in [n for n in row if n not in names]:
+            del row[name]
+        rows[key] = {c.name: row[c.name] for c in table.columns}
 
 
 def _image(values: list[tuple[str, bytes | None]], rel: _Relation, table: Table) -> tuple[Row, set[str]]:

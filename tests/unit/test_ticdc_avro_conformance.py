@@ -10,6 +10,7 @@ from helpers import problems, run_encoder, shape_with
 from conformance.checks import Level, Outcome, Scope, all_checks
 from conformance.encoders import EncoderKind, all_encoders
 from conformance.protocols import get_protocol
+from conformance.upstream.mutants import MUTANTS as SOURCE_MUTANTS
 
 PROTOCOL = get_protocol("ticdc-avro")
 # The acceptance bar is 200 workloads per option combination; CONFORMANCE_QUICK lowers it locally.
@@ -86,7 +87,10 @@ def test_kill_list_is_complete() -> None:
 
 
 def test_every_check_has_a_mutant() -> None:
-    caught = set(KILL_LIST.values())
+    # The source.* checks (protocol "*") judge the generator and a real server, not the encoder:
+    # their mutants are generator renderings and captures (conformance.upstream.mutants), run
+    # against real servers in tests/integration/test_upstream_*.py.
+    caught = set(KILL_LIST.values()) | {m.catches for m in SOURCE_MUTANTS}
     # Input checks judge captured files, not encoders: bad captures exercise them (test_cli).
     # INFO checks judge the broker, not the encoder: a broker fault exercises them
     # (test_delivery_kafka::test_retention_is_unknown_not_lost).
