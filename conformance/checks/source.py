@@ -37,7 +37,8 @@ LOG_IMAGES = "source.log-images"
 COMMIT_ORDER = "source.commit-order"
 SOURCE_CHECKS = (STATEMENT_EXECUTES, ROWS_AFFECTED, STORED_VALUES, LOG_IMAGES, COMMIT_ORDER)
 
-CLAUSE = "cdc-conformance source truth (issue 13): the generators' SQL is real - the model predicts what the server stores and logs"
+CLAUSE = ("cdc-conformance source truth (issue 13): the generators' SQL is real - the model predicts what the "
+          "server stores and logs")
 HINT = "a defect of the generator, the model or the capture (who must act: the suite), not of the encoder"
 
 

@@ -13,7 +13,7 @@ How the model's kinds are spelled:
 | kind | MariaDB | PostgreSQL |
 |---|---|---|
 | BOOL / BOOLEAN | `BOOL`/`BOOLEAN` = TINYINT(1) | `boolean` (kind BOOLEAN: true/false) |
-| SMALLINT, INT, BIGINT | as TiDB, with spellings (`INTEGER`, `INT4`...) | `smallint`, `integer`, `bigint` (signed only) |
+| SMALLINT, INT, BIGINT | as TiDB, with spellings (`INTEGER`...) | `smallint`, `integer`, `bigint` (signed) |
 | FLOAT, DOUBLE | `FLOAT`, `DOUBLE` (`REAL`, `DOUBLE PRECISION`...) | `real`, `double precision` |
 | DECIMAL(M,D) / NUMERIC | `DECIMAL` (`DEC`, `NUMERIC`, `FIXED`) | `numeric(M,D)` / `numeric` (any scale) |
 | CHAR, VARCHAR, TEXT | as TiDB | `char(n)` (blank-padded), `varchar(n)`, `text` (unbounded) |
@@ -422,7 +422,7 @@ class PostgresDialect(Dialect):
             assert isinstance(v, Json)
             return f"{_pg_string(v.text())}::{k.value.lower()}"
         if k is Kind.UUID:
-            return f"'{v}'::uuid"
+            return f"'{v!s}'::uuid"
         if k is Kind.ARRAY:
             assert isinstance(v, Array) and t.element is not None
             items = ", ".join(self.literal(t.element, x) for x in v.items)
@@ -499,7 +499,8 @@ class PostgresDialect(Dialect):
         if position:
             raise ValueError("PostgreSQL adds columns last only")
         return [*self._enum_types(t, (c,)),
-                f"ALTER TABLE {self.qualified(t)} ADD COLUMN {self.column_definition(c, schema=self.schema(t.database))};"]
+                f"ALTER TABLE {self.qualified(t)} ADD COLUMN "
+                f"{self.column_definition(c, schema=self.schema(t.database))};"]
 
     def modify_column(self, t: Table, c: Column) -> list[str]:
         return [f"ALTER TABLE {self.qualified(t)} ALTER COLUMN {self.quote_ident(c.name)} TYPE "

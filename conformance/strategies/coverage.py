@@ -84,7 +84,8 @@ def type_coverage_workload(dialect_name: str, *, per_kind: int = 3, samples: int
                           if d.schema_scoped_index_names else None)
             table = table.evolve(version=ts())
             ddl(DdlKind.CREATE_TABLE, table, None, db)
-            values: list[Value] = [*dom.edge_values(t), *(dom.sample_value(src, t, edge_rate=0) for _ in range(samples)),
+            values: list[Value] = [*dom.edge_values(t),
+                                   *(dom.sample_value(src, t, edge_rate=0) for _ in range(samples)),
                                    None]
             rows: list[Row] = [{"id": i + 1, "v": v} for i, v in enumerate(values)]
             events.append(Transaction(ts(), tuple(RowChange(Op.INSERT, table, None, r) for r in rows)))
@@ -96,7 +97,9 @@ def type_coverage_workload(dialect_name: str, *, per_kind: int = 3, samples: int
                     rows[i] = new
             if changes:
                 events.append(Transaction(ts(), tuple(changes)))
-            moved = {"id": rows[0]["id"] + 1000, "v": rows[0]["v"]}
+            first_id = rows[0]["id"]
+            assert isinstance(first_id, int)
+            moved: Row = {"id": first_id + 1000, "v": rows[0]["v"]}
             gone = rows[-1]
             events.append(Transaction(ts(), (RowChange(Op.UPDATE, table, dict(rows[0]), moved),
                                              RowChange(Op.DELETE, table, dict(gone), None))))

@@ -223,7 +223,8 @@ def pg_edge_values(t: SqlType) -> list[Value]:
     if k is Kind.DATE:
         return [Date(2000, 1, 1), PG_DATE_MIN, PG_DATE_MAX, Date(1970, 1, 1), Date(2000, 2, 29)]
     if k is Kind.TIME:
-        return [Time(False, 0, 0, 0), Time(False, 24, 0, 0), tidb._truncate_time(Time(False, 23, 59, 59, 999999), t.fsp)]
+        return [Time(False, 0, 0, 0), Time(False, 24, 0, 0),
+                tidb._truncate_time(Time(False, 23, 59, 59, 999999), t.fsp)]
     if k in (Kind.DATETIME, Kind.TIMESTAMPTZ):
         return [DateTime(2000, 1, 1), DateTime(1, 1, 1), DateTime(1970, 1, 1),
                 tidb._truncate(DateTime(9999, 12, 31, 23, 59, 59, 999999), t.fsp)]

@@ -122,10 +122,10 @@ class Upstream(abc.ABC):
     def __init__(self, url: str) -> None:
         self.url = url  # always redacted by the opener
 
-    def start(self) -> None:
+    def start(self) -> None:  # noqa: B027 - providers without a server have nothing to start
         """Start (or reach) the server. Idempotent."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - nor anything to stop
         """Stop what `start` started. Idempotent."""
 
     def describe(self) -> str:

@@ -194,12 +194,12 @@ def decode_value(r: Reader, col: Any, t: SqlType) -> Value:
             return uuid.UUID(bytes=raw.ljust(16, b"\x00"))
         if t.is_binary:
             # BINARY(n) keeps its zero padding in the table; the log may trim it.
-            return raw.ljust(t.length or 0, b"\x00") if k is Kind.BINARY else raw
+            return bytes(raw.ljust(t.length or 0, b"\x00") if k is Kind.BINARY else raw)
         return _text(raw, col)
     if code == T_BLOB:
         raw = r.read(r.uint(col.length_size))
         if t.is_binary:
-            return raw
+            return bytes(raw)
         s = _text(raw, col)
         if k is Kind.JSON:
             try:

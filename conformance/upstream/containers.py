@@ -113,7 +113,8 @@ class ContainerPostgres(PostgresUpstream):
             except Exception:  # noqa: BLE001 - not ready yet
                 if time.monotonic() > deadline:
                     self.close()
-                    raise UpstreamUnavailable(f"container://postgres did not answer within {self.startup:g} s") from None
+                    raise UpstreamUnavailable(
+                        f"container://postgres did not answer within {self.startup:g} s") from None
                 time.sleep(0.5)
         self._check_server()
 

@@ -24,21 +24,17 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from ..infra.urls import redact, redact_text
 from ..model.dialects import MARIADB, Dialect
 from ..model.events import Ddl, Op, RowChange, Workload
 from ..model.table import Table
 from ..model.truth import AppliedEvent, LoggedEvent
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
-from ..infra.urls import redact, redact_text
 from . import lifecycle
 from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
 from .binlog import BinlogDecodeError, Reader, decode_value
 from .textvalues import parse_mariadb_text
-
-# mysql-replication reconnects for ever when the server drops the dump connection; the suite
-# reads a bounded range and must report a server that went away (UpstreamLost) instead.
-importlib.import_module("pymysqlreplication.binlogstream").MYSQL_EXPECTED_ERROR_CODES = []
 
 SERVER_BINARIES = ("mariadbd", "mariadb-install-db")
 INSTALL_HINT = ("install Debian's mariadb-server package (apt-get install -y mariadb-server), "
@@ -425,6 +421,9 @@ def read_binlog(endpoint: Endpoint, start_file: str, start_pos: int, end_file: s
         from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
     except ImportError:
         raise UpstreamUnavailable(f"reading the MariaDB binlog needs mysql-replication: {PIP_HINT}") from None
+    # mysql-replication reconnects for ever when the server drops the dump connection; the suite
+    # reads a bounded range and must report a server that went away (UpstreamLost) instead.
+    setattr(importlib.import_module("pymysqlreplication.binlogstream"), "MYSQL_EXPECTED_ERROR_CODES", [])  # noqa: B010
     by_gtid = {a.position: a for a in applied if a.committed and a.position}
     reverse = {v: k for k, v in names.items()}
     tables = _TableVersions(applied)
@@ -520,7 +519,8 @@ class _Group:
         self.columns[table.qualified_name] = names
         r = Reader(ev.packet.read)
         n = int(ev.number_of_columns)
-        op = Op.INSERT if isinstance(ev, WriteRowsEvent) else Op.DELETE if isinstance(ev, DeleteRowsEvent) else Op.UPDATE
+        op = Op.INSERT if isinstance(ev, WriteRowsEvent) else \
+            Op.DELETE if isinstance(ev, DeleteRowsEvent) else Op.UPDATE
         while ev.packet.read_bytes < ev.event_size:
             first = _read_row(r, tm.columns, n, ev.columns_present_bitmap, table)
             if op is Op.UPDATE:

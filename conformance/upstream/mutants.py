@@ -18,8 +18,8 @@ from .base import SourceMutant
 def _wrap(base: Dialect, **overrides: object) -> Dialect:
     """`base` with some methods replaced (a subclass made on the fly keeps the database map)."""
     cls = type(f"Mutant{type(base).__name__}", (type(base),), dict(overrides))
-    d = cls()
-    d._db = base._db  # noqa: SLF001 - the mutant renders the same databases
+    d: Dialect = cls()
+    d._db = base._db  # the mutant renders the same databases
     return d
 
 

@@ -33,13 +33,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..infra.urls import redact, redact_text
 from ..model.dialects import POSTGRES, Dialect
 from ..model.events import Ddl, Op, RowChange, Workload
 from ..model.table import DefaultKind, Table
 from ..model.truth import AppliedEvent, LoggedEvent, position_key
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
-from ..infra.urls import redact, redact_text
 from . import lifecycle
 from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
 from .mariadb import free_port
@@ -445,14 +445,14 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
     """pgoutput protocol 1 messages into the workload's logged events, in LSN order: the
     transactions from the stream, and the DDL (which logical decoding does not carry) at the
     WAL position recorded when it committed (TRUNCATE, which it does carry, at its commit)."""
-    by_xid = {a.txid: a for a in applied if a.committed and a.txid is not None}
+    by_xid: dict[int, AppliedEvent] = {a.txid: a for a in applied if a.committed and a.txid is not None}
     versions = _versions_at(applied)
     relations: dict[int, _Relation] = {}
     mirror: dict[tuple[str, str], dict[tuple[object, ...], Row]] = {}
     shapes: dict[tuple[str, str], Table] = {}
     out: list[tuple[tuple[int, ...], LoggedEvent]] = []
     txn: _Txn | None = None
-    for lsn, data in messages:
+    for _lsn, data in messages:
         b = _Buf(data)
         tag = chr(b.take(1)[0])
         if tag == "B":
@@ -498,9 +498,9 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
             n = b.int(4)
             b.take(1)
             for _ in range(n):
-                rel = relations.get(b.int(4))
-                if rel is not None:
-                    mirror.pop((rel.namespace, rel.name), None)
+                gone = relations.get(b.int(4))
+                if gone is not None:
+                    mirror.pop((gone.namespace, gone.name), None)
             txn.truncated = True
         # 'Y' (type), 'O' (origin), 'M' (message): nothing the model needs.
     for a in applied:
@@ -512,13 +512,13 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
     return [le for _k, le in out]
 
 
-def _match_xid(by_xid: dict[int | None, AppliedEvent], xid: int) -> AppliedEvent | None:
+def _match_xid(by_xid: dict[int, AppliedEvent], xid: int) -> AppliedEvent | None:
     # pgoutput carries the 32-bit xid; pg_current_xact_id() the 64-bit one (epoch in the top).
     a = by_xid.get(xid)
     if a is not None:
         return a
     for k, v in by_xid.items():
-        if k is not None and k & 0xFFFFFFFF == xid:
+        if k & 0xFFFFFFFF == xid:
             return v
     return None
 

@@ -18,7 +18,8 @@ import uuid
 from ..model.types import Kind, SqlType
 from ..model.values import Array, Date, DateTime, Interval, Json, Time, Value, to_float32
 
-_DATETIME = re.compile(r"^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?([+-]\d{2}(?::?\d{2}){0,2})?$")
+_DATETIME = re.compile(r"^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"
+                       r"([+-]\d{2}(?::?\d{2}){0,2})?$")
 _DATE = re.compile(r"^(\d{4,})-(\d{2})-(\d{2})$")
 _TIME = re.compile(r"^(-)?(\d{2,}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$")
 

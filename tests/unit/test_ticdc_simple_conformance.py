@@ -26,10 +26,10 @@ from conformance.model import Kind, SqlType
 from conformance.model.events import Ddl, DdlKind, Transaction
 from conformance.model.values import DateTime
 from conformance.protocols import get_protocol
-from conformance.upstream.mutants import MUTANTS as SOURCE_MUTANTS
 from conformance.protocols.ticdc_simple import codec, spec
 from conformance.protocols.ticdc_simple.decoder import decode
 from conformance.strategies import sample_workload
+from conformance.upstream.mutants import MUTANTS as SOURCE_MUTANTS
 
 P = "ticdc-simple"
 PROTOCOL = get_protocol(P)
