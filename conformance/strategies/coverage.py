@@ -88,12 +88,13 @@ def type_coverage_workload(dialect_name: str, *, per_kind: int = 3, samples: int
                                    *(dom.sample_value(src, t, edge_rate=0) for _ in range(samples)),
                                    None]
             rows: list[Row] = [{"id": i + 1, "v": v} for i, v in enumerate(values)]
-            events.append(Transaction(ts(), tuple(RowChange(Op.INSERT, table, None, r) for r in rows)))
+            # Images are copies: `rows` goes on changing (ADD COLUMN fills it).
+            events.append(Transaction(ts(), tuple(RowChange(Op.INSERT, table, None, dict(r)) for r in rows)))
             changes: list[RowChange] = []
             for i, r in enumerate(rows[:-1]):
                 new = {"id": r["id"], "v": values[(i + 1) % len(values)]}
                 if not _same(new["v"], r["v"]):
-                    changes.append(RowChange(Op.UPDATE, table, dict(r), new))
+                    changes.append(RowChange(Op.UPDATE, table, dict(r), dict(new)))
                     rows[i] = new
             if changes:
                 events.append(Transaction(ts(), tuple(changes)))
@@ -101,7 +102,7 @@ def type_coverage_workload(dialect_name: str, *, per_kind: int = 3, samples: int
             assert isinstance(first_id, int)
             moved: Row = {"id": first_id + 1000, "v": rows[0]["v"]}
             gone = rows[-1]
-            events.append(Transaction(ts(), (RowChange(Op.UPDATE, table, dict(rows[0]), moved),
+            events.append(Transaction(ts(), (RowChange(Op.UPDATE, table, dict(rows[0]), dict(moved)),
                                              RowChange(Op.DELETE, table, dict(gone), None))))
             rows[0] = moved
             rows.pop()

@@ -152,3 +152,16 @@ def test_hypothesis_drives_the_postgres_domain(w: object) -> None:
     assert _kinds(w) <= set(POSTGRES_KINDS)
     assert any(isinstance(e, Transaction) for e in w.events) or True  # type: ignore[attr-defined]
     assert w.sql()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("dialect", ["mariadb", "postgresql"])
+def test_dialect_workloads_survive_the_workload_file_format(dialect: str) -> None:
+    import json
+
+    from conformance.model.serde import workload_from_json, workload_to_json
+    from conformance.strategies.coverage import type_coverage_workload
+
+    for w in (type_coverage_workload(dialect, per_kind=1, samples=1), sample_workload(7, 0, shape_for(dialect))):
+        back = workload_from_json(json.loads(json.dumps(workload_to_json(w))))
+        assert back.sql() == w.sql()
+        assert back.events == w.events
