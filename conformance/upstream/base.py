@@ -131,6 +131,11 @@ class Upstream(abc.ABC):
     def describe(self) -> str:
         return self.url
 
+    def shareable_url(self) -> str:
+        """A URL another process (a Spark executor on this machine) can open to use the same
+        server: `open_upstream(up.shareable_url())`. It may carry credentials: never print it."""
+        return self.url
+
     @abc.abstractmethod
     def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None) -> Captured:
         """Apply `workload` in its own database(s), read the change log back, return both."""

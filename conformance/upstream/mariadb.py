@@ -254,6 +254,10 @@ class EmbeddedMariaDB(MariaDBUpstream):
         tail = _tail(os.path.join(self.datadir, "error.log")) if self.datadir else ""
         return f"the embedded MariaDB server (pid {self.proc.pid}) exited with status {rc}: {tail}"
 
+    def shareable_url(self) -> str:
+        assert self.endpoint is not None, "start() first"
+        return f"mariadb://{self.endpoint.user}:{self.endpoint.password}@{self.endpoint.host}:{self.endpoint.port}"
+
     def describe(self) -> str:
         v = self.version.split("-")[0]
         return f"MariaDB {v} (embedded-mariadb, pid {self.proc.pid if self.proc else '-'})"

