@@ -28,6 +28,7 @@ __all__ = [
 _COMMON_MODULES = (
     "conformance.checks.common",
     "conformance.checks.delivery",
+    "conformance.checks.source",
 )
 _loaded = False
 

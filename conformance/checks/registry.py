@@ -36,6 +36,7 @@ class Scope(enum.StrEnum):
     EVENT = "event"  # one source event and every record the encoder made for it (needs a workload)
     STREAM = "stream"  # one topic (all partitions, offset order)
     RUN = "run"  # the encoder's behaviour over the whole run (crashes, hangs)
+    SOURCE = "source"  # what a real server did with the generated SQL (the generator and model, not the encoder)
 
 
 class Outcome(enum.StrEnum):

@@ -25,14 +25,16 @@ from .table import (
     Default,
     DefaultKind,
     Index,
+    ReplicaIdentity,
     Table,
 )
-from .types import InvalidType, Kind, SqlType
-from .values import Date, DateTime, Json, Row, Time, Value
+from .types import TIDB_KINDS, InvalidType, Kind, SqlType
+from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value
 
 __all__ = [
-    "Column", "DEFAULT_CURRENT_TIMESTAMP", "DEFAULT_NULL", "Date", "DateTime", "Ddl", "DdlKind",
-    "Default", "DefaultKind", "Event", "Index", "InvalidType", "Json", "Kind", "NO_DEFAULT", "Op",
-    "Row", "RowChange", "SqlType", "Table", "Time", "Transaction", "Value", "Watermark", "Workload",
+    "Array", "Column", "DEFAULT_CURRENT_TIMESTAMP", "DEFAULT_NULL", "Date", "DateTime", "Ddl", "DdlKind",
+    "Default", "DefaultKind", "Event", "Index", "Interval", "InvalidType", "Json", "Kind", "NO_DEFAULT", "Op",
+    "ReplicaIdentity", "Row", "RowChange", "SqlType", "TIDB_KINDS", "Table", "Time", "Transaction", "Value",
+    "Watermark", "Workload",
     "tso", "tso_physical_ms",
 ]

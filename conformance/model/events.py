@@ -71,6 +71,9 @@ class Transaction:
     commit_ts: int
     changes: tuple[RowChange, ...]
     start_ts: int = 0
+    # Where a real server committed it (MariaDB GTID `0-1-42`, PostgreSQL LSN `0/16B3748`);
+    # None for generated events that never met a server.
+    position: str | None = None
 
 
 class DdlKind(enum.StrEnum):
@@ -96,6 +99,7 @@ class Ddl:
     table: Table | None = None
     pre_table: Table | None = None
     database: str = ""
+    position: str | None = None  # as for Transaction
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import base64
 import decimal
+import ipaddress
+import math
 import re
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload
-from .table import Column, Default, DefaultKind, Index, Table
+from .table import Column, Default, DefaultKind, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
-from .values import Date, DateTime, Json, Row, Time, Value
+from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value
 
 FORMAT = "cdc-conformance/workload"
 FORMAT_VERSION = 1
@@ -50,6 +53,10 @@ def type_to_json(t: SqlType) -> dict[str, Any]:
         d["elements"] = list(t.elements)
     if t.charset is not None and not t.is_binary:
         d["charset"], d["collation"] = t.charset, t.collation
+    if t.spelling is not None:
+        d["spelling"] = t.spelling
+    if t.element is not None:
+        d["element"] = type_to_json(t.element)
     return d
 
 
@@ -58,6 +65,7 @@ def type_from_json(d: dict[str, Any]) -> SqlType:
         kind=Kind(d["kind"]), unsigned=d.get("unsigned", False), length=d.get("length"),
         precision=d.get("precision"), scale=d.get("scale"), fsp=d.get("fsp", 0),
         elements=tuple(d.get("elements", ())), charset=d.get("charset"), collation=d.get("collation"),
+        spelling=d.get("spelling"), element=type_from_json(d["element"]) if "element" in d else None,
     )
 
 
@@ -80,6 +88,15 @@ def value_to_json(t: SqlType, v: Value) -> Any:
         return {"json": v.data}
     if isinstance(v, tuple):
         return list(v)
+    if isinstance(v, (uuid.UUID, ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        return str(v)
+    if isinstance(v, Interval):
+        return [v.months, v.days, v.microseconds]
+    if isinstance(v, Array):
+        assert t.element is not None
+        return [value_to_json(t.element, x) for x in v.items]
+    if isinstance(v, float) and not math.isfinite(v):
+        return "Infinity" if v > 0 else "-Infinity"
     return v
 
 
@@ -91,14 +108,27 @@ def value_from_json(t: SqlType, j: Any) -> Value:
     if j is None:
         return None
     k = t.kind
-    if k is Kind.DECIMAL:
+    if k in (Kind.DECIMAL, Kind.NUMERIC):
         return decimal.Decimal(j)
-    if t.is_binary:
+    if t.is_binary or k is Kind.BYTEA:
         return base64.b64decode(j)
+    if k is Kind.INET4:
+        return ipaddress.IPv4Address(j)
+    if k is Kind.INET6:
+        return ipaddress.IPv6Address(j)
+    if k is Kind.UUID:
+        return uuid.UUID(j)
+    if k is Kind.INTERVAL:
+        return Interval(*j)
+    if k is Kind.ARRAY:
+        assert t.element is not None
+        return Array(tuple(value_from_json(t.element, x) for x in j))
+    if k is Kind.BOOLEAN:
+        return bool(j)
     if k is Kind.DATE:
         y, m, d = (int(x) for x in j.split("-"))
         return Date(y, m, d)
-    if k in (Kind.DATETIME, Kind.TIMESTAMP):
+    if k in (Kind.DATETIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
         mt = _DT.match(j)
         if not mt:
             raise WorkloadFormatError(f"bad datetime {j!r}")
@@ -109,7 +139,7 @@ def value_from_json(t: SqlType, j: Any) -> Value:
             raise WorkloadFormatError(f"bad time {j!r}")
         neg, h, mi, s, us = mt.groups()
         return Time(neg == "-", int(h), int(mi), int(s), int(us))
-    if k is Kind.JSON:
+    if k in (Kind.JSON, Kind.JSONB):
         return Json(j["json"])
     if k is Kind.SET:
         return tuple(j)
@@ -134,12 +164,15 @@ def _col_from_json(d: dict[str, Any]) -> Column:
 
 
 def table_to_json(t: Table) -> dict[str, Any]:
-    return {
+    d: dict[str, Any] = {
         "ref": _ref(t), "database": t.database, "name": t.name, "table_id": t.table_id,
         "version": t.version, "columns": [_col_to_json(c) for c in t.columns],
         "indexes": [{"name": ix.name, "columns": list(ix.columns), "primary": ix.primary,
                      "unique": ix.unique, "index_id": ix.index_id} for ix in t.indexes],
     }
+    if t.replica_identity is not None:
+        d["replica_identity"] = t.replica_identity.value
+    return d
 
 
 def table_from_json(d: dict[str, Any]) -> Table:
@@ -148,6 +181,7 @@ def table_from_json(d: dict[str, Any]) -> Table:
         columns=tuple(_col_from_json(c) for c in d["columns"]),
         indexes=tuple(Index(ix["name"], tuple(ix["columns"]), ix["primary"], ix["unique"], ix["index_id"])
                       for ix in d["indexes"]),
+        replica_identity=ReplicaIdentity(d["replica_identity"]) if "replica_identity" in d else None,
     )
 
 
@@ -172,12 +206,18 @@ Tab = Callable[[str | None], Table | None]
 def event_to_json(e: Event, ref: Ref) -> dict[str, Any]:
     """One event; `ref` names a table version (and notes that it must be sent)."""
     if isinstance(e, Transaction):
-        return {"txn": {"commit_ts": e.commit_ts, "start_ts": e.start_ts, "changes": [
+        txn: dict[str, Any] = {"commit_ts": e.commit_ts, "start_ts": e.start_ts, "changes": [
             {"op": c.op.value, "table": ref(c.table), "before": _row_to_json(c.table, c.before),
-             "after": _row_to_json(c.table, c.after)} for c in e.changes]}}
+             "after": _row_to_json(c.table, c.after)} for c in e.changes]}
+        if e.position is not None:  # where a real server committed it (GTID / LSN)
+            txn["position"] = e.position
+        return {"txn": txn}
     if isinstance(e, Ddl):
-        return {"ddl": {"kind": e.kind.value, "commit_ts": e.commit_ts, "sql": e.sql,
-                        "table": ref(e.table), "pre_table": ref(e.pre_table), "database": e.database}}
+        ddl: dict[str, Any] = {"kind": e.kind.value, "commit_ts": e.commit_ts, "sql": e.sql, "table": ref(e.table),
+                               "pre_table": ref(e.pre_table), "database": e.database}
+        if e.position is not None:
+            ddl["position"] = e.position
+        return {"ddl": ddl}
     return {"watermark": e.ts}
 
 
@@ -191,11 +231,11 @@ def event_from_json(e: dict[str, Any], tab: Tab) -> Event:
             if t is None:
                 raise WorkloadFormatError("a row change names no table")
             changes.append(RowChange(Op(c["op"]), t, _row_from_json(t, c["before"]), _row_from_json(t, c["after"])))
-        return Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0))
+        return Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0), x.get("position"))
     if "ddl" in e:
         x = e["ddl"]
         return Ddl(DdlKind(x["kind"]), x["commit_ts"], x["sql"], tab(x["table"]), tab(x["pre_table"]),
-                   x.get("database", ""))
+                   x.get("database", ""), x.get("position"))
     if "watermark" in e:
         return Watermark(e["watermark"])
     raise WorkloadFormatError(f"unknown event {sorted(e)}")

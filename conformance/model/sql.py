@@ -115,7 +115,25 @@ def transaction_sql(txn: Transaction) -> str:
     return f"-- commit_ts {txn.commit_ts}\nBEGIN;\n{body}\nCOMMIT;"
 
 
-def workload_sql(w: Workload, *, watermarks: bool = False) -> str:
+def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None = None) -> str:
+    """The workload as a SQL script, in the dialect it was generated for (`meta["dialect"]`,
+    TiDB when absent) or in `dialect`."""
+    name = dialect or str(w.meta.get("dialect", "tidb"))
+    if name != "tidb":
+        from .dialects import dialect as get_dialect
+
+        d = get_dialect(name)
+        out = [f"-- {d.name}: the literals below assume this session setup",
+               *(s + ";" for s in d.session_setup())]
+        for e in w.events:
+            if isinstance(e, Ddl):
+                out.append(f"-- commit_ts {e.commit_ts}\n" + "\n".join(d.ddl_statements(e)))
+            elif isinstance(e, Transaction):
+                body = "\n".join(d.dml(c) for c in e.changes)
+                out.append(f"-- commit_ts {e.commit_ts}\nBEGIN;\n{body}\nCOMMIT;")
+            elif isinstance(e, Watermark) and watermarks:
+                out.append(f"-- watermark {e.ts}")
+        return "\n".join(out) + "\n"
     out = [SESSION_PREAMBLE]
     for e in w.events:
         if isinstance(e, Ddl):

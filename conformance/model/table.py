@@ -69,6 +69,14 @@ class Index:
         return self.primary or self.unique
 
 
+class ReplicaIdentity(enum.StrEnum):
+    """PostgreSQL's REPLICA IDENTITY: which old values an UPDATE/DELETE writes to the WAL."""
+
+    DEFAULT = "default"  # the primary key's columns
+    FULL = "full"  # every column
+    INDEX = "index"  # the columns of the table's handle index (USING INDEX)
+
+
 @dataclass(frozen=True, slots=True)
 class Table:
     """One version of a table. A DDL produces a new `Table` with a higher `version`."""
@@ -80,6 +88,8 @@ class Table:
     table_id: int = 0
     # TiDB's TableInfo.UpdateTS: the TSO of the DDL that produced this version.
     version: int = 0
+    # PostgreSQL only (None elsewhere): what the WAL keeps of old rows.
+    replica_identity: ReplicaIdentity | None = None
     _by_name: dict[str, Column] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def __post_init__(self) -> None:

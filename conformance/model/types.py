@@ -44,6 +44,36 @@ class Kind(enum.StrEnum):
     JSON = "JSON"
     ENUM = "ENUM"
     SET = "SET"
+    # MariaDB has these and TiDB does not (they appear only in the MariaDB domain).
+    INET4 = "INET4"
+    INET6 = "INET6"
+    UUID = "UUID"  # MariaDB >= 10.7 and PostgreSQL
+    # PostgreSQL only. Where PostgreSQL's type means what a MySQL kind means, the kind is
+    # shared (smallint = SMALLINT, real = FLOAT, timestamp = DATETIME, bytea is not BLOB: see
+    # `conformance.model.dialects` for the full table).
+    BOOLEAN = "BOOLEAN"  # a true boolean (TiDB's BOOL is TINYINT(1))
+    NUMERIC = "NUMERIC"  # numeric without precision and scale: any digits, the scale as written
+    BYTEA = "BYTEA"
+    TIMESTAMPTZ = "TIMESTAMPTZ"
+    INTERVAL = "INTERVAL"
+    JSONB = "JSONB"
+    ARRAY = "ARRAY"  # one-dimensional array of `element`
+
+
+#: The kinds TiDB has, in the order the default generation draws them. Generation for TiDB
+#: (and so for the TiCDC protocols) must never see a kind added for another dialect.
+TIDB_KINDS: tuple[Kind, ...] = (
+    Kind.BOOL, Kind.TINYINT, Kind.SMALLINT, Kind.MEDIUMINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE,
+    Kind.DECIMAL, Kind.BIT, Kind.CHAR, Kind.VARCHAR, Kind.TINYTEXT, Kind.TEXT, Kind.MEDIUMTEXT, Kind.LONGTEXT,
+    Kind.BINARY, Kind.VARBINARY, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB, Kind.LONGBLOB, Kind.DATE,
+    Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.YEAR, Kind.JSON, Kind.ENUM, Kind.SET,
+)
+#: Kinds whose values are fixed-size binary addresses / identifiers (MariaDB stores them as BINARY(n)).
+ADDRESS_KINDS = frozenset({Kind.INET4, Kind.INET6, Kind.UUID})
+#: Element kinds a PostgreSQL ARRAY may have in the model.
+ARRAY_ELEMENT_KINDS = frozenset({Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.BOOLEAN, Kind.DOUBLE, Kind.DECIMAL,
+                                 Kind.NUMERIC, Kind.TEXT, Kind.VARCHAR, Kind.DATE, Kind.UUID, Kind.DATETIME,
+                                 Kind.TIMESTAMPTZ})
 
 
 INTEGER_KINDS = frozenset({Kind.BOOL, Kind.TINYINT, Kind.SMALLINT, Kind.MEDIUMINT, Kind.INT, Kind.BIGINT})
@@ -51,14 +81,14 @@ TEXT_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.TINYTEXT, Kind.TEXT, Kind.
 BINARY_KINDS = frozenset(
     {Kind.BINARY, Kind.VARBINARY, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB, Kind.LONGBLOB}
 )
-FSP_KINDS = frozenset({Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME})
+FSP_KINDS = frozenset({Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.TIMESTAMPTZ})
 TEMPORAL_KINDS = frozenset({Kind.DATE, Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.YEAR})
 # Kinds whose length parameter is mandatory in DDL (CHAR/BINARY default to 1; we always print it).
 LENGTH_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.BINARY, Kind.VARBINARY, Kind.BIT})
 # MySQL refuses a literal DEFAULT on these (TiDB: "BLOB/TEXT/JSON column can't have a default value").
 NO_LITERAL_DEFAULT_KINDS = frozenset(
     {Kind.TINYTEXT, Kind.TEXT, Kind.MEDIUMTEXT, Kind.LONGTEXT, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB,
-     Kind.LONGBLOB, Kind.JSON}
+     Kind.LONGBLOB, Kind.JSON, Kind.JSONB, Kind.BYTEA, Kind.ARRAY}
 )
 
 # Integer ranges: (signed lo, signed hi, unsigned hi). BOOL is TINYINT(1).
@@ -92,6 +122,10 @@ class SqlType:
     * `fsp`: fractional seconds precision of DATETIME / TIMESTAMP / TIME (0..6).
     * `elements`: ENUM / SET members in definition order.
     * `charset` / `collation`: for text kinds; binary kinds are always charset `binary`.
+    * `spelling`: the keyword written in DDL when it is not the kind's own name (MariaDB's
+      `INTEGER`, `DEC`, `FIXED`, `DOUBLE PRECISION`, `BOOLEAN`...). The same type to the server,
+      but tools that read DDL text (MaxScale takes its `real_type` from it) see the spelling.
+    * `element`: the element type of an ARRAY.
     """
 
     kind: Kind
@@ -103,6 +137,8 @@ class SqlType:
     elements: tuple[str, ...] = field(default=())
     charset: str | None = None
     collation: str | None = None
+    spelling: str | None = None
+    element: SqlType | None = None
     # Types are dictionary keys on hot paths; hash once.
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
@@ -112,12 +148,18 @@ class SqlType:
     def __post_init__(self) -> None:
         self._validate()
         object.__setattr__(self, "_hash", hash((self.kind, self.unsigned, self.length, self.precision, self.scale,
-                                                self.fsp, self.elements, self.charset, self.collation)))
+                                                self.fsp, self.elements, self.charset, self.collation,
+                                                self.spelling, self.element)))
 
     def _validate(self) -> None:
         k = self.kind
         if self.unsigned and not (k in INTEGER_KINDS or k in (Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL)):
             raise InvalidType(f"{k} cannot be UNSIGNED")
+        if k is Kind.ARRAY:
+            if self.element is None or self.element.kind not in ARRAY_ELEMENT_KINDS:
+                raise InvalidType(f"ARRAY needs an element of {sorted(ARRAY_ELEMENT_KINDS)}, got {self.element}")
+        elif self.element is not None:
+            raise InvalidType(f"{k} takes no element type")
         if k is Kind.BOOL and self.unsigned:
             raise InvalidType("BOOL cannot be UNSIGNED")
         if k is Kind.DECIMAL:
@@ -213,18 +255,19 @@ class SqlType:
     # -- DDL ------------------------------------------------------------------------------
 
     def sql(self) -> str:
-        """The type as it appears in CREATE TABLE."""
+        """The type as it appears in a MySQL-family CREATE TABLE (TiDB, MariaDB)."""
         k = self.kind
+        name = self.spelling or k.value
         if k is Kind.DECIMAL:
-            s = f"DECIMAL({self.precision},{self.scale})"
+            s = f"{name}({self.precision},{self.scale})"
         elif k in LENGTH_KINDS:
-            s = f"{k.value}({self.length})"
+            s = f"{name}({self.length})"
         elif k in FSP_KINDS:
-            s = f"{k.value}({self.fsp})" if self.fsp else k.value
+            s = f"{name}({self.fsp})" if self.fsp else name
         elif k in (Kind.ENUM, Kind.SET):
-            s = f"{k.value}(" + ",".join(quote_sql_string(e) for e in self.elements) + ")"
+            s = f"{name}(" + ",".join(quote_sql_string(e) for e in self.elements) + ")"
         else:
-            s = k.value
+            s = name
         if self.unsigned:
             s += " UNSIGNED"
         if k in TEXT_KINDS or k in (Kind.ENUM, Kind.SET):

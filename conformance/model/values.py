@@ -14,6 +14,15 @@
 | JSON                         | `Json`                                          |
 | ENUM                         | `str` (element name)                            |
 | SET                          | `tuple[str, ...]` members in definition order   |
+| INET4 / INET6 (MariaDB)      | `ipaddress.IPv4Address` / `IPv6Address`         |
+| UUID (MariaDB, PostgreSQL)   | `uuid.UUID`                                     |
+| BOOLEAN (PostgreSQL)         | `bool`                                          |
+| NUMERIC (PostgreSQL)         | `decimal.Decimal`, its exponent is the scale the server keeps |
+| BYTEA (PostgreSQL)           | `bytes`                                         |
+| TIMESTAMPTZ (PostgreSQL)     | `DateTime` in UTC                               |
+| INTERVAL (PostgreSQL)        | `Interval` (months, days, microseconds: PostgreSQL's own three fields) |
+| JSONB (PostgreSQL)           | `Json`                                          |
+| ARRAY (PostgreSQL)           | `Array` of element values (`None` for a NULL element) |
 | NULL                         | `None`                                          |
 
 `Date`, `DateTime` and `Time` exist because MySQL allows values Python's `datetime` cannot hold
@@ -24,8 +33,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import ipaddress
 import math
 import struct
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -190,8 +201,30 @@ def json_quote(s: str) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Interval:
+    """PostgreSQL's interval: three independent fields, each with its own sign (`1 mon -2 days`
+    is not `28 days`: the server keeps them apart and so does the model)."""
+
+    months: int = 0
+    days: int = 0
+    microseconds: int = 0
+
+    def text(self) -> str:
+        """PostgreSQL input that stores exactly these three fields."""
+        return f"{self.months} mons {self.days} days {self.microseconds} microseconds"
+
+
+@dataclass(frozen=True, slots=True)
+class Array:
+    """A one-dimensional PostgreSQL array; `None` items are NULL elements."""
+
+    items: tuple[Value, ...]
+
+
 Value: TypeAlias = (
     None | int | float | decimal.Decimal | str | bytes | Date | DateTime | Time | Json | tuple[str, ...]
+    | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array
 )
 Row: TypeAlias = dict[str, Value]
 
@@ -361,6 +394,13 @@ def mysql_text(t: SqlType, v: Value) -> str:
     if k is Kind.YEAR:
         assert isinstance(v, int)
         return f"{v:04d}"
+    if k in (Kind.TIMESTAMPTZ,):
+        assert isinstance(v, DateTime)
+        return v.text(t.fsp)
+    if isinstance(v, Interval):
+        return v.text()
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, bytes):
         return v.decode("latin-1")
     return str(v)

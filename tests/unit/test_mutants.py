@@ -27,8 +27,19 @@ MEMORY_MUTANTS = [e for p in PROTOCOLS for e in all_encoders(p) if e.kind is Enc
 
 def judged_checks(protocol: str) -> list[str]:
     """The checks that judge an encoder: not the format of a capture file (INPUT), not the
-    broker (INFO)."""
-    return [c.id for c in all_checks(protocol) if c.scope is not Scope.INPUT and c.level is not Level.INFO]
+    broker (INFO), not what a real server did with the generated SQL (SOURCE: their mutants are
+    generator renderings and captures, below)."""
+    return [c.id for c in all_checks(protocol)
+            if c.scope not in (Scope.INPUT, Scope.SOURCE) and c.level is not Level.INFO]
+
+
+def test_every_source_check_has_an_upstream_mutant() -> None:
+    """The source.* checks can fail too: each has a broken rendering or capture naming it
+    (caught against real servers in tests/integration/test_upstream.py)."""
+    from conformance.upstream.mutants import MUTANTS as SOURCE_MUTANTS
+
+    source = {c.id for c in all_checks() if c.scope is Scope.SOURCE}
+    assert source and source <= {m.catches for m in SOURCE_MUTANTS}
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
