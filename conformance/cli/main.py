@@ -61,6 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--no-matrix", action="store_true",
                    help="run only the defaults for options not pinned (default: every combination)")
     r.add_argument("--registry", default="embedded://", help="schema registry URL (default embedded://)")
+    r.add_argument("--upstream", default="none", metavar="URL",
+                   help="a real database server the workloads are applied to, whose change log feeds the encoder: "
+                        "none (default), embedded-mariadb, embedded-postgres, mariadb://user:pass@host:port, "
+                        "postgresql://user:pass@host:port/db, container://mariadb|postgres")
     r.add_argument("--kafka", default="embedded://",
                    help="Kafka: embedded:// (default, librdkafka's mock cluster on 127.0.0.1), container://, "
                         "kafka://host:port, or none (in-memory: no broker, no delivery checks)")
@@ -251,7 +255,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{args.examples} workload(s) × {len(combos)} option combination(s) · "
                   f"registry {redact(args.registry)} · {where}")
     dump_path = Path(args.dump_records) if args.dump_records else None
-    with open_registry(args.registry) as registry, _dump_file(dump_path) as dump:
+    with open_registry(args.registry) as registry, _dump_file(dump_path) as dump, \
+            _upstream(args.upstream, plan) as upstream_url:
+        plan.spec_fields["upstream"] = upstream_url
         if mode == "memory":
             report.sections = _run_in_memory(plan, registry, _registry_url_for_workers(args, registry), dump)
         else:
@@ -263,6 +269,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     if hint:
         console.print(hint, markup=False)
     return report.exit_code()
+
+
+@contextlib.contextmanager
+def _upstream(url: str, plan: Any) -> Iterator[str]:
+    """Start the upstream server (if any) for the run, and stop it after; yields the URL workers
+    open (empty without an upstream)."""
+    if url.strip().lower() in ("", "none"):
+        yield ""
+        return
+    from ..upstream import open_upstream
+
+    up = open_upstream(url)
+    with console.status(f"starting the upstream {redact(url)}…"):
+        up.start()
+    try:
+        plan.upstream = up
+        plan.upstream_args = f"--upstream {shlex.quote(redact(url))}"
+        console.print(f"[dim]upstream: {redact(up.describe())}[/]")
+        yield up.shareable_url()
+    finally:
+        up.close()
 
 
 @contextlib.contextmanager

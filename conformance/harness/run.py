@@ -33,6 +33,7 @@ from ..model.serde import workload_to_json
 from ..protocols.base import ProtocolSuite
 from ..reporting.model import Section
 from ..strategies import DEFAULT_SHAPE, Shape
+from ..strategies.history import shape_for
 from .runners import MemoryRunner, Runner
 from .shrink import shrink
 from .stages import ComboResult, HangLatch, RunSpec, generate, new_tally
@@ -61,6 +62,12 @@ class RunPlan:
     # How the run reached its broker (`--kafka … --partitions … --faults …`), for the replay
     # command of a finding that needs the broker; empty for the in-memory log.
     broker_args: str = ""
+    # The database server upstream (`--upstream`), started by the caller: reproductions apply
+    # the failing workload to it again and shrink what its change log gave the encoder.
+    upstream: Any = None
+    upstream_args: str = ""  # `--upstream …` for replay commands (credentials redacted)
+    # Fields of every spec this plan makes (`spec()`), set by whoever starts the infrastructure.
+    spec_fields: dict[str, Any] = field(default_factory=dict)
     shape_overrides: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -68,9 +75,16 @@ class RunPlan:
         return range(self.first_shard, self.first_shard + self.examples)
 
     def run_shape(self) -> Shape:
-        """The workload shape, with the encoder's own overrides (a mutant's defect-revealing shape)."""
+        """The workload shape: the dialect of the upstream (or the protocol's own), keeping to the
+        kinds the protocol's encoders know, with the encoder's own overrides (a mutant's
+        defect-revealing shape)."""
+        caps = self.protocol.capabilities
+        dialect = (self.upstream.dialect if self.upstream is not None else None) or caps.dialect
+        shape = self.shape
+        if dialect != shape.dialect:
+            shape = shape_for(dialect, shape, kinds=caps.kinds)
         overrides = {**dict(self.encoder.shape), **self.shape_overrides}
-        return replace(self.shape, **overrides) if overrides else self.shape
+        return replace(shape, **overrides) if overrides else shape
 
     def spec(self, **fields: Any) -> RunSpec:
         """The spec every worker gets; `fields` set the runner's own (partitions, Kafka, registry…)."""
@@ -78,7 +92,7 @@ class RunPlan:
                        tuple(tuple(sorted(c.items())) for c in self.combos),
                        partitions=self.protocol.capabilities.memory_partitions, encoder_timeout=self.encoder_timeout,
                        time_zone=self.time_zone)
-        return replace(base, **fields)
+        return replace(base, **{**self.spec_fields, **fields})
 
 
 def supported_combos(encoder: EncoderInfo, combos: Sequence[dict[str, str]], pinned: Mapping[str, Sequence[str]]
@@ -154,13 +168,15 @@ def replay_command(plan: RunPlan, options: dict[str, str], shard: int, run_args:
     head = (f"{plan.command_prefix} run --protocol {plan.protocol.name} --encoder {shlex.quote(plan.encoder.name)} "
             f"--seed {shlex.quote(str(plan.seed))} --shard {shard} --examples 1 --no-matrix")
     pins = " ".join(f"--option {k}={v}" for k, v in plan.protocol.non_default(options).items())
-    return " ".join(x for x in (head, pins, run_args) if x)
+    return " ".join(x for x in (head, pins, plan.upstream_args, run_args) if x)
 
 
 def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_id: str, shard: int
                  ) -> dict[str, Any]:
     options = spec.options(combo)
     w = generate(plan.seed, shard, spec.shape)
+    if plan.upstream is not None:
+        w = plan.upstream.run_workload(w).workload  # what the encoder got: the server's log
     timeout = min(plan.encoder_timeout, 5.0)
     hang = check_id == ENCODER_RESPONSIVE  # replaying a hang waits out the timeout: it is the encoder's anyway
     why_not = "not shrunk: the encoder hung" if hang else "not shrunk: --no-shrink" if not plan.shrink else None

@@ -15,6 +15,7 @@ from typing import IO, Any, Protocol
 
 from ..encoders.sink import KafkaTransport
 from ..encoders.spi import EncoderInfo, Record
+from ..errors import InfrastructureError
 from ..protocols import get_protocol
 from ..reporting.model import Section
 from .encode import LogRecord, MemoryLog
@@ -45,11 +46,14 @@ class MemoryRunner:
         suite = get_protocol(spec.protocol)
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
         latch = HangLatch()
-        for combo in range(len(spec.combos)):
-            for shard in shards:
-                self.run_unit(spec, combo, shard, results[combo], latch, info=self.encoder)
-                if progress:
-                    progress(1)
+        try:
+            for combo in range(len(spec.combos)):
+                for shard in shards:
+                    self.run_unit(spec, combo, shard, results[combo], latch, info=self.encoder)
+                    if progress:
+                        progress(1)
+        except InfrastructureError as e:  # the run cannot go on (a database server died…)
+            results[combo].errors.append(str(e))
         return sections(spec, results, duration_s=time.monotonic() - t0, encoder=self.encoder)
 
     def run_unit(self, spec: RunSpec, combo: int, shard: int, into: ComboResult, latch: HangLatch, *,
@@ -121,7 +125,12 @@ class KafkaWorker:
         judge them (a unit's log is final once its producer has flushed)."""
         pending: list[UnitResult] = []
         for combo, shard in units:
-            unit = encode_unit(self.spec, combo, shard, self.transport, self.registry, self.latch, info=self.encoder)
+            try:
+                unit = encode_unit(self.spec, combo, shard, self.transport, self.registry, self.latch,
+                                   info=self.encoder)
+            except InfrastructureError as e:  # the worker cannot go on (a database server died…)
+                results[combo].errors.append(str(e))
+                break
             results[combo].add_unit(unit)
             if not unit.skipped:
                 pending.append(unit)

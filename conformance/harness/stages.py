@@ -26,9 +26,11 @@ from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.delivery import Anomaly, DeliveryEvidence, LogEntry, Sent, analyse, delivery_checks
 from ..checks.registry import Location, all_checks
 from ..checks.results import Tally
+from ..checks.source import SOURCE_CHECKS, judge_source
 from ..encoders import find_encoder
 from ..encoders.sink import SINKS, fingerprint
 from ..encoders.spi import EncoderContext, EncoderInfo, ManualClock
+from ..errors import InfrastructureError
 from ..model.events import Workload
 from ..protocols import get_protocol
 from ..protocols.base import ENCODE, LOG, ProtocolSuite, describe_options
@@ -66,6 +68,10 @@ class RunSpec:
     # until the wall-clock time `pace_until`; then at full speed.
     pace_s: float = 0.0
     pace_until: float = 0.0
+    # A real database server upstream (`--upstream`): each unit's workload is applied to it and
+    # the encoder gets the events read back from its change log. A URL workers can open (it may
+    # carry credentials: never print it); empty: events go straight to the encoder.
+    upstream: str = ""
 
     def options(self, combo: int) -> dict[str, str]:
         return dict(self.combos[combo])
@@ -93,6 +99,20 @@ def generate(seed: int | str, shard: int, shape: Shape) -> Workload:
 
 # -- encode -----------------------------------------------------------------------------------------
 
+NO_UPSTREAM = "needs a real database server upstream (conformance run --upstream …)"
+_UPSTREAMS: dict[str, Any] = {}
+
+
+def worker_upstream(url: str) -> Any:
+    """One upstream per URL per worker process (a connection to the server the run started)."""
+    up = _UPSTREAMS.get(url)
+    if up is None:
+        from ..upstream import open_upstream
+
+        up = _UPSTREAMS[url] = open_upstream(url)
+        up.start()
+    return up
+
 
 class HangLatch:
     """Once an encoder hung, no further call is made into it, nor into another encoder of the
@@ -116,6 +136,17 @@ class UnitResult:
     encoded: int = 0  # events fully encoded
     hung: bool = False
     skipped: bool = False  # not run: an encoder hung earlier in this worker
+    # The workload the encoder got (captured from a real server's log, with `--upstream`); kept
+    # for the judge stage in the same worker, never shipped.
+    workload: Workload | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__ if k != "workload"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self.workload = None
 
 
 #: How much longer than --encoder-timeout the harness waits for an adapter that bounds its own
@@ -138,10 +169,19 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
         workload = generate(spec.seed, shard, spec.shape)
     tally = new_tally(suite)
     tally.workload = (spec.seed, shard)
-    res = UnitResult(combo, shard, tally, topics=sorted(suite.topics(workload, options, prefix)))
     if latch.shard is not None:
-        res.skipped = True
-        return res
+        return UnitResult(combo, shard, tally, skipped=True)
+    if spec.upstream:
+        # Applied to the server, read back from its change log: the encoder gets the captured
+        # events, and the source checks judge what the server did with the generated SQL.
+        captured = worker_upstream(spec.upstream).run_workload(workload)
+        workload = captured.workload
+        if captured.truth is not None:
+            judge_source(captured.truth, tally)
+    else:
+        for cid in SOURCE_CHECKS:
+            tally.skip(cid, NO_UPSTREAM)
+    res = UnitResult(combo, shard, tally, topics=sorted(suite.topics(workload, options, prefix)), workload=workload)
     if prepare is not None:
         prepare(res.topics)
     checker = suite.checker(options, registry, tally, ENCODE, topic_prefix=prefix, partitions=spec.partitions)
@@ -249,7 +289,8 @@ def judge_unit(spec: RunSpec, unit: UnitResult, logs: Mapping[str, Sequence[LogR
                low_watermarks: Mapping[tuple[str, int], int], registry: Any, *,
                workload: Workload | None = None) -> list[TopicResult]:
     """The judge stage for every topic of a unit: those its output should go to (judged even if
-    nothing reached them) and those its log holds."""
+    nothing reached them) and those its log holds; against the workload the encoder got."""
+    workload = workload if workload is not None else unit.workload
     sent: dict[str, list[Sent]] = {}
     for s in unit.sent:
         sent.setdefault(s.topic, []).append(s)
@@ -273,6 +314,7 @@ class ComboResult:
     gave_up: list[str] = field(default_factory=list)
     hung: list[int] = field(default_factory=list)  # shards whose encoder hung
     not_run: int = 0  # units not run after a hang
+    errors: list[str] = field(default_factory=list)  # infrastructure errors that stopped a worker
 
     def add_unit(self, u: UnitResult) -> None:
         self.tally.merge(u.tally)
@@ -300,12 +342,17 @@ class ComboResult:
         self.gave_up.extend(other.gave_up)
         self.hung.extend(other.hung)
         self.not_run += other.not_run
+        self.errors.extend(e for e in other.errors if e not in self.errors)
 
 
 def sections(spec: RunSpec, results: Mapping[int, ComboResult], *, notes: Sequence[str] = (),
              duration_s: float = 0.0, encoder: EncoderInfo | None = None) -> list[Section]:
     """One report section per option combination (every runner builds its report here);
-    `encoder` is the encoder when it cannot be found by `spec.encoder` (see `encode_unit`)."""
+    `encoder` is the encoder when it cannot be found by `spec.encoder` (see `encode_unit`). An
+    infrastructure error that stopped a worker (a database server that died…) stops the run."""
+    errors = [e for r in results.values() for e in r.errors]
+    if errors:
+        raise InfrastructureError("; ".join(dict.fromkeys(errors)))
     suite = get_protocol(spec.protocol)
     info: EncoderInfo = encoder if encoder is not None else find_encoder(spec.encoder, spec.protocol)
     out = []

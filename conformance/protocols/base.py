@@ -19,6 +19,7 @@ from ..checks.registry import NEEDS_SOURCE, Location, Scope, applicable_checks
 from ..checks.results import Tally
 from ..encoders.spi import ConfigurationError, EncoderInfo, Record
 from ..model.events import Event, Workload
+from ..model.types import Kind
 
 if TYPE_CHECKING:
     from .mutants import MutantSpec
@@ -75,6 +76,11 @@ class Capabilities:
     `needs_registry`: records are framed with Schema Registry ids (a capture needs the registry).
     `delivery_options`: options under which every delivery check can be decided (e.g. an option
     that puts the commit ts in the messages); delivery mutants run with them.
+    `dialect`: the SQL dialect of the protocol's own upstream ("tidb", "mariadb", "postgresql"):
+    its generated workloads use that dialect's types and values when no `--upstream` says
+    otherwise.
+    `kinds`: the column kinds its encoders know (None: every kind of the dialect); a workload for
+    another upstream keeps to these.
     """
 
     memory_partitions: int = 1
@@ -82,6 +88,8 @@ class Capabilities:
     commit_ts_scope: TsScope = "partition"
     needs_registry: bool = False
     delivery_options: Mapping[str, str] = field(default_factory=dict)
+    dialect: str = "tidb"
+    kinds: tuple[Kind, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

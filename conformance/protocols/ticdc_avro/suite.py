@@ -9,6 +9,7 @@ from ...checks.delivery import Version
 from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
 from ...model.events import Workload
+from ...model.types import TIDB_KINDS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
 from . import delivery, spec, watermark
@@ -66,7 +67,7 @@ SUITE = TiCDCAvroSuite(
     # and the table dispatcher are exercised as on a real topic. Rows carry their commit ts only
     # with the TiDB extension, so delivery mutants run with it.
     capabilities=Capabilities(memory_partitions=3, needs_registry=True,
-                              delivery_options={"enable-tidb-extension": "true"}),
+                              delivery_options={"enable-tidb-extension": "true"}, kinds=TIDB_KINDS),
     check_modules=("conformance.protocols.ticdc_avro.checks",),
     default=True,
 )

@@ -9,6 +9,7 @@ from ...checks.delivery import Version
 from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
 from ...model.events import Workload
+from ...model.types import TIDB_KINDS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
 from . import delivery, spec
@@ -61,6 +62,6 @@ SUITE = TiCDCSimpleSuite(
     # Three partitions in memory (DDLs, watermarks and bootstraps are broadcast); stream rules span
     # a topic's partitions, so live topics are checked per topic; tables share a partition and
     # interleave, so commit-ts order is per table (the entity).
-    capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="entity"),
+    capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="entity", kinds=TIDB_KINDS),
     check_modules=("conformance.protocols.ticdc_simple.checks",),
 )
