@@ -13,14 +13,28 @@ import re
 
 from .source import Source
 
+# MySQL's and TiDB's identifier limit: 64 characters (not bytes).
+MAX_IDENTIFIER = 64
+
+
+def _long(stem: str) -> str:
+    """A name of exactly MAX_IDENTIFIER characters."""
+    return (stem * MAX_IDENTIFIER)[:MAX_IDENTIFIER]
+
+
 _PLAIN_COLUMNS = ("id", "c1", "name", "price", "qty", "flag", "data", "note", "k", "v", "amount",
                   "created_at", "Total", "mixedCase", "UPPER")
+# Names at the limits: 64 characters (ASCII, and 64 CJK code points = 192 bytes), reserved words
+# that SQL must quote, a backtick (doubled inside SQL's quotes) with a dash (sanitised in Avro),
+# HTML characters Go's encoding/json escapes (\u003c \u003e \u0026).
 _ODD_COLUMNS = ("my-col", "a.b", "1st", "2nd_col", "名前", "colonne_é", "col with space", "ümlaut",
-                "$dollar", "x-1.y", "😀emoji", "9", "-lead", "日本", "dot.", "Ω")
+                "$dollar", "x-1.y", "😀emoji", "9", "-lead", "日本", "dot.", "Ω", _long("long_column_"),
+                _long("列"), "select", "order", "we`ird-col", "lt<gt>&amp")
 _PLAIN_TABLES = ("t", "orders", "users", "events", "items", "Accounts")
-_ODD_TABLES = ("t-1", "my.table", "1t", "表", "tbl_ü", "line items", "9lives", "a-b.c")
+_ODD_TABLES = ("t-1", "my.table", "1t", "表", "tbl_ü", "line items", "9lives", "a-b.c", _long("long_table_"),
+               "group", "tbl`tick-1")
 _PLAIN_DATABASES = ("test", "db1", "shop")
-_ODD_DATABASES = ("shop-prod", "2db", "数据库", "ümlaut_db", "my.db")
+_ODD_DATABASES = ("shop-prod", "2db", "数据库", "ümlaut_db", "my.db", _long("long_database_"), "db`tick")
 
 _AVRO_BAD = re.compile(r"[^A-Za-z0-9_]")
 _KAFKA_BAD = re.compile(r"[^A-Za-z0-9._\-]")

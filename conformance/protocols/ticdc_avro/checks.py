@@ -25,6 +25,7 @@ from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, V
 from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.table import Column
+from ...model.values import parse_vector
 from . import spec, watermark
 from .decoder import DecodedPart, ErrorKind, FieldView, SchemaView
 from .evidence import EventEvidence, RecordEvidence, StreamEntry, StreamEvidence
@@ -149,9 +150,20 @@ def subject_naming(ev: RecordEvidence) -> Findings:
 _AVRO_INT_RANGE = {"int": (-(1 << 31), (1 << 31) - 1), "long": (-(1 << 63), (1 << 63) - 1)}
 
 
-def _default_problem(f: FieldView) -> str | None:
+def _v85_null_default(f: FieldView, o: spec.AvroOptions) -> bool:
+    """A null-first union with the string default "null": what TiCDC v8.5.2-8.5.7 writes for a
+    'null' text default (notes §1.4), accepted under the v8.5 profile (null-string-default=null)."""
+    return o.null_string_default and f.nullable and f.null_first is True and f.default == "null"
+
+
+_V85_HINT = ("TiCDC v8.5.2-v8.5.7 (and v7.5.6+, v6.5.12) write a nullable column whose DDL default is the text "
+             "'null' this way (notes §1.4, #11995): if the capture comes from one of them, check it with "
+             "--profile v8.5")
+
+
+def _default_problem(f: FieldView, o: spec.AvroOptions) -> str | None:
     """Avro: a field default must be valid for the type, or for a union's first branch."""
-    if not f.has_default:
+    if not f.has_default or _v85_null_default(f, o):
         return None
     first = f.type[0] if isinstance(f.type, list) and f.type else f.type
     prim = first if isinstance(first, str) else (first.get("type") if isinstance(first, dict) else None)
@@ -197,10 +209,11 @@ def valid_avro(ev: RecordEvidence) -> Findings:
             yield Failure(f"{part} schema {d.schema_id} is rejected by Apache Avro", expected="accepted",
                           actual=problem, location=ev.at(part))
         for f in v.fields:
-            dp = _default_problem(f)
+            dp = _default_problem(f, ev.o)
             if dp:
                 yield Failure(f"{part} schema {d.schema_id}: {dp}", expected="a default of the first branch",
-                              actual=f.default, location=ev.at(part, f.name))
+                              actual=f.default, location=ev.at(part, f.name),
+                              hint=_V85_HINT if f.null_first and f.default == "null" else None)
     if not seen:
         yield NotApplicable("no resolved schema")
 
@@ -373,9 +386,10 @@ def defaults(ev: RecordEvidence) -> Findings:
                               location=ev.at(part, col.name))
         elif f.nullable:
             # Without the table: TiCDC puts null last only for a non-null default.
-            if f.null_first and f.has_default and f.default is not None:
+            if f.null_first and f.has_default and f.default is not None and not _v85_null_default(f, ev.o):
                 yield Failure(f"{part} field {f.name!r}: null-first union with a non-null default",
-                              expected="default null", actual=f.default, location=ev.at(part, f.name))
+                              expected="default null", actual=f.default, location=ev.at(part, f.name),
+                              hint=_V85_HINT if f.default == "null" else None)
             if f.null_first is False and (not f.has_default or f.default is None):
                 yield Failure(f"{part} field {f.name!r}: null-last union without a non-null default",
                               expected="a non-null default", actual=f.default if f.has_default else "<absent>",
@@ -471,11 +485,13 @@ def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | N
             if isinstance(f.precision, int) and abs(int.from_bytes(v, "big", signed=True)) >= 10 ** f.precision:
                 return f"unscaled value {int.from_bytes(v, 'big', signed=True)} exceeds precision {f.precision}"
     if fam in (Family.ENUM, Family.SET) and isinstance(v, str):
+        # `allowed` lists a member with `''` or `\'` in its name with `'` (EscapeEnumAndSetOptions),
+        # while the value is the member's real name: compare them as `allowed` writes names.
         allowed = spec.split_allowed(f.params.get("allowed", ""))
-        if fam == Family.ENUM and v not in allowed:
+        if fam == Family.ENUM and spec.allowed_name(v) not in allowed:
             return f"{v!r} is not one of the ENUM members {allowed}"
         if fam == Family.SET and v:
-            members = v.split(",")
+            members = [spec.allowed_name(m) for m in v.split(",")]
             idx = [allowed.index(m) if m in allowed else -1 for m in members]
             if -1 in idx or idx != sorted(set(idx)):
                 return f"{v!r} is not a comma-joined subset of {allowed} in definition order"
@@ -486,6 +502,11 @@ def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | N
             return f"{v[:60]!r} is not JSON text"
     if fam in _TEMPORAL and isinstance(v, str | int):
         return _temporal_problem(fam, v)
+    if fam == Family.VECTOR and isinstance(v, str):
+        try:
+            parse_vector(v)
+        except ValueError as e:
+            return f"{v[:60]!r} is not TiDB's vector text ([e1,e2,...], shortest float32 'f' elements): {e}"
     return None
 
 
@@ -602,6 +623,10 @@ _TYPE_CHECKS: tuple[tuple[str, str, str], ...] = (
     (Family.TIME, "TIME(fsp) maps to string [-]HH:MM:SS[.f] (hours up to 838).",
      "seed 000 type table row TIME; notes §1.5"),
     (Family.YEAR, "YEAR maps to int.", "seed 000 type table row YEAR"),
+    (Family.VECTOR, "VECTOR maps to string with tidb_type TiDBVECTORFloat32: TiDB's vector text [1,2.5] (each "
+     "element Go's shortest float32 'f' form).",
+     "notes §1.5 (VECTOR(FLOAT32) -> string \"[1,2,3]\", v8.5+; avro.go columnToAvroSchema / columnToAvroData: "
+     "VectorFloat32.String())"),
 )
 
 

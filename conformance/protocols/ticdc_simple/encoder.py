@@ -204,7 +204,8 @@ class TiCDCSimpleEncoder:
         return {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}[op]
 
     def row_values(self, t: Table, row: Row, *, avro: bool, key_only: bool) -> dict[str, Any]:
-        cols = t.handle_key_columns() if key_only else t.columns
+        # A virtual generated column is in no row event (notes §3.2): never in data / old.
+        cols = t.handle_key_columns() if key_only else t.stored_columns
         if avro:
             return {c.name: spec.avro_value(c.type, row[c.name], self.o) for c in sorted(cols, key=lambda c: c.name)}
         return {c.name: spec.json_value(c.type, row[c.name], self.o) for c in sorted(cols, key=lambda c: c.name)}

@@ -24,6 +24,7 @@ from ...model.values import (
     Json,
     Time,
     Value,
+    Vector,
     bit_bytes_padded,
     decimal_text,
     enum_index,
@@ -160,7 +161,7 @@ _MYSQL_TYPE = {
     Kind.MEDIUMTEXT: "mediumtext", Kind.LONGTEXT: "longtext", Kind.BINARY: "binary", Kind.VARBINARY: "varbinary",
     Kind.TINYBLOB: "tinyblob", Kind.BLOB: "blob", Kind.MEDIUMBLOB: "mediumblob", Kind.LONGBLOB: "longblob",
     Kind.DATE: "date", Kind.DATETIME: "datetime", Kind.TIMESTAMP: "timestamp", Kind.TIME: "time",
-    Kind.YEAR: "year", Kind.JSON: "json", Kind.ENUM: "enum", Kind.SET: "set",
+    Kind.YEAR: "year", Kind.JSON: "json", Kind.ENUM: "enum", Kind.SET: "set", Kind.VECTOR: "vector",
 }
 MYSQL_TYPES = frozenset(_MYSQL_TYPE.values())
 
@@ -203,6 +204,10 @@ def length(t: SqlType) -> int:
         return max(len(e) for e in t.elements)
     if k is Kind.SET:
         return len(",".join(t.elements))
+    if k is Kind.VECTOR:
+        # TiDB's flen: the dimension, or UnspecifiedLength (-1) for a VECTOR of any dimension,
+        # which `omitempty` does not drop (it drops only 0).
+        return t.length if t.length is not None else -1
     raise AssertionError(k)
 
 
@@ -288,7 +293,7 @@ def stored_text(t: SqlType, v: Value) -> str:
         return v.text(t.fsp)
     if isinstance(v, (Date, Time)):
         return v.text() if isinstance(v, Date) else v.text(t.fsp)
-    if isinstance(v, Json):
+    if isinstance(v, (Json, Vector)):
         return v.text()
     if isinstance(v, tuple):
         order = {e: i for i, e in enumerate(t.elements)}
@@ -329,7 +334,9 @@ def indexes(t: Table) -> list[dict[str, Any]]:
 
 
 def table_schema(t: Table, *, avro: bool) -> dict[str, Any]:
-    """tableSchema: key `schema` in JSON but `database` in Avro; columns by column ID."""
+    """tableSchema: key `schema` in JSON but `database` in Avro; columns by column ID, virtual
+    generated ones included (message.go newTableSchema lists every TableInfo column), though no
+    DML carries them."""
     cols = []
     for c in t.columns_by_id():
         cols.append({"name": c.name, "dataType": data_type_avro(c.type) if avro else data_type_json(c.type),
@@ -385,8 +392,9 @@ class Family:
     TIME = "time"
     YEAR = "year"
     JSON = "json"
+    VECTOR = "vector"
     ALL = ("int", "bigint-unsigned", "float", "double", "decimal", "bit", "enum", "set", "text", "binary", "date",
-           "datetime", "timestamp", "time", "year", "json")
+           "datetime", "timestamp", "time", "year", "json", "vector")
 
 
 def family(t: SqlType) -> str:
@@ -402,7 +410,7 @@ def family(t: SqlType) -> str:
     return {Kind.FLOAT: Family.FLOAT, Kind.DOUBLE: Family.DOUBLE, Kind.DECIMAL: Family.DECIMAL, Kind.BIT: Family.BIT,
             Kind.ENUM: Family.ENUM, Kind.SET: Family.SET, Kind.DATE: Family.DATE, Kind.DATETIME: Family.DATETIME,
             Kind.TIMESTAMP: Family.TIMESTAMP, Kind.TIME: Family.TIME, Kind.YEAR: Family.YEAR,
-            Kind.JSON: Family.JSON}[k]
+            Kind.JSON: Family.JSON, Kind.VECTOR: Family.VECTOR}[k]
 
 
 MYSQL_TYPE_FAMILY = {
@@ -412,7 +420,7 @@ MYSQL_TYPE_FAMILY = {
     "text": Family.TEXT, "mediumtext": Family.TEXT, "longtext": Family.TEXT, "binary": Family.BINARY,
     "varbinary": Family.BINARY, "tinyblob": Family.BINARY, "blob": Family.BINARY, "mediumblob": Family.BINARY,
     "longblob": Family.BINARY, "date": Family.DATE, "datetime": Family.DATETIME, "timestamp": Family.TIMESTAMP,
-    "time": Family.TIME, "year": Family.YEAR, "json": Family.JSON,
+    "time": Family.TIME, "year": Family.YEAR, "json": Family.JSON, "vector": Family.VECTOR,
 }
 
 
