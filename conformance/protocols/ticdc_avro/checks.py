@@ -158,7 +158,7 @@ def _v85_null_default(f: FieldView, o: spec.AvroOptions) -> bool:
 
 _V85_HINT = ("TiCDC v8.5.2-v8.5.7 (and v7.5.6+, v6.5.12) write a nullable column whose DDL default is the text "
              "'null' this way (notes §1.4, #11995): if the capture comes from one of them, check it with "
-             "--profile v8.5")
+             "--option profile=v8.5 (or null-string-default=null)")
 
 
 def _default_problem(f: FieldView, o: spec.AvroOptions) -> str | None:

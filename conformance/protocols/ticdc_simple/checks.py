@@ -352,7 +352,13 @@ def handle_key_candidates(schema: dict[str, Any]) -> list[list[str]]:
         if ix.get("primary") is True:
             return [list(cols)]
     candidates = [list(cols) for ix, cols in indexes if ix.get("unique") is True and ix.get("nullable") is False]
-    return sorted(candidates, key=len)  # stable: TiDB's order among equals
+    by_name = _columns_by_name(schema)
+    out: list[list[str]] = []
+    for cols in sorted(candidates, key=len):  # stable: TiDB's order among equals
+        out.append(cols)
+        if all(isinstance(by_name.get(c), dict) and by_name[c].get("default") is not None for c in cols):
+            break  # a column with a default is not generated: TiCDC takes this index if no earlier one
+    return out
 
 
 def handle_key_names(schema: dict[str, Any], present: Any = None) -> list[str] | None:
