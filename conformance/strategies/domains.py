@@ -299,8 +299,8 @@ def sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key: bool =
         return Date(y, m, src.integer(1, calendar.monthrange(y, m)[1]))
     if k is Kind.DATETIME:
         if src.rare(0.05):
-            d = _relaxed_date(src)
-            return _truncate(DateTime(d.year, d.month, d.day, src.integer(0, 23), src.integer(0, 59),
+            day = _relaxed_date(src)
+            return _truncate(DateTime(day.year, day.month, day.day, src.integer(0, 23), src.integer(0, 59),
                                       src.integer(0, 59), src.integer(0, 999999)), t.fsp)
         y = src.integer(1000, 9999)
         return _truncate(_datetime(src, y), t.fsp)

@@ -176,6 +176,10 @@ class HistoryBuilder:
             return DEFAULT_NULL
         if not literal_ok:
             return NO_DEFAULT
+        null_text = _null_text(t)
+        if null_text is not None and src.rare(0.1):
+            # The text 'null': TiCDC v8.5.2-8.5.7 Avro mistook it for NULL (spec/notes/ticdc.md §1.4).
+            return Default(DefaultKind.VALUE, null_text)
         return Default(DefaultKind.VALUE, sample_value(src, t, edge_rate=self.shape.edge_rate))
 
     def create_table(self, db: str | None = None) -> Table:
@@ -494,6 +498,17 @@ class HistoryBuilder:
                 self.watermark()
         self.watermark()
         return Workload(tuple(self.events), seed, shard)
+
+
+def _null_text(t: SqlType) -> Value:
+    """The value 'null' in a column of type `t`, if it can hold it (None if not)."""
+    if t.kind in (Kind.CHAR, Kind.VARCHAR) and (t.length or 0) >= 4:
+        return "null"
+    if t.kind is Kind.ENUM and "null" in t.elements:
+        return "null"
+    if t.kind is Kind.SET and "null" in t.elements:
+        return ("null",)
+    return None
 
 
 def _computed(t: Table, row: Row) -> Row:
