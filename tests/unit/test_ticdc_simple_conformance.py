@@ -106,6 +106,8 @@ EXTRA = [
     {"large-message-handle-option": "handle-key-only", "max-message-bytes": "900"},
     {"large-message-handle-option": "claim-check", "max-message-bytes": "300", "encoding-format": "avro",
      "large-message-handle-compression": "snappy", "claim-check-storage-uri": "file://TMP"},
+    {"large-message-handle-option": "claim-check", "max-message-bytes": "300", "claim-check-raw-value": "true",
+     "encoding-format": "avro", "large-message-handle-compression": "snappy", "claim-check-storage-uri": "file://TMP"},
 ]
 
 

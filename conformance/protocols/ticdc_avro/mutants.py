@@ -19,7 +19,7 @@ from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, RowChange, Transaction
 from ...model.table import Column, DefaultKind, Table
 from ...model.types import Kind
-from ...model.values import Row, bit_bytes_padded, to_float32
+from ...model.values import Row, bit_bytes_min, bit_bytes_padded, to_float32
 from ..mutants import MutantRegistry
 from . import spec, watermark
 from .encoder import TiCDCAvroEncoder
@@ -279,6 +279,17 @@ class BitPadded(_TypeMutant):
     def mutate_value(self, col: Column, v: Any, raw: Any) -> Any:
         assert col.type.length is not None
         return bit_bytes_padded(raw, col.type.length)
+
+
+@mutant("bit-minimal-under-ticdc-next", "type.bit", needs={"bit-bytes": "padded"}, shape=_kinds(Kind.BIT))
+class BitMinimalUnderTicdcNext(_TypeMutant):
+    """Under the ticdc-next profile, trims BIT values to their minimal bytes (tiflow's form) where
+    new-architecture TiCDC pads them to ceil(M/8)."""
+
+    family = spec.Family.BIT
+
+    def mutate_value(self, col: Column, v: Any, raw: Any) -> Any:
+        return bit_bytes_min(raw)
 
 
 @mutant("decimal-bytes-little-endian", "type.decimal", shape=_kinds(Kind.DECIMAL))

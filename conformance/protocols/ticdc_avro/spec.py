@@ -79,6 +79,10 @@ OPTIONS = (
                    "default it is ([T,\"null\"], default \"null\"; master, v26.3+, #12191), or as "
                    "[\"null\",T] with default \"null\" (v8.5.2-v8.5.7, v7.5.6+, v6.5.12; #11995/#12018), "
                    "which the Avro spec calls invalid."),
+    OptionSpec("bit-bytes", "minimal", ("minimal", "padded"), kind="profile switch",
+               doc="BIT values as tiflow writes them (big-endian, leading zero bytes trimmed, 0 as 00) or as "
+                   "new-architecture TiCDC (pingcap/ticdc) does, padded to ceil(M/8) bytes from TiDB's chunk "
+                   "(notes §1.12, derived from TiDB's chunk decoder)."),
 )
 
 PROFILES = (
@@ -87,6 +91,8 @@ PROFILES = (
             "TiCDC v6.5.0 - v6.5.1: FLOAT as double, extension fields without defaults."),
     Profile("v7.0", {"extension-field-defaults": "false"},
             "TiCDC v6.5.2 - v7.0.x: FLOAT as float, extension fields without defaults."),
+    Profile("ticdc-next", {"bit-bytes": "padded"},
+            "New-architecture TiCDC (pingcap/ticdc, v9 / next-gen): BIT values padded to ceil(M/8) bytes (§1.12)."),
     Profile("v8.5", {"null-string-default": "null"},
             "TiCDC v8.5.2 - v8.5.7 (and v7.5.6+, v6.5.12): a 'null' text default makes a null-first union "
             "with default \"null\" (spec/notes/ticdc.md §1.4, §1.11)."),
@@ -119,6 +125,7 @@ class AvroOptions:
     watermark: bool = False
     default_topic: str = "ticdc-default"
     null_string_default: bool = False  # v8.5.2-8.5.7: a "null" text default is written null-first
+    bit_padded: bool = False  # new-architecture TiCDC: BIT values over ceil(M/8) bytes
 
     @classmethod
     def from_options(cls, o: Mapping[str, str]) -> AvroOptions:
@@ -138,6 +145,7 @@ class AvroOptions:
             watermark=flag("avro-enable-watermark", "false"),
             default_topic=o.get("default-topic", "ticdc-default"),
             null_string_default=o.get("null-string-default", "string") == "null",
+            bit_padded=o.get("bit-bytes", "minimal") == "padded",
         )
 
     @property
@@ -494,8 +502,8 @@ def native_value(col: Column, v: Value, o: AvroOptions) -> Any:
     if fam in (Family.FLOAT, Family.DOUBLE):
         return v
     if fam == Family.BIT:
-        assert isinstance(v, int)
-        return bit_bytes_min(v)
+        assert isinstance(v, int) and t.length is not None
+        return bit_bytes_padded(v, t.length) if o.bit_padded else bit_bytes_min(v)
     if fam == Family.DECIMAL:
         assert t.scale is not None
         if o.decimal_string:

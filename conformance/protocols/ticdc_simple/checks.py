@@ -1123,6 +1123,17 @@ def claim_check(ev: RecordEvidence) -> Findings:
                       expected=f"{ev.o.claim_check_uri}/<uuid4>.json", actual=loc, location=where)
         return
     path = Path(urlsplit(ev.o.claim_check_uri).path) / name
+    if ev.o.claim_check_raw:
+        # claim-check-raw-value: the file is the compressed message itself (WriteMessage skips the JSON).
+        try:
+            full_bytes = path.read_bytes()
+        except OSError as e:
+            yield Failure("the claim-check file cannot be read", expected=str(path),
+                          actual=f"{type(e).__name__}: {e}", location=where,
+                          hint="claim-check files must be readable where the check runs")
+            return
+        yield from _claim_check_full(ev, m, full_bytes, where)
+        return
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -1144,6 +1155,11 @@ def claim_check(ev: RecordEvidence) -> Findings:
         yield Failure("the claim-check value is not base64", expected="base64", actual=stored["value"][:40],
                       location=where)
         return
+    yield from _claim_check_full(ev, m, full_bytes, where)
+
+
+def _claim_check_full(ev: RecordEvidence, m: Message, full_bytes: bytes, where: Any) -> Findings:
+    """The full message a claim-check file holds: the same DML, not itself a pointer."""
     full = decode(full_bytes, ev.o.compression, ev.o.avro)
     if not full.ok or full.kind != "DML":
         yield Failure("the claim-check value is not a DML message", expected="the full DML",

@@ -463,6 +463,16 @@ class HandleKeyOnVirtualIndex(TiCDCSimpleEncoder):
 
 # -- large messages ------------------------------------------------------------------------------------
 
+@mutant("claim-check-raw-value-ignored", "large-message.claim-check",
+        needs={**CLAIM_CHECK, "claim-check-raw-value": "true"}, shape=WIDE)
+class ClaimCheckRawValueIgnored(TiCDCSimpleEncoder):
+    """Writes the claim-check file as JSON {key, value} although claim-check-raw-value asks for the
+    raw message."""
+
+    def claim_check_content(self, full: bytes) -> bytes:
+        return json.dumps({"key": None, "value": base64.b64encode(full).decode()}).encode()
+
+
 @mutant("large-message-ignored", "large-message.size", needs=LARGE, shape=WIDE)
 class LargeMessageIgnored(TiCDCSimpleEncoder):
     """Sends messages above max-message-bytes as they are."""

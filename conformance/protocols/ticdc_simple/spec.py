@@ -52,6 +52,9 @@ OPTIONS = (
                short="compression", doc="Compression applied to every Simple message (snappy: block; lz4: frame)."),
     OptionSpec("claim-check-storage-uri", "", None, kind="sink config",
                doc="file:///path where claim-check files are written (large-message-handle-option=claim-check)."),
+    OptionSpec("claim-check-raw-value", "false", ("false", "true"), kind="sink config",
+               doc="true: a claim-check file holds the compressed message's raw bytes instead of the JSON "
+                   "{key, value-as-base64} (claimcheck/claim_check.go WriteMessage)."),
     OptionSpec("max-message-bytes", "10485760", None, kind="sink config", short="max-bytes",
                doc="Largest Kafka message; larger ones are handled per large-message-handle-option."),
     OptionSpec("topic", "tidb_simple", None, kind="sink-uri topic",
@@ -80,6 +83,7 @@ class SimpleOptions:
     large_message: str = "none"
     compression: str = "none"
     claim_check_uri: str = ""
+    claim_check_raw: bool = False
     max_message_bytes: int = 10485760
     topic: str = "tidb_simple"
     time_zone: str = "UTC"
@@ -102,6 +106,7 @@ class SimpleOptions:
             large_message=o.get("large-message-handle-option", "none"),
             compression=o.get("large-message-handle-compression", "none"),
             claim_check_uri=o.get("claim-check-storage-uri", "").rstrip("/"),
+            claim_check_raw=o.get("claim-check-raw-value", "false").lower() == "true",
             max_message_bytes=int(num("max-message-bytes", "10485760")),
             topic=o.get("topic", "tidb_simple"),
             time_zone=o.get("time-zone", "UTC"),
