@@ -350,3 +350,20 @@ def test_b64_of_bit_default_is_the_padded_literal() -> None:
     writes those bytes as base64 text (§1.4), the vector's "Aqo="."""
     col = T_DEFAULTS.column("b")
     assert avro_spec.avro_default(col, avro_spec.AvroOptions()) == base64.b64encode(b"\x02\xaa").decode() == "Aqo="
+
+
+def test_a_hard_coded_topic_may_carry_several_tables() -> None:
+    """TiCDC validates only a topic expression with {schema} and {table}: a hard-coded topic is
+    not checked (#9755, notes §1.8), so several tables share it and its subjects."""
+    recs = [Record("cdc_all", r.key, r.value, r.partition, offset=i) for i, r in enumerate(records("avro_edges"))]
+    entries = json.loads((CAPTURES / "avro_edges.registry.json").read_text())["schemas"]
+    shared: list[dict[str, Any]] = []
+    for part in ("key", "value"):
+        mine = [e for e in entries if e["subject"].endswith(f"-{part}")]
+        shared += [{**e, "subject": f"cdc_all-{part}", "version": v} for v, e in enumerate(mine, start=1)]
+    reg = DumpRegistry.from_dict({"schemas": shared})
+    tally = check_capture(recs, {**EXT, "topic": "cdc_all"}, protocol="ticdc-avro", registry=reg)
+    assert problems(tally) == {}
+    assert tally.checks["ticdc-avro.topic.one-table"].outcome is Outcome.NOT_APPLICABLE
+    strict = check_capture(recs, EXT, protocol="ticdc-avro", registry=reg)
+    assert strict.checks["ticdc-avro.topic.one-table"].outcome is Outcome.FAILED

@@ -878,9 +878,14 @@ def topic_dispatch(ev: RecordEvidence) -> Verdict:
 
 @check("ticdc-avro.topic.one-table", level=Level.MUST, scope=Scope.STREAM, protocol=P,
        clause="seed 000 §Topic distribution (\"TiCDC Avro prohibits mapping multiple tables to the same "
-              "topic\"); seed 003")
+              f"topic\"); seed 003; {NOTES} §1.8 (a topic rule with {{schema}} and {{table}} is enforced)",
+       docs_vs_code="docs: one table per topic, always; code: only a topic expression is validated, a "
+                    "hard-coded topic (no placeholders) may carry several tables (#9755)")
 def one_table_per_topic(ev: StreamEvidence) -> Verdict:
-    """Every record of a topic comes from one table (one record name and namespace)."""
+    """Every record of a topic comes from one table (one record name and namespace), unless the
+    topic rule is hard-coded."""
+    if ev.hard_coded_topic:
+        return NotApplicable("a hard-coded topic: TiCDC lets several tables share it (notes §1.8, #9755)")
     if not ev.record_names:
         return NotApplicable("no decodable record in the topic")
     if len(ev.record_names) > 1:

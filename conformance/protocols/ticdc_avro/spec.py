@@ -231,6 +231,12 @@ _HARD_CODED_TOPIC_RE = re.compile(r"^[A-Za-z0-9._\-]+$")
 _KAFKA_FORBID_RE = re.compile(r"[^a-zA-Z0-9._\-]")
 
 
+def is_hard_coded_topic(expression: str) -> bool:
+    """A topic rule without placeholders: TiCDC does not validate it (#9755), so several tables
+    may share the topic and its subjects (notes §1.8)."""
+    return bool(_HARD_CODED_TOPIC_RE.match(expression))
+
+
 def substitute_topic(expression: str, schema: str, table: str) -> str:
     s = _KAFKA_FORBID_RE.sub("_", schema)
     t = _KAFKA_FORBID_RE.sub("_", table)
