@@ -368,3 +368,26 @@ def test_a_hard_coded_topic_may_carry_several_tables() -> None:
     assert tally.checks["ticdc-avro.topic.one-table"].outcome is Outcome.NOT_APPLICABLE
     strict = check_capture(recs, EXT, protocol="ticdc-avro", registry=reg)
     assert strict.checks["ticdc-avro.topic.one-table"].outcome is Outcome.FAILED
+
+
+@pytest.mark.parametrize(("writer", "option", "cid"), [
+    ("mutant/bit-padded", "profile=ticdc-next", "ticdc-avro.type.bit"),
+    ("mutant/float-as-double", "float-as-double=true", "ticdc-avro.type.float"),
+])
+def test_what_an_older_or_newer_ticdc_writes_names_its_profile(writer: str, option: str, cid: str) -> None:
+    """Output of another TiCDC version fails under the default profile, and the finding names the
+    profile under which the same output passes."""
+    from helpers import encode, shape_with
+
+    from conformance.infra.inprocess import InProcessRegistry
+    from conformance.strategies import sample_workload
+
+    reg = InProcessRegistry()
+    shape = shape_with(kinds=(Kind.BIT, Kind.FLOAT, Kind.INT), edge_rate=0.5, generated_rate=0.0)
+    recs = [r for shard in range(3) for r in encode(writer, EXT, sample_workload("profile-hint", shard, shape),
+                                                     protocol="ticdc-avro", registry=reg)]
+    t = check_capture(recs, EXT, protocol="ticdc-avro", registry=reg).checks[cid]
+    assert t.outcome is Outcome.FAILED
+    assert f"--option {option}" in (next(iter(t.failures.values())).hint or "")
+    k, v = option.split("=")
+    assert problems(check_capture(recs, {**EXT, k: v}, protocol="ticdc-avro", registry=reg)) == {}

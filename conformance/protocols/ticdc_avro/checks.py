@@ -581,12 +581,24 @@ def _type_findings(ev: RecordEvidence, bindings: list[tuple[str, DecodedPart, Co
                               actual=_show(got_v), location=ev.at(part, col.name))
         else:
             got_v = d.datum.get(f.name) if d.datum is not None else None
-            problem = plausibility(spec.TIDB_TYPE_FAMILY[f.tidb_type or ''], f, got_v, ev.o)
+            fam = spec.TIDB_TYPE_FAMILY[f.tidb_type or '']
+            problem = plausibility(fam, f, got_v, ev.o)
             if problem:
                 yield Failure(f"{part} field {f.name!r} ({f.tidb_type}): {problem}",
                               expected=f"{spec.TIDB_TYPE_FAMILY.get(f.tidb_type or '')} per the type table",
                               actual=_show(got_v) if got_v is not None else f.inner,
-                              location=ev.at(part, f.name))
+                              location=ev.at(part, f.name), hint=_version_hint(fam, f, ev.o))
+
+
+def _version_hint(fam: str, f: FieldView, o: spec.AvroOptions) -> str | None:
+    """Which TiCDC version writes what a finding saw, when one does (notes §1.11, §1.12)."""
+    if fam == Family.FLOAT and f.primitive == "double" and not o.float_as_double:
+        return ("TiCDC <= v6.5.1 and v6.6.0 write FLOAT as double (#8567): check with --option float-as-double=true "
+                "(--option profile=v6.5.0 for all of v6.5.0's differences)")
+    if fam == Family.BIT and not o.bit_padded and isinstance(f.params.get("length"), str):
+        return ("new-architecture TiCDC (pingcap/ticdc) pads BIT values to ceil(M/8) bytes: if the capture comes "
+                "from it, check with --option profile=ticdc-next")
+    return None
 
 
 def _show(v: Any) -> Any:
@@ -776,7 +788,10 @@ def extension_fields(ev: RecordEvidence) -> Verdict:
                        expected=[{"name": n, "type": t, "default": d} for n, t, d in want],
                        actual=[{"name": n, "type": t, "default": d} for n, t, d in got], location=ev.at("value"),
                        hint=f"enable-tidb-extension={str(ev.o.extension).lower()}, "
-                            f"integrity checksum={'on' if ev.o.checksum else 'off'}")
+                            f"integrity checksum={'on' if ev.o.checksum else 'off'}"
+                            + ("; TiCDC <= v7.0.x writes extension fields without defaults: check with "
+                               "--option profile=v7.0" if ev.o.extension_defaults and got and
+                               all(d == "<absent>" for _n, _t, d in got) else ""))
     return None
 
 
