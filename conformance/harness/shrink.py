@@ -200,6 +200,9 @@ def _columns_of(w: Workload) -> list[tuple[int, str]]:
             tables = (e.table,)
         for t in tables:
             indexed = {c for ix in t.indexes for c in ix.columns}
+            # A generated column and the columns it reads stay as they are: dropping or simplifying
+            # either would leave a value the server does not compute, or DDL it refuses.
+            indexed |= {n for c in t.columns if c.generated is not None for n in (c.name, *c.generated.depends_on)}
             for c in t.columns:
                 if c.name not in indexed:
                     seen.setdefault((lin[_tkey(t)], c.name), None)

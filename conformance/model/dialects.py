@@ -75,6 +75,9 @@ class Dialect:
     schema_scoped_index_names = False
     #: Identifiers may hold characters outside the Basic Multilingual Plane.
     supplementary_identifiers = True
+    # The most bytes a generated identifier may have (None: the dialect's own limit of 64
+    # characters is the only one).
+    max_identifier_bytes: int | None = None
     max_identifier_bytes = 64 * 4
 
     def __init__(self, databases: Callable[[str], str] | None = None) -> None:
@@ -271,7 +274,8 @@ MARIADB_SPELLINGS: dict[Kind, tuple[str, ...]] = {
     Kind.INET6: ("inet6",),
 }
 
-MARIADB_KINDS: tuple[Kind, ...] = (*TIDB_KINDS, Kind.INET4, Kind.INET6, Kind.UUID)
+#: TiDB's kinds but VECTOR (MariaDB's VECTOR, from 11.7, is another type), and MariaDB's own.
+MARIADB_KINDS: tuple[Kind, ...] = (*(k for k in TIDB_KINDS if k is not Kind.VECTOR), Kind.INET4, Kind.INET6, Kind.UUID)
 
 
 class MariaDBDialect(Dialect):
@@ -279,6 +283,11 @@ class MariaDBDialect(Dialect):
     kinds = MARIADB_KINDS
     # MariaDB identifiers are utf8mb3: no emoji (ER_INVALID_CHARACTER_STRING).
     supplementary_identifiers = False
+    # MariaDB stores a 64-character CJK name (192 bytes), but mysql-replication 1.0.17 misreads
+    # the binlog's TABLE_MAP when a column name is that long and the capture ends ("Result length
+    # not requested length"): a limit of the capture library, not of MariaDB (found on this
+    # machine; names of 64 ASCII characters pass).
+    max_identifier_bytes: int | None = 64
 
     def literal(self, t: SqlType, v: Value) -> str:
         if v is None:
@@ -306,9 +315,10 @@ class MariaDBDialect(Dialect):
 
     def session_setup(self) -> list[str]:
         # Strict, so that a value the server would clamp is an error (a finding), not a
-        # warning; without NO_ZERO_DATE, so that the zero date the model has is stored.
-        return ["SET sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'", "SET time_zone = '+00:00'",
-                "SET NAMES utf8mb4 COLLATE utf8mb4_bin"]
+        # warning; without NO_ZERO_DATE and NO_ZERO_IN_DATE and with ALLOW_INVALID_DATES, so that
+        # the zero date, zero months/days and day 31 of any month the model has are stored.
+        return ["SET sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'",
+                "SET time_zone = '+00:00'", "SET NAMES utf8mb4 COLLATE utf8mb4_bin"]
 
 
 # -- PostgreSQL ----------------------------------------------------------------------------

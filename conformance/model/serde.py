@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload
-from .table import Column, Default, DefaultKind, Index, ReplicaIdentity, Table
+from .table import Column, Default, DefaultKind, Generated, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
-from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value
+from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value, Vector
 
 FORMAT = "cdc-conformance/workload"
 FORMAT_VERSION = 1
@@ -86,6 +86,8 @@ def value_to_json(t: SqlType, v: Value) -> Any:
         return v.text(6)
     if isinstance(v, Json):
         return {"json": v.data}
+    if isinstance(v, Vector):
+        return list(v.elements)
     if isinstance(v, tuple):
         return list(v)
     if isinstance(v, (uuid.UUID, ipaddress.IPv4Address, ipaddress.IPv6Address)):
@@ -143,6 +145,8 @@ def value_from_json(t: SqlType, j: Any) -> Value:
         return Json(j["json"])
     if k is Kind.SET:
         return tuple(j)
+    if k is Kind.VECTOR:
+        return Vector(tuple(float(x) for x in j))
     if k in (Kind.FLOAT, Kind.DOUBLE):
         return float(j)
     return j  # type: ignore[no-any-return]
@@ -153,6 +157,9 @@ def _col_to_json(c: Column) -> dict[str, Any]:
                          "column_id": c.column_id}
     if c.default.kind is not DefaultKind.NONE:
         d["default"] = {"kind": c.default.kind.value, "value": value_to_json(c.type, c.default.value)}
+    if c.generated is not None:
+        d["generated"] = {"expression": c.generated.expression, "stored": c.generated.stored,
+                          "depends_on": list(c.generated.depends_on)}
     return d
 
 
@@ -160,7 +167,10 @@ def _col_from_json(d: dict[str, Any]) -> Column:
     t = type_from_json(d["type"])
     dd = d.get("default")
     default = Default() if dd is None else Default(DefaultKind(dd["kind"]), value_from_json(t, dd.get("value")))
-    return Column(d["name"], t, d["nullable"], default, d["column_id"])
+    g = d.get("generated")
+    generated = None if g is None else Generated(g["expression"], bool(g.get("stored", False)),
+                                                 tuple(g.get("depends_on", ())))
+    return Column(d["name"], t, d["nullable"], default, d["column_id"], generated)
 
 
 def table_to_json(t: Table) -> dict[str, Any]:

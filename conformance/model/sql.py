@@ -8,11 +8,14 @@ import math
 from .events import Ddl, Op, RowChange, Transaction, Watermark, Workload
 from .table import Column, DefaultKind, Table
 from .types import Kind, SqlType, quote_ident, quote_sql_string
-from .values import Date, DateTime, Json, Time, Value, decimal_text, float32_shortest
+from .values import Date, DateTime, Json, Time, Value, Vector, decimal_text, float32_shortest
 
+# ALLOW_INVALID_DATES alone: zero dates and zero parts (`2020-00-15`) need NO_ZERO_DATE and
+# NO_ZERO_IN_DATE off, day 31 in any month (`2021-02-31`) needs ALLOW_INVALID_DATES on, and
+# without STRICT_* nothing is refused (model/mysql_text.py lists what each mode lets a server store).
 SESSION_PREAMBLE = (
-    "-- zero dates and TIMESTAMP literals below assume this session setup\n"
-    "SET sql_mode = '';\nSET time_zone = '+00:00';"
+    "-- zero dates, invalid dates and TIMESTAMP literals below assume this session setup\n"
+    "SET sql_mode = 'ALLOW_INVALID_DATES';\nSET time_zone = '+00:00';"
 )
 
 
@@ -43,6 +46,8 @@ def literal(t: SqlType, v: Value) -> str:
         return quote_sql_string(v.text(t.fsp))
     if isinstance(v, Json):
         return quote_sql_string(v.text())
+    if isinstance(v, Vector):
+        return quote_sql_string(v.text())
     if isinstance(v, tuple):
         order = {e: i for i, e in enumerate(t.elements)}
         return quote_sql_string(",".join(sorted(v, key=order.__getitem__)))
@@ -54,7 +59,10 @@ def literal(t: SqlType, v: Value) -> str:
 
 
 def column_definition(c: Column) -> str:
-    parts = [quote_ident(c.name), c.type.sql(), "NULL" if c.nullable else "NOT NULL"]
+    parts = [quote_ident(c.name), c.type.sql()]
+    if c.generated is not None:
+        parts.append(f"GENERATED ALWAYS AS ({c.generated.expression}) {'STORED' if c.generated.stored else 'VIRTUAL'}")
+    parts.append("NULL" if c.nullable else "NOT NULL")
     d = c.default
     if d.kind is DefaultKind.NULL:
         parts.append("DEFAULT NULL")
@@ -94,16 +102,18 @@ def _where(t: Table, image: dict[str, Value]) -> str:
 
 def dml(change: RowChange) -> str:
     t = change.table
+    # A generated column takes no value of its own: the server computes it.
+    settable = [c for c in t.columns if c.generated is None]
     if change.op is Op.INSERT:
         assert change.after is not None
-        cols = ", ".join(quote_ident(c.name) for c in t.columns)
-        vals = ", ".join(literal(c.type, change.after[c.name]) for c in t.columns)
+        cols = ", ".join(quote_ident(c.name) for c in settable)
+        vals = ", ".join(literal(c.type, change.after[c.name]) for c in settable)
         return f"INSERT INTO {qualified(t)} ({cols}) VALUES ({vals});"
     if change.op is Op.UPDATE:
         assert change.before is not None and change.after is not None
         sets = ", ".join(
             f"{quote_ident(c.name)} = {literal(c.type, change.after[c.name])}"
-            for c in t.columns if change.before[c.name] != change.after[c.name]
+            for c in settable if change.before[c.name] != change.after[c.name]
         )
         return f"UPDATE {qualified(t)} SET {sets} WHERE {_where(t, change.before)};"
     assert change.before is not None

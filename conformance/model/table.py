@@ -28,6 +28,20 @@ class Default:
         return self.kind in (DefaultKind.VALUE, DefaultKind.CURRENT_TIMESTAMP)
 
 
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """`GENERATED ALWAYS AS (expression) VIRTUAL | STORED`.
+
+    A virtual column is computed when read and never stored: TiDB leaves it out of the row
+    TiCDC decodes, so no row event carries it (spec/notes/ticdc.md §3.2), while a table schema
+    (TiCDC Simple's tableSchema) lists it (§2.2). A stored column is stored like any other.
+    `depends_on` names the columns the expression reads (a server refuses to drop them)."""
+
+    expression: str
+    stored: bool = False
+    depends_on: tuple[str, ...] = ()
+
+
 NO_DEFAULT = Default()
 DEFAULT_NULL = Default(DefaultKind.NULL)
 DEFAULT_CURRENT_TIMESTAMP = Default(DefaultKind.CURRENT_TIMESTAMP)
@@ -42,18 +56,27 @@ class Column:
     # TiDB column IDs are allocated in creation order and never reused; some encodings
     # (TiCDC Avro with checksums, TiCDC Simple's tableSchema) order columns by ID.
     column_id: int = 0
+    generated: Generated | None = None
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:
         return self._hash
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.name, self.type, self.nullable, self.default, self.column_id)))
+        object.__setattr__(self, "_hash", hash((self.name, self.type, self.nullable, self.default, self.column_id,
+                                                self.generated)))
         if self.default.kind is DefaultKind.NULL and not self.nullable:
             raise ValueError(f"column {self.name!r} is NOT NULL but DEFAULT NULL")
+        if self.generated is not None and self.default.kind is not DefaultKind.NONE:
+            raise ValueError(f"generated column {self.name!r} cannot have a DEFAULT")
         if self.default.kind is DefaultKind.CURRENT_TIMESTAMP and self.type.kind not in (
                 Kind.DATETIME, Kind.TIMESTAMP):
             raise ValueError("CURRENT_TIMESTAMP default needs DATETIME or TIMESTAMP")
+
+    @property
+    def is_virtual(self) -> bool:
+        """A virtual generated column: in no row event (TiCDC's IsColCDCVisible is false)."""
+        return self.generated is not None and not self.generated.stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +150,14 @@ class Table:
 
     def handle_index(self) -> Index | None:
         """TiDB's handle key: the PRIMARY KEY, else the unique index whose columns are all
-        NOT NULL, preferring the fewest columns, then the lowest index ID."""
+        NOT NULL and none virtual, preferring the fewest columns, then the lowest index ID
+        (tiflow cdc/model/schema_storage.go findHandleIndex, IsIndexUnique)."""
         pk = self.primary_key
         if pk is not None:
             return pk
         candidates = [ix for ix in self.indexes
-                      if ix.unique and all(not self.column(c).nullable for c in ix.columns)]
+                      if ix.unique and all(not self.column(c).nullable and not self.column(c).is_virtual
+                                           for c in ix.columns)]
         if not candidates:
             return None
         return min(candidates, key=lambda ix: (len(ix.columns), ix.index_id))
@@ -150,11 +175,22 @@ class Table:
 
     def unique_key_column_names(self) -> frozenset[str]:
         """Columns that belong to the primary key or to any unique index (TiCDC's
-        HandleKeyFlag/UniqueKeyFlag): changing one of them splits an update."""
-        return frozenset(c for ix in self.unique_indexes() for c in ix.columns)
+        HandleKeyFlag/UniqueKeyFlag): changing one of them splits an update. Virtual columns
+        are in no row event, so TiCDC never sees them change (ShouldSplitUpdateEvent)."""
+        return frozenset(c for ix in self.unique_indexes() for c in ix.columns if not self.column(c).is_virtual)
 
     def columns_by_id(self) -> tuple[Column, ...]:
         return tuple(sorted(self.columns, key=lambda c: c.column_id))
+
+    @property
+    def stored_columns(self) -> tuple[Column, ...]:
+        """The columns a row event carries, in table order: all but the virtual generated ones
+        (tiflow cdc/entry/mounter.go; spec/notes/ticdc.md §3.2)."""
+        return tuple(c for c in self.columns if not c.is_virtual)
+
+    @property
+    def has_virtual_columns(self) -> bool:
+        return any(c.is_virtual for c in self.columns)
 
     def next_column_id(self) -> int:
         return max((c.column_id for c in self.columns), default=0) + 1

@@ -44,6 +44,8 @@ class Kind(enum.StrEnum):
     JSON = "JSON"
     ENUM = "ENUM"
     SET = "SET"
+    # TiDB's VECTOR(D) of float32 (v8.4+; TiCDC encodes it from v8.5: spec/notes/ticdc.md §1.5, §2.2).
+    VECTOR = "VECTOR"
     # MariaDB has these and TiDB does not (they appear only in the MariaDB domain).
     INET4 = "INET4"
     INET6 = "INET6"
@@ -66,7 +68,7 @@ TIDB_KINDS: tuple[Kind, ...] = (
     Kind.BOOL, Kind.TINYINT, Kind.SMALLINT, Kind.MEDIUMINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE,
     Kind.DECIMAL, Kind.BIT, Kind.CHAR, Kind.VARCHAR, Kind.TINYTEXT, Kind.TEXT, Kind.MEDIUMTEXT, Kind.LONGTEXT,
     Kind.BINARY, Kind.VARBINARY, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB, Kind.LONGBLOB, Kind.DATE,
-    Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.YEAR, Kind.JSON, Kind.ENUM, Kind.SET,
+    Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.YEAR, Kind.JSON, Kind.ENUM, Kind.SET, Kind.VECTOR,
 )
 #: Kinds whose values are fixed-size binary addresses / identifiers (MariaDB stores them as BINARY(n)).
 ADDRESS_KINDS = frozenset({Kind.INET4, Kind.INET6, Kind.UUID})
@@ -88,8 +90,11 @@ LENGTH_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.BINARY, Kind.VARBINARY, 
 # MySQL refuses a literal DEFAULT on these (TiDB: "BLOB/TEXT/JSON column can't have a default value").
 NO_LITERAL_DEFAULT_KINDS = frozenset(
     {Kind.TINYTEXT, Kind.TEXT, Kind.MEDIUMTEXT, Kind.LONGTEXT, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB,
-     Kind.LONGBLOB, Kind.JSON, Kind.JSONB, Kind.BYTEA, Kind.ARRAY}
+     Kind.LONGBLOB, Kind.JSON, Kind.JSONB, Kind.BYTEA, Kind.ARRAY, Kind.VECTOR}
 )
+# TiDB's CheckVectorDimValid (pkg/types/vector.go): a VECTOR(D) has 1..16383 dimensions; a
+# VECTOR without D (flen UnspecifiedLength) takes vectors of any dimension.
+VECTOR_MAX_DIMENSION = 16383
 
 # Integer ranges: (signed lo, signed hi, unsigned hi). BOOL is TINYINT(1).
 _INT_BITS = {Kind.BOOL: 8, Kind.TINYINT: 8, Kind.SMALLINT: 16, Kind.MEDIUMINT: 24, Kind.INT: 32, Kind.BIGINT: 64}
@@ -117,7 +122,8 @@ class InvalidType(ValueError):
 class SqlType:
     """A column type with all its parameters.
 
-    * `length`: characters for CHAR/VARCHAR, bytes for BINARY/VARBINARY, bits (M) for BIT.
+    * `length`: characters for CHAR/VARCHAR, bytes for BINARY/VARBINARY, bits (M) for BIT,
+      dimensions (D) for VECTOR (None: a VECTOR of any dimension).
     * `precision` / `scale`: DECIMAL(M, D); MySQL's `DECIMAL` alone means (10, 0).
     * `fsp`: fractional seconds precision of DATETIME / TIMESTAMP / TIME (0..6).
     * `elements`: ENUM / SET members in definition order.
@@ -184,6 +190,9 @@ class SqlType:
         elif k in (Kind.VARCHAR, Kind.VARBINARY):
             if self.length is None or not 0 <= self.length <= 65535:
                 raise InvalidType(f"{k} needs a length 0..65535, got {self.length}")
+        elif k is Kind.VECTOR:
+            if self.length is not None and not 1 <= self.length <= VECTOR_MAX_DIMENSION:
+                raise InvalidType(f"VECTOR({self.length}): dimensions must be 1..{VECTOR_MAX_DIMENSION}")
         elif self.length is not None:
             raise InvalidType(f"{k} takes no length")
         if k in FSP_KINDS:
@@ -264,6 +273,8 @@ class SqlType:
             s = f"{name}({self.length})"
         elif k in FSP_KINDS:
             s = f"{name}({self.fsp})" if self.fsp else name
+        elif k is Kind.VECTOR:
+            s = f"VECTOR({self.length})" if self.length is not None else "VECTOR"
         elif k in (Kind.ENUM, Kind.SET):
             s = f"{name}(" + ",".join(quote_sql_string(e) for e in self.elements) + ")"
         else:

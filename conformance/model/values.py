@@ -14,6 +14,7 @@
 | JSON                         | `Json`                                          |
 | ENUM                         | `str` (element name)                            |
 | SET                          | `tuple[str, ...]` members in definition order   |
+| VECTOR                       | `Vector` (float32 elements)                      |
 | INET4 / INET6 (MariaDB)      | `ipaddress.IPv4Address` / `IPv6Address`         |
 | UUID (MariaDB, PostgreSQL)   | `uuid.UUID`                                     |
 | BOOLEAN (PostgreSQL)         | `bool`                                          |
@@ -35,13 +36,14 @@ import datetime as _dt
 import decimal
 import ipaddress
 import math
+import re
 import struct
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from .types import Kind, SqlType
+from .types import VECTOR_MAX_DIMENSION, Kind, SqlType
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -117,6 +119,52 @@ class Time:
     def total_micros(self) -> int:
         m = ((self.hours * 60 + self.minutes) * 60 + self.seconds) * 1_000_000 + self.microsecond
         return -m if self.negative else m
+
+
+@dataclass(frozen=True, slots=True)
+class Vector:
+    """A TiDB VECTOR value: float32 elements (finite; TiDB refuses NaN and infinities).
+
+    Equality is SQL's (element-wise numeric: -0.0 equals 0.0, so an UPDATE to it changes
+    nothing); `text()` tells the two apart, as TiDB prints them."""
+
+    elements: tuple[float, ...]
+
+    def text(self) -> str:
+        """TiDB's `VectorFloat32.String()` (pkg/types/vector.go): `[` + each element as
+        `strconv.AppendFloat(v, 'f', -1, 32)` joined by `,` + `]`, e.g. `[1,-2.5,0.1]`."""
+        return "[" + ",".join(go_format_float(x, 32, "f") for x in self.elements) + "]"
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+
+_VECTOR_ELEMENT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def parse_vector(text: str) -> Vector:
+    """A vector as TiDB prints it (`Vector.text()`), back to a `Vector`; ValueError says why
+    the text is not one: not `[e1,e2,...]`, an element not in Go's shortest float32 'f' form
+    (no exponent, no spaces), beyond float32, or more than VECTOR_MAX_DIMENSION elements."""
+    if not (text.startswith("[") and text.endswith("]")):
+        raise ValueError("not [e1,e2,...]")
+    body = text[1:-1]
+    parts = body.split(",") if body else []
+    if len(parts) > VECTOR_MAX_DIMENSION:
+        raise ValueError(f"{len(parts)} elements: a VECTOR has at most {VECTOR_MAX_DIMENSION}")
+    out = []
+    for p in parts:
+        if not _VECTOR_ELEMENT.fullmatch(p):
+            raise ValueError(f"element {p[:40]!r} is not a decimal number without exponent")
+        try:
+            x = to_float32(float(p))
+        except OverflowError:
+            raise ValueError(f"element {p[:40]!r} is beyond float32") from None
+        if go_format_float(x, 32, "f") != p:
+            raise ValueError(f"element {p[:40]!r} is not the shortest float32 text "
+                             f"({go_format_float(x, 32, 'f')[:40]})")
+        out.append(x)
+    return Vector(tuple(out))
 
 
 JsonData: TypeAlias = Any  # None | bool | int | float | str | list[JsonData] | dict[str, JsonData]
@@ -223,7 +271,7 @@ class Array:
 
 
 Value: TypeAlias = (
-    None | int | float | decimal.Decimal | str | bytes | Date | DateTime | Time | Json | tuple[str, ...]
+    None | int | float | decimal.Decimal | str | bytes | Date | DateTime | Time | Json | tuple[str, ...] | Vector
     | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array
 )
 Row: TypeAlias = dict[str, Value]
@@ -394,6 +442,9 @@ def mysql_text(t: SqlType, v: Value) -> str:
     if k is Kind.YEAR:
         assert isinstance(v, int)
         return f"{v:04d}"
+    if k is Kind.VECTOR:
+        assert isinstance(v, Vector)
+        return v.text()
     if k in (Kind.TIMESTAMPTZ,):
         assert isinstance(v, DateTime)
         return v.text(t.fsp)
@@ -413,4 +464,6 @@ def values_equal(t: SqlType, a: Value, b: Value) -> bool:
     if t.kind in (Kind.FLOAT, Kind.DOUBLE):
         assert isinstance(a, float) and isinstance(b, float)
         return struct.pack("<d", a) == struct.pack("<d", b)
+    if isinstance(a, Vector) and isinstance(b, Vector):
+        return a.text() == b.text()
     return a == b

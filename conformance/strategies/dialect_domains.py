@@ -322,4 +322,5 @@ def domain_for(dialect: str) -> Domain:
         raise ValueError(f"no value domain for dialect {dialect!r}: choose one of {sorted(DOMAINS)}") from None
 
 
-assert set(TIDB_KINDS) <= set(MARIADB_KINDS)
+# Every TiDB kind but VECTOR is a MariaDB kind (a TiCDC workload for a MariaDB upstream keeps them all).
+assert set(TIDB_KINDS) - {Kind.VECTOR} <= set(MARIADB_KINDS)

@@ -2,8 +2,9 @@
 
 `sample_type` draws a type with its parameters, `sample_value` a value valid by construction
 for a type (edges included: integer bounds, BIGINT UNSIGNED above 2^63-1, negative decimals,
-0 and -0.0, max fsp, the zero date, empty strings, 4-byte UTF-8, NUL bytes, ENUM/SET members
-with commas and quotes), `simplest_value` the value the reducer shrinks towards.
+0 and -0.0, max fsp, the zero date, dates with zero parts or day 31 in a short month (what a
+relaxed sql_mode stores), empty strings, 4-byte UTF-8, NUL bytes, ENUM/SET members with commas
+and quotes, VECTORs of extreme float32s), `simplest_value` the value the reducer shrinks towards.
 
 Where the expected encoding of a value is uncertain in the upstream implementations (see
 `spec/notes/ticdc.md` §8), the domain stays on the side that is known: e.g. a CHAR value never
@@ -33,6 +34,7 @@ from ..model.values import (
     JsonData,
     Time,
     Value,
+    Vector,
     decimal_from_unscaled,
     to_float32,
 )
@@ -50,13 +52,27 @@ KEY_KINDS: tuple[Kind, ...] = (
 )
 
 # ENUM members: commas, quotes, backslashes, non-ASCII. No empty member: '' is also how MySQL
-# shows the invalid ENUM value (index 0), which TiCDC refuses to encode.
+# shows the invalid ENUM value (index 0), which TiCDC refuses to encode. `two''quotes` and
+# `back\'quote` are members TiCDC Avro's `allowed` parameter rewrites (EscapeEnumAndSetOptions
+# turns `''` and `\'` into `'`: spec/notes/ticdc.md §1.5); "null" is the literal TiCDC v8.5.2-8.5.7
+# mistook for NULL in a default (§1.4).
 _ENUM_MEMBERS = ("a", "b", "c", "a,", "it's", 'say "hi"', "x\\y", "a,b", "中", "😀", "Ünï", "0", "1",
-                 "long member name", "semi;colon", "tab\there")
+                 "long member name", "semi;colon", "tab\there", "two''quotes", "back\\'quote", "null")
 # SET members cannot contain commas.
-_SET_MEMBERS = ("a", "b", "c", "d", "it's", 'q"', "x\\y", "中", "😀", "Ünï", "0", "spaced out", "e", "f")
+_SET_MEMBERS = ("a", "b", "c", "d", "it's", 'q"', "x\\y", "中", "😀", "Ünï", "0", "spaced out", "e", "f",
+                "two''quotes", "null")
 
 DECIMAL_EDGE_PARAMS = ((10, 0), (65, 30), (65, 0), (1, 0), (1, 1), (30, 30), (38, 10), (18, 4))
+
+# Dates a server stores only under a relaxed sql_mode (model/sql.py SESSION_PREAMBLE): zero
+# month, zero day, both, and day 31 in a 30-day month or Feb 30/31 (ALLOW_INVALID_DATES). TiDB
+# prints them as they are (Time.String); TIMESTAMP takes none of them but the zero value.
+ZERO_PART_DATES = (Date(2020, 0, 15), Date(2020, 5, 0), Date(2020, 0, 0), Date(2021, 2, 31), Date(2023, 4, 31),
+                   Date(2024, 2, 30))
+# Vector elements at the edges of float32 (TiDB prints each with strconv 'f', -1, 32).
+_VECTOR_EDGES = (0.0, -0.0, 1.0, -2.5, to_float32(0.1), FLOAT32_MAX, -FLOAT32_MAX, FLOAT32_MIN_SUBNORMAL,
+                 to_float32(1e20), to_float32(1e-7))
+VECTOR_DIMENSION_EDGES = (1, 3, 16)
 
 TIMESTAMP_MIN = DateTime(1970, 1, 1, 0, 0, 1)
 TIMESTAMP_MAX = DateTime(2038, 1, 19, 3, 14, 7, 999999)
@@ -98,6 +114,11 @@ def sample_type(src: Source, kinds: Sequence[Kind] = ALL_KINDS, *, key: bool = F
         return SqlType(kind, elements=_members(src, _ENUM_MEMBERS, 6))
     if kind is Kind.SET:
         return SqlType(kind, elements=_members(src, _SET_MEMBERS, 8))
+    if kind is Kind.VECTOR:
+        # Mostly a few dimensions; now and then a VECTOR of any dimension (TiDB's flen -1).
+        if src.rare(0.2):
+            return SqlType(kind)
+        return SqlType(kind, length=src.choice(VECTOR_DIMENSION_EDGES) if src.rare(0.3) else src.integer(1, 8))
     return SqlType(kind)
 
 
@@ -170,7 +191,8 @@ def edge_values(t: SqlType) -> list[Value]:
         assert t.length is not None
         return [0, 1, (1 << t.length) - 1]
     if k in TEXT_KINDS:
-        vals3: list[Value] = ["", "a"]
+        # "null": the text TiCDC v8.5.2-8.5.7 Avro mistook for NULL as a default (notes §1.4).
+        vals3: list[Value] = ["", "a", "null"]
         if max_codepoint(t) >= 0x10FFFF:
             vals3.append("😀")
         if max_codepoint(t) >= 0xFFFF:
@@ -190,10 +212,13 @@ def edge_values(t: SqlType) -> list[Value]:
             return [v.ljust(n, b"\x00") for v in vals4]
         return list(vals4)
     if k is Kind.DATE:
-        return [Date(2000, 1, 1), ZERO_DATE, Date(1000, 1, 1), Date(9999, 12, 31), Date(1970, 1, 1)]
+        return [Date(2000, 1, 1), ZERO_DATE, Date(1000, 1, 1), Date(9999, 12, 31), Date(1970, 1, 1),
+                Date(1, 1, 1), *ZERO_PART_DATES]
     if k is Kind.DATETIME:
         return [DateTime(2000, 1, 1), ZERO_DATETIME, DateTime(1000, 1, 1),
-                _truncate(DateTime(9999, 12, 31, 23, 59, 59, 999999), t.fsp)]
+                _truncate(DateTime(9999, 12, 31, 23, 59, 59, 999999), t.fsp),
+                _truncate(DateTime(0, 0, 0, 12, 34, 56, 789012), t.fsp),
+                *(_truncate(DateTime(d.year, d.month, d.day, 23, 59, 59, 999999), t.fsp) for d in ZERO_PART_DATES)]
     if k is Kind.TIMESTAMP:
         return [DateTime(2000, 1, 1), ZERO_DATETIME, TIMESTAMP_MIN, _truncate(TIMESTAMP_MAX, t.fsp)]
     if k is Kind.TIME:
@@ -209,6 +234,13 @@ def edge_values(t: SqlType) -> list[Value]:
         return [t.elements[0], t.elements[-1]]
     if k is Kind.SET:
         return [(), tuple(t.elements), (t.elements[0],)]
+    if k is Kind.VECTOR:
+        dims = (t.length,) if t.length is not None else (1, 2, 5)
+        out: list[Value] = []
+        for i, x in enumerate(_VECTOR_EDGES):
+            d = dims[i % len(dims)]
+            out.append(Vector(tuple(x if j == 0 else _VECTOR_EDGES[(i + j) % len(_VECTOR_EDGES)] for j in range(d))))
+        return [Vector((0.0,) * (t.length or 1)), *out]
     raise AssertionError(k)
 
 
@@ -263,10 +295,16 @@ def sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key: bool =
             b = b.ljust(t.max_chars(), b"\x00")
         return b
     if k is Kind.DATE:
+        if src.rare(0.05):
+            return _relaxed_date(src)
         y = src.integer(1000, 9999)
         m = src.integer(1, 12)
         return Date(y, m, src.integer(1, calendar.monthrange(y, m)[1]))
     if k is Kind.DATETIME:
+        if src.rare(0.05):
+            day = _relaxed_date(src)
+            return _truncate(DateTime(day.year, day.month, day.day, src.integer(0, 23), src.integer(0, 59),
+                                      src.integer(0, 59), src.integer(0, 999999)), t.fsp)
         y = src.integer(1000, 9999)
         return _truncate(_datetime(src, y), t.fsp)
     if k is Kind.TIMESTAMP:
@@ -291,7 +329,24 @@ def sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key: bool =
         return src.choice(t.elements)
     if k is Kind.SET:
         return tuple(e for e in t.elements if src.boolean())
+    if k is Kind.VECTOR:
+        n = t.length if t.length is not None else src.integer(1, 8)
+        return Vector(tuple(src.float32() if src.rare(0.2) else to_float32(src.integer(-10**6, 10**6) / 64)
+                            for _ in range(n)))
     raise AssertionError(k)
+
+
+def _relaxed_date(src: Source) -> Date:
+    """A date only a relaxed sql_mode stores: a zero month or day (NO_ZERO_IN_DATE off), or a
+    day past the month's end (ALLOW_INVALID_DATES), never a zero year with other parts."""
+    y = src.integer(1, 9999)
+    shape = src.integer(0, 3)
+    if shape == 0:
+        return Date(y, 0, src.integer(0, 31))
+    if shape == 1:
+        return Date(y, src.integer(1, 12), 0)
+    m = src.choice((2, 4, 6, 9, 11))
+    return Date(y, m, src.integer(calendar.monthrange(y, m)[1] + 1, 31))
 
 
 def _datetime(src: Source, year: int) -> DateTime:

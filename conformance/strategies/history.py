@@ -22,6 +22,7 @@ from ..model.table import (
     Column,
     Default,
     DefaultKind,
+    Generated,
     Index,
     ReplicaIdentity,
     Table,
@@ -55,6 +56,9 @@ class Shape:
     null_rate: float = 0.15
     default_rate: float = 0.3
     odd_name_rate: float = 0.25
+    # Tables with generated columns (copies of another column, VIRTUAL or STORED), some of them
+    # under a unique index that the handle-key choice must skip (spec/notes/ticdc.md §1.3, §3.2).
+    generated_rate: float = 0.15
     max_rows_per_table: int = 40
     # Milliseconds of physical time between consecutive commits: time-driven behaviour (periodic
     # bootstraps, watermark intervals) needs workloads that span seconds or minutes.
@@ -85,7 +89,11 @@ def shape_for(dialect_name: str, base: Shape = DEFAULT_SHAPE, *, kinds: tuple[Ki
     dom = domain_for(dialect_name)
     ks = dom.kinds if kinds is None else tuple(k for k in kinds if k in dom.kinds)
     key_kinds = tuple(k for k in dom.key_kinds if k in ks) or dom.key_kinds
-    return replace(base, dialect=dialect_name, kinds=ks, key_kinds=key_kinds)
+    # Generated columns are modelled as TiDB writes and logs them (virtual ones never in row
+    # events); MariaDB's and PostgreSQL's rules differ (PostgreSQL has no VIRTUAL), so their
+    # workloads have none.
+    generated = base.generated_rate if dialect_name == "tidb" else 0.0
+    return replace(base, dialect=dialect_name, kinds=ks, key_kinds=key_kinds, generated_rate=generated)
 
 
 def sql_equal(t: SqlType, a: Value, b: Value) -> bool:
@@ -146,7 +154,9 @@ class HistoryBuilder:
     # -- DDL ------------------------------------------------------------------------------
 
     def create_database(self) -> str:
-        name = database_name(self.names, self.src, odd_rate=self.shape.odd_name_rate)
+        name = database_name(self.names, self.src, odd_rate=self.shape.odd_name_rate,
+                             bmp_only=not self.dialect.supplementary_identifiers,
+                             max_bytes=self.dialect.max_identifier_bytes)
         self.databases.append(name)
         self._append_ddl(Ddl(DdlKind.CREATE_DATABASE, self.next_ts(),
                              f"CREATE DATABASE {quote_ident(name)};", database=name))
@@ -162,7 +172,8 @@ class HistoryBuilder:
     def _table_name(self, db: str) -> str:
         for _ in range(32):
             name = table_name(self.names, self.src, odd_rate=self.shape.odd_name_rate,
-                              bmp_only=not self.dialect.supplementary_identifiers)
+                              bmp_only=not self.dialect.supplementary_identifiers,
+                              max_bytes=self.dialect.max_identifier_bytes)
             key = kafka_mangle(f"{db}_{name}").casefold()
             if key not in self.topic_keys:
                 self.topic_keys.add(key)
@@ -174,7 +185,8 @@ class HistoryBuilder:
                     for_add: bool = False) -> Column:
         src, shape = self.src, self.shape
         t = self.domain.sample_type(src, shape.key_kinds if key else shape.kinds, key=key)
-        name = column_name(pool, src, odd_rate=shape.odd_name_rate, bmp_only=not self.dialect.supplementary_identifiers)
+        name = column_name(pool, src, odd_rate=shape.odd_name_rate, bmp_only=not self.dialect.supplementary_identifiers,
+                           max_bytes=self.dialect.max_identifier_bytes)
         if key:
             nullable = False
         elif for_add:
@@ -205,6 +217,10 @@ class HistoryBuilder:
             return DEFAULT_NULL
         if not literal_ok:
             return NO_DEFAULT
+        null_text = _null_text(t)
+        if null_text is not None and src.rare(0.1):
+            # The text 'null': TiCDC v8.5.2-8.5.7 Avro mistook it for NULL (spec/notes/ticdc.md §1.4).
+            return Default(DefaultKind.VALUE, null_text)
         return Default(DefaultKind.VALUE, self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate))
 
     def create_table(self, db: str | None = None) -> Table:
@@ -232,6 +248,8 @@ class HistoryBuilder:
         if others and src.rare(0.15):
             c = src.choice(others)
             indexes.append(Index(f"ix_{c.name}"[:64], (c.name,), index_id=3))
+        if src.rare(shape.generated_rate):
+            self._add_generated(pool, cols, indexes, key_names)
         table = Table(db, name, tuple(cols), tuple(indexes), table_id=self._alloc_table_id(),
                       version=0)
         if self.dialect.schema_scoped_index_names:
@@ -254,6 +272,28 @@ class HistoryBuilder:
         choices = (ReplicaIdentity.DEFAULT, ReplicaIdentity.FULL) if has_pk else \
             (ReplicaIdentity.FULL, ReplicaIdentity.INDEX)
         return replace(table, indexes=indexes, replica_identity=self.src.choice(choices))
+
+    def _add_generated(self, pool: NamePool, cols: list[Column], indexes: list[Index],
+                       key_names: tuple[str, ...]) -> None:
+        """One or two generated columns, each a copy of an ordinary column (`AS (`base`)`, same
+        type: its value is the base's, whatever the type), VIRTUAL or STORED, at any ordinal
+        position, with the next column IDs. Sometimes a NOT NULL virtual copy of the (single)
+        key column gets a unique index defined first (lowest index ID): without a primary key,
+        TiDB's handle-key choice would take it if it did not skip virtual columns."""
+        src = self.src
+        bases = [c for c in cols if c.generated is None and c.type.kind is not Kind.VECTOR]
+        next_id = max(c.column_id for c in cols) + 1
+        for i in range(1 if not src.rare(0.3) else 2):
+            unique = (i == 0 and len(key_names) == 1 and src.rare(0.4))
+            base = next(c for c in cols if c.name == key_names[0]) if unique else src.choice(bases)
+            stored = not unique and src.rare(0.3)
+            g = Column(column_name(pool, src, odd_rate=self.shape.odd_name_rate), base.type, base.nullable,
+                       NO_DEFAULT, next_id + i, Generated(quote_ident(base.name), stored, (base.name,)))
+            cols.insert(src.integer(0, len(cols)), g)
+            if unique:
+                # Defined before the key's own index: renumber so that it has the lowest ID.
+                indexes[:] = [Index(ix.name, ix.columns, ix.primary, ix.unique, ix.index_id + 1) for ix in indexes]
+                indexes.insert(0, Index(f"uk_{g.name}"[:64], (g.name,), unique=True, index_id=1))
 
     def _alloc_table_id(self) -> int:
         self._next_table_id += self.src.integer(1, 3)
@@ -296,7 +336,9 @@ class HistoryBuilder:
     def drop_column(self, state: _TableState) -> bool:
         t = state.table
         indexed = {c for ix in t.indexes for c in ix.columns}
-        candidates = [c for c in t.columns if c.name not in indexed]
+        # A server refuses to drop a column a generated column reads (MySQL error 3108).
+        depended = {n for c in t.columns if c.generated is not None for n in c.generated.depends_on}
+        candidates = [c for c in t.columns if c.name not in indexed and c.name not in depended]
         if not candidates or len(t.columns) < 2:
             return False
         col = self.src.choice(candidates)
@@ -375,12 +417,14 @@ class HistoryBuilder:
         handle = {c.name for c in t.handle_key_columns()}
         row: Row = {}
         for c in t.columns:
+            if c.generated is not None:
+                continue
             if c.nullable and c.name not in handle and src.rare(shape.null_rate):
                 row[c.name] = None
             else:
                 row[c.name] = self.domain.sample_value(src, c.type, edge_rate=shape.edge_rate,
                                                        key=c.name in key_cols)
-        return row
+        return _computed(t, row)
 
     def insert(self, state: _TableState) -> bool:
         t = state.table
@@ -416,10 +460,11 @@ class HistoryBuilder:
         src = self.src
         key_cols = t.unique_key_column_names()
         handle = {c.name for c in t.handle_key_columns()}
-        changeable = [c for c in t.columns if c.name not in key_cols]
+        changeable = [c for c in t.columns if c.name not in key_cols and c.generated is None]
         # Mostly plain updates; sometimes (or when nothing else can change) key columns too,
         # which TiCDC splits into a delete and an insert.
-        candidates = list(t.columns) if (src.rare(0.15) or not changeable) else changeable
+        settable = [c for c in t.columns if c.generated is None]
+        candidates = settable if (src.rare(0.15) or not changeable) else changeable
         for _ in range(8):
             new = dict(old)
             cols = [c for c in candidates if src.boolean()] or [src.choice(candidates)]
@@ -430,6 +475,7 @@ class HistoryBuilder:
                     v = self.domain.sample_value(src, c.type, edge_rate=self.shape.edge_rate, key=c.name in key_cols)
                 # An assignment SQL sees as "unchanged" keeps the stored value as it was.
                 new[c.name] = old[c.name] if sql_equal(c.type, old[c.name], v) else v
+            new = _computed(t, new)
             if any(new[c.name] is not old[c.name] for c in t.columns):
                 new_key = self._key(t, new)
                 if new_key == old_key or (new_key not in state.rows and (t.table_id, new_key) not in self._touched):
@@ -512,6 +558,25 @@ class HistoryBuilder:
         self.watermark()
         meta: dict[str, object] = {} if self._tidb else {"dialect": self.shape.dialect}
         return Workload(tuple(self.events), seed, shard, meta)
+
+
+def _null_text(t: SqlType) -> Value:
+    """The value 'null' in a column of type `t`, if it can hold it (None if not)."""
+    if t.kind in (Kind.CHAR, Kind.VARCHAR) and (t.length or 0) >= 4:
+        return "null"
+    if t.kind is Kind.ENUM and "null" in t.elements:
+        return "null"
+    if t.kind is Kind.SET and "null" in t.elements:
+        return ("null",)
+    return None
+
+
+def _computed(t: Table, row: Row) -> Row:
+    """The row with its generated columns computed (each copies the column it reads)."""
+    for c in t.columns:
+        if c.generated is not None:
+            row[c.name] = row[c.generated.depends_on[0]]
+    return row
 
 
 def _uniq_norm(t: SqlType, v: Value) -> object:

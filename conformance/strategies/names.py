@@ -13,14 +13,28 @@ import re
 
 from .source import Source
 
+# MySQL's and TiDB's identifier limit: 64 characters (not bytes).
+MAX_IDENTIFIER = 64
+
+
+def _long(stem: str) -> str:
+    """A name of exactly MAX_IDENTIFIER characters."""
+    return (stem * MAX_IDENTIFIER)[:MAX_IDENTIFIER]
+
+
 _PLAIN_COLUMNS = ("id", "c1", "name", "price", "qty", "flag", "data", "note", "k", "v", "amount",
                   "created_at", "Total", "mixedCase", "UPPER")
+# Names at the limits: 64 characters (ASCII, and 64 CJK code points = 192 bytes), reserved words
+# that SQL must quote, a backtick (doubled inside SQL's quotes) with a dash (sanitised in Avro),
+# HTML characters Go's encoding/json escapes (\u003c \u003e \u0026).
 _ODD_COLUMNS = ("my-col", "a.b", "1st", "2nd_col", "名前", "colonne_é", "col with space", "ümlaut",
-                "$dollar", "x-1.y", "😀emoji", "9", "-lead", "日本", "dot.", "Ω")
+                "$dollar", "x-1.y", "😀emoji", "9", "-lead", "日本", "dot.", "Ω", _long("long_column_"),
+                _long("列"), "select", "order", "we`ird-col", "lt<gt>&amp")
 _PLAIN_TABLES = ("t", "orders", "users", "events", "items", "Accounts")
-_ODD_TABLES = ("t-1", "my.table", "1t", "表", "tbl_ü", "line items", "9lives", "a-b.c")
+_ODD_TABLES = ("t-1", "my.table", "1t", "表", "tbl_ü", "line items", "9lives", "a-b.c", _long("long_table_"),
+               "group", "tbl`tick-1")
 _PLAIN_DATABASES = ("test", "db1", "shop")
-_ODD_DATABASES = ("shop-prod", "2db", "数据库", "ümlaut_db", "my.db")
+_ODD_DATABASES = ("shop-prod", "2db", "数据库", "ümlaut_db", "my.db", _long("long_database_"), "db`tick")
 
 _AVRO_BAD = re.compile(r"[^A-Za-z0-9_]")
 _KAFKA_BAD = re.compile(r"[^A-Za-z0-9._\-]")
@@ -61,30 +75,37 @@ class NamePool:
         self._taken.difference_update(self._keys(name))
 
     def draw(self, src: Source, plain: tuple[str, ...], odd: tuple[str, ...], *, odd_rate: float,
-             reserved_prefixes: tuple[str, ...] = (), bmp_only: bool = False) -> str:
+             reserved_prefixes: tuple[str, ...] = (), bmp_only: bool = False, max_bytes: int | None = None) -> str:
         if bmp_only:
             # MariaDB identifiers are utf8mb3: nothing beyond U+FFFF.
             odd = tuple(n for n in odd if all(ord(c) <= 0xFFFF for c in n))
+        if max_bytes is not None:
+            odd = tuple(n for n in odd if len(n.encode("utf-8")) <= max_bytes - 3)  # room for a suffix
         for attempt in range(64):
             base = src.choice(odd) if src.rare(odd_rate) else src.choice(plain)
             name = base if attempt == 0 and not src.rare(0.2) else f"{base}{src.integer(1, 99)}"
             if attempt > 32:
                 name = f"{base}_{attempt}"
-            if len(name) <= 64 and not self.taken(name) and not name.startswith(reserved_prefixes):
+            if len(name) <= 64 and (max_bytes is None or len(name.encode("utf-8")) <= max_bytes) \
+                    and not self.taken(name) and not name.startswith(reserved_prefixes):
                 self.take(name)
                 return name
         raise RuntimeError("name pool exhausted")  # unreachable in practice: suffixes are plenty
 
 
-def column_name(pool: NamePool, src: Source, *, odd_rate: float = 0.25, bmp_only: bool = False) -> str:
+def column_name(pool: NamePool, src: Source, *, odd_rate: float = 0.25, bmp_only: bool = False,
+                max_bytes: int | None = None) -> str:
     # `_tidb_*` names would collide with TiCDC's extension fields.
     return pool.draw(src, _PLAIN_COLUMNS, _ODD_COLUMNS, odd_rate=odd_rate, reserved_prefixes=("_tidb", "_ticdc"),
-                     bmp_only=bmp_only)
+                     bmp_only=bmp_only, max_bytes=max_bytes)
 
 
-def table_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3, bmp_only: bool = False) -> str:
-    return pool.draw(src, _PLAIN_TABLES, _ODD_TABLES, odd_rate=odd_rate, bmp_only=bmp_only)
+def table_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3, bmp_only: bool = False,
+               max_bytes: int | None = None) -> str:
+    return pool.draw(src, _PLAIN_TABLES, _ODD_TABLES, odd_rate=odd_rate, bmp_only=bmp_only, max_bytes=max_bytes)
 
 
-def database_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3) -> str:
-    return pool.draw(src, _PLAIN_DATABASES, _ODD_DATABASES, odd_rate=odd_rate)
+def database_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3, bmp_only: bool = False,
+                  max_bytes: int | None = None) -> str:
+    return pool.draw(src, _PLAIN_DATABASES, _ODD_DATABASES, odd_rate=odd_rate, bmp_only=bmp_only,
+                     max_bytes=max_bytes)

@@ -21,6 +21,8 @@ EXTRA = [
      "avro-decimal-handling-mode": "string", "avro-bigint-unsigned-handling-mode": "string"},
     {"profile": "v6.5.0", "enable-tidb-extension": "true"},
     {"profile": "v7.0"},
+    {"profile": "v8.5", "enable-tidb-extension": "true"},
+    {"profile": "ticdc-next"},
     {"output-raw-change-event": "true", "enable-tidb-extension": "true"},
     {"time-zone": "Asia/Shanghai"},
     {"topic": "cdc.{schema}.{table}.v1"},

@@ -44,7 +44,8 @@ class AvroChecker(CheckerBase):
         st = self.streams.get(record.topic)
         if st is None:
             st = self.streams[record.topic] = StreamEvidence(record.topic, partition_count=self.partitions,
-                                                             with_source=self.mode.complete)
+                                                             with_source=self.mode.complete,
+                                                             hard_coded_topic=spec.is_hard_coded_topic(self.o.topic))
         st.records += 1
         for _part, d in ev.parts():
             if d.view is not None and not d.view.error:

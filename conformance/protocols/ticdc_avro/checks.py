@@ -25,6 +25,7 @@ from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, V
 from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.table import Column
+from ...model.values import parse_vector
 from . import spec, watermark
 from .decoder import DecodedPart, ErrorKind, FieldView, SchemaView
 from .evidence import EventEvidence, RecordEvidence, StreamEntry, StreamEvidence
@@ -75,7 +76,11 @@ def magic_byte(ev: RecordEvidence) -> Findings:
         seen = True
         if d.error_kind in (ErrorKind.SHORT, ErrorKind.MAGIC):
             hint = None
-            if part == "value" and ev.record.key is None and watermark.is_control(None, d.raw):
+            if d.raw[:2] == b"\x03\x00" and len(d.raw) >= 18:
+                hint = ("0x03 0x00 + 16 bytes is AWS Glue Schema Registry framing (TiCDC with "
+                        "glue-schema-registry-config, notes §1.2): the suite resolves Confluent-framed records only, "
+                        "so it cannot judge this capture")
+            elif part == "value" and ev.record.key is None and watermark.is_control(None, d.raw):
                 hint = ("a key-less record starting 0x01/0x02 is a TiCDC DDL/checkpoint record: if the changefeed "
                         "sets avro-enable-watermark, check with --option avro-enable-watermark=true "
                         "--option enable-tidb-extension=true")
@@ -149,9 +154,20 @@ def subject_naming(ev: RecordEvidence) -> Findings:
 _AVRO_INT_RANGE = {"int": (-(1 << 31), (1 << 31) - 1), "long": (-(1 << 63), (1 << 63) - 1)}
 
 
-def _default_problem(f: FieldView) -> str | None:
+def _v85_null_default(f: FieldView, o: spec.AvroOptions) -> bool:
+    """A null-first union with the string default "null": what TiCDC v8.5.2-8.5.7 writes for a
+    'null' text default (notes §1.4), accepted under the v8.5 profile (null-string-default=null)."""
+    return o.null_string_default and f.nullable and f.null_first is True and f.default == "null"
+
+
+_V85_HINT = ("TiCDC v8.5.2-v8.5.7 (and v7.5.6+, v6.5.12) write a nullable column whose DDL default is the text "
+             "'null' this way (notes §1.4, #11995): if the capture comes from one of them, check it with "
+             "--option profile=v8.5 (or null-string-default=null)")
+
+
+def _default_problem(f: FieldView, o: spec.AvroOptions) -> str | None:
     """Avro: a field default must be valid for the type, or for a union's first branch."""
-    if not f.has_default:
+    if not f.has_default or _v85_null_default(f, o):
         return None
     first = f.type[0] if isinstance(f.type, list) and f.type else f.type
     prim = first if isinstance(first, str) else (first.get("type") if isinstance(first, dict) else None)
@@ -197,10 +213,11 @@ def valid_avro(ev: RecordEvidence) -> Findings:
             yield Failure(f"{part} schema {d.schema_id} is rejected by Apache Avro", expected="accepted",
                           actual=problem, location=ev.at(part))
         for f in v.fields:
-            dp = _default_problem(f)
+            dp = _default_problem(f, ev.o)
             if dp:
                 yield Failure(f"{part} schema {d.schema_id}: {dp}", expected="a default of the first branch",
-                              actual=f.default, location=ev.at(part, f.name))
+                              actual=f.default, location=ev.at(part, f.name),
+                              hint=_V85_HINT if f.null_first and f.default == "null" else None)
     if not seen:
         yield NotApplicable("no resolved schema")
 
@@ -373,9 +390,10 @@ def defaults(ev: RecordEvidence) -> Findings:
                               location=ev.at(part, col.name))
         elif f.nullable:
             # Without the table: TiCDC puts null last only for a non-null default.
-            if f.null_first and f.has_default and f.default is not None:
+            if f.null_first and f.has_default and f.default is not None and not _v85_null_default(f, ev.o):
                 yield Failure(f"{part} field {f.name!r}: null-first union with a non-null default",
-                              expected="default null", actual=f.default, location=ev.at(part, f.name))
+                              expected="default null", actual=f.default, location=ev.at(part, f.name),
+                              hint=_V85_HINT if f.default == "null" else None)
             if f.null_first is False and (not f.has_default or f.default is None):
                 yield Failure(f"{part} field {f.name!r}: null-last union without a non-null default",
                               expected="a non-null default", actual=f.default if f.has_default else "<absent>",
@@ -457,7 +475,10 @@ def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | N
         return f"{v} is not finite (TiCDC writes 0 for NaN and infinities)"
     if fam == Family.BIT and isinstance(v, bytes):
         ln = int(f.params.get("length", "64"))
-        if not 1 <= len(v) <= 8 or (len(v) > 1 and v[0] == 0):
+        if o.bit_padded:
+            if len(v) != (ln + 7) // 8:
+                return f"BIT bytes 0x{v.hex()} are not padded to ceil({ln}/8) bytes (new-architecture TiCDC)"
+        elif not 1 <= len(v) <= 8 or (len(v) > 1 and v[0] == 0):
             return f"BIT bytes 0x{v.hex()} are not minimal big-endian (leading zero bytes trimmed, 0 -> 00)"
         if int.from_bytes(v, "big") >> ln:
             return f"BIT value 0x{v.hex()} does not fit in {ln} bits"
@@ -471,11 +492,13 @@ def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | N
             if isinstance(f.precision, int) and abs(int.from_bytes(v, "big", signed=True)) >= 10 ** f.precision:
                 return f"unscaled value {int.from_bytes(v, 'big', signed=True)} exceeds precision {f.precision}"
     if fam in (Family.ENUM, Family.SET) and isinstance(v, str):
+        # `allowed` lists a member with `''` or `\'` in its name with `'` (EscapeEnumAndSetOptions),
+        # while the value is the member's real name: compare them as `allowed` writes names.
         allowed = spec.split_allowed(f.params.get("allowed", ""))
-        if fam == Family.ENUM and v not in allowed:
+        if fam == Family.ENUM and spec.allowed_name(v) not in allowed:
             return f"{v!r} is not one of the ENUM members {allowed}"
         if fam == Family.SET and v:
-            members = v.split(",")
+            members = [spec.allowed_name(m) for m in v.split(",")]
             idx = [allowed.index(m) if m in allowed else -1 for m in members]
             if -1 in idx or idx != sorted(set(idx)):
                 return f"{v!r} is not a comma-joined subset of {allowed} in definition order"
@@ -486,6 +509,11 @@ def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | N
             return f"{v[:60]!r} is not JSON text"
     if fam in _TEMPORAL and isinstance(v, str | int):
         return _temporal_problem(fam, v)
+    if fam == Family.VECTOR and isinstance(v, str):
+        try:
+            parse_vector(v)
+        except ValueError as e:
+            return f"{v[:60]!r} is not TiDB's vector text ([e1,e2,...], shortest float32 'f' elements): {e}"
     return None
 
 
@@ -553,12 +581,24 @@ def _type_findings(ev: RecordEvidence, bindings: list[tuple[str, DecodedPart, Co
                               actual=_show(got_v), location=ev.at(part, col.name))
         else:
             got_v = d.datum.get(f.name) if d.datum is not None else None
-            problem = plausibility(spec.TIDB_TYPE_FAMILY[f.tidb_type or ''], f, got_v, ev.o)
+            fam = spec.TIDB_TYPE_FAMILY[f.tidb_type or '']
+            problem = plausibility(fam, f, got_v, ev.o)
             if problem:
                 yield Failure(f"{part} field {f.name!r} ({f.tidb_type}): {problem}",
                               expected=f"{spec.TIDB_TYPE_FAMILY.get(f.tidb_type or '')} per the type table",
                               actual=_show(got_v) if got_v is not None else f.inner,
-                              location=ev.at(part, f.name))
+                              location=ev.at(part, f.name), hint=_version_hint(fam, f, ev.o))
+
+
+def _version_hint(fam: str, f: FieldView, o: spec.AvroOptions) -> str | None:
+    """Which TiCDC version writes what a finding saw, when one does (notes §1.11, §1.12)."""
+    if fam == Family.FLOAT and f.primitive == "double" and not o.float_as_double:
+        return ("TiCDC <= v6.5.1 and v6.6.0 write FLOAT as double (#8567): check with --option float-as-double=true "
+                "(--option profile=v6.5.0 for all of v6.5.0's differences)")
+    if fam == Family.BIT and not o.bit_padded and isinstance(f.params.get("length"), str):
+        return ("new-architecture TiCDC (pingcap/ticdc) pads BIT values to ceil(M/8) bytes: if the capture comes "
+                "from it, check with --option profile=ticdc-next")
+    return None
 
 
 def _show(v: Any) -> Any:
@@ -602,6 +642,10 @@ _TYPE_CHECKS: tuple[tuple[str, str, str], ...] = (
     (Family.TIME, "TIME(fsp) maps to string [-]HH:MM:SS[.f] (hours up to 838).",
      "seed 000 type table row TIME; notes §1.5"),
     (Family.YEAR, "YEAR maps to int.", "seed 000 type table row YEAR"),
+    (Family.VECTOR, "VECTOR maps to string with tidb_type TiDBVECTORFloat32: TiDB's vector text [1,2.5] (each "
+     "element Go's shortest float32 'f' form).",
+     "notes §1.5 (VECTOR(FLOAT32) -> string \"[1,2,3]\", v8.5+; avro.go columnToAvroSchema / columnToAvroData: "
+     "VectorFloat32.String())"),
 )
 
 
@@ -744,7 +788,10 @@ def extension_fields(ev: RecordEvidence) -> Verdict:
                        expected=[{"name": n, "type": t, "default": d} for n, t, d in want],
                        actual=[{"name": n, "type": t, "default": d} for n, t, d in got], location=ev.at("value"),
                        hint=f"enable-tidb-extension={str(ev.o.extension).lower()}, "
-                            f"integrity checksum={'on' if ev.o.checksum else 'off'}")
+                            f"integrity checksum={'on' if ev.o.checksum else 'off'}"
+                            + ("; TiCDC <= v7.0.x writes extension fields without defaults: check with "
+                               "--option profile=v7.0" if ev.o.extension_defaults and got and
+                               all(d == "<absent>" for _n, _t, d in got) else ""))
     return None
 
 
@@ -846,9 +893,14 @@ def topic_dispatch(ev: RecordEvidence) -> Verdict:
 
 @check("ticdc-avro.topic.one-table", level=Level.MUST, scope=Scope.STREAM, protocol=P,
        clause="seed 000 §Topic distribution (\"TiCDC Avro prohibits mapping multiple tables to the same "
-              "topic\"); seed 003")
+              f"topic\"); seed 003; {NOTES} §1.8 (a topic rule with {{schema}} and {{table}} is enforced)",
+       docs_vs_code="docs: one table per topic, always; code: only a topic expression is validated, a "
+                    "hard-coded topic (no placeholders) may carry several tables (#9755)")
 def one_table_per_topic(ev: StreamEvidence) -> Verdict:
-    """Every record of a topic comes from one table (one record name and namespace)."""
+    """Every record of a topic comes from one table (one record name and namespace), unless the
+    topic rule is hard-coded."""
+    if ev.hard_coded_topic:
+        return NotApplicable("a hard-coded topic: TiCDC lets several tables share it (notes §1.8, #9755)")
     if not ev.record_names:
         return NotApplicable("no decodable record in the topic")
     if len(ev.record_names) > 1:

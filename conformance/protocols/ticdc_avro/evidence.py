@@ -93,6 +93,7 @@ class StreamEvidence:
     seen: dict[int, set[bytes]] = field(default_factory=dict)
     partition_count: int | None = None  # known in `run`; a capture only shows partitions with messages
     with_source: bool = False
+    hard_coded_topic: bool = False  # the topic rule names no {schema}/{table}: TiCDC lets tables share it
 
     @property
     def partitions(self) -> list[int]:

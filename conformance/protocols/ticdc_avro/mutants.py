@@ -17,9 +17,9 @@ from typing import Any
 
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, RowChange, Transaction
-from ...model.table import Column, Table
+from ...model.table import Column, DefaultKind, Table
 from ...model.types import Kind
-from ...model.values import Row, bit_bytes_padded, to_float32
+from ...model.values import Row, bit_bytes_min, bit_bytes_padded, to_float32
 from ..mutants import MutantRegistry
 from . import spec, watermark
 from .encoder import TiCDCAvroEncoder
@@ -281,6 +281,17 @@ class BitPadded(_TypeMutant):
         return bit_bytes_padded(raw, col.type.length)
 
 
+@mutant("bit-minimal-under-ticdc-next", "type.bit", needs={"bit-bytes": "padded"}, shape=_kinds(Kind.BIT))
+class BitMinimalUnderTicdcNext(_TypeMutant):
+    """Under the ticdc-next profile, trims BIT values to their minimal bytes (tiflow's form) where
+    new-architecture TiCDC pads them to ceil(M/8)."""
+
+    family = spec.Family.BIT
+
+    def mutate_value(self, col: Column, v: Any, raw: Any) -> Any:
+        return bit_bytes_min(raw)
+
+
 @mutant("decimal-bytes-little-endian", "type.decimal", shape=_kinds(Kind.DECIMAL))
 class DecimalLittleEndian(_TypeMutant):
     """Writes precise decimals' two's-complement bytes little-endian."""
@@ -381,9 +392,10 @@ class DateAsDays(_TypeMutant):
     def mutate_value(self, col: Column, v: Any, raw: Any) -> Any:
         import datetime as dt
 
-        if raw.is_zero:
+        try:
+            return (dt.date(raw.year, raw.month, raw.day) - dt.date(1970, 1, 1)).days
+        except ValueError:  # the zero date, zero parts, Feb 31: no calendar day
             return 0
-        return (dt.date(raw.year, raw.month, raw.day) - dt.date(1970, 1, 1)).days
 
 
 @mutant("datetime-iso-t", "type.datetime", shape=_kinds(Kind.DATETIME))
@@ -429,6 +441,109 @@ class YearAsString(_TypeMutant):
 
     def mutate_value(self, col: Column, v: Any, raw: Any) -> Any:
         return str(v)
+
+
+@mutant("invalid-date-as-zero", "type.date", shape=_kinds(Kind.DATE))
+class InvalidDateAsZero(_TypeMutant):
+    """Sends a date with zero parts or a day past the month's end (`2020-00-15`, `2021-02-31`,
+    stored under a relaxed sql_mode) as the zero date, as a server without ALLOW_INVALID_DATES
+    would have stored it: TiDB prints the stored date as it is."""
+
+    family = spec.Family.DATE
+
+    def mutate_value(self, col: Column, v: Any, raw: Any) -> Any:
+        import calendar
+
+        if raw.is_zero or raw.month == 0 or raw.day == 0 or raw.day > calendar.monthrange(raw.year, raw.month)[1]:
+            return "0000-00-00"
+        return v
+
+
+@mutant("vector-json-spacing", "type.vector", shape=_kinds(Kind.VECTOR))
+class VectorJsonSpacing(_TypeMutant):
+    """Writes VECTOR values with JSON's spacing and Python's float digits (`[1.0, 2.5]`), not
+    TiDB's VectorFloat32.String() (`[1,2.5]`)."""
+
+    family = spec.Family.VECTOR
+
+    def mutate_value(self, col: Column, v: Any, raw: Any) -> Any:
+        return "[" + ", ".join(repr(x) for x in raw.elements) + "]"
+
+
+@mutant("allowed-quotes-verbatim", "type.enum", shape=_kinds(Kind.ENUM))
+class AllowedQuotesVerbatim(_TypeMutant):
+    """Lists ENUM members in `allowed` with their quotes as they are (`two''quotes`), without
+    TiCDC's EscapeEnumAndSetOptions rewriting `''` and `\\'` to `'`."""
+
+    family = spec.Family.ENUM
+
+    def mutate_type(self, col: Column, t: dict[str, Any]) -> dict[str, Any]:
+        params = dict(t["connect.parameters"])
+        params["allowed"] = ",".join(e.replace(",", "\\,") for e in col.type.elements)
+        return {**t, "connect.parameters": params}
+
+
+# -- generated columns, defaults ---------------------------------------------------------------
+
+GENERATED = {"generated_rate": 1.0, "columns": (2, 5)}
+
+
+@mutant("virtual-column-in-value", "schema.field-names", shape=GENERATED)
+class VirtualColumnInValue(TiCDCAvroEncoder):
+    """Writes virtual generated columns as value fields (TiCDC never has them: they are in no row)."""
+
+    def value_columns(self, table: Table) -> tuple[Column, ...]:
+        return table.columns_by_id() if self.o.checksum else table.columns
+
+
+@mutant("handle-key-on-virtual-index", "key.columns", shape={**GENERATED, "columns": (1, 3)})
+class HandleKeyOnVirtualIndex(TiCDCAvroEncoder):
+    """Takes a unique index over a virtual generated column as the handle key, which TiCDC skips
+    (IsIndexUnique): the key then holds the virtual column's value."""
+
+    def key_columns(self, table: Table) -> tuple[Column, ...]:
+        if table.primary_key is not None:
+            return table.handle_key_columns()
+        candidates = [ix for ix in table.indexes
+                      if ix.unique and all(not table.column(c).nullable for c in ix.columns)]
+        if not candidates:
+            return ()
+        ix = min(candidates, key=lambda i: (len(i.columns), i.index_id))
+        return tuple(c for c in table.columns if c.name in ix.columns)
+
+
+_NULL_TEXT_DEFAULT = {"kinds": (Kind.VARCHAR, Kind.CHAR, Kind.ENUM, Kind.SET), "edge_rate": 0.6,
+                      "default_rate": 0.9, "columns": (3, 8)}
+
+
+def _null_text_default(col: Column) -> bool:
+    return col.nullable and col.default.kind is DefaultKind.VALUE and (
+        col.default.value == "null" or col.default.value == ("null",))
+
+
+@mutant("null-text-default-as-null", "schema.default", shape=_NULL_TEXT_DEFAULT)
+class NullTextDefaultAsNull(TiCDCAvroEncoder):
+    """Writes a nullable column whose DDL default is the text 'null' as ["null", T] with default
+    "null" (TiCDC v8.5.2-v8.5.7) under the current profile, where it is an ordinary string default."""
+
+    def column_field(self, col: Column) -> dict[str, Any]:
+        f = super().column_field(col)
+        if _null_text_default(col):
+            return {"default": "null", "name": f["name"], "type": ["null", f["type"][0]]}
+        return f
+
+
+@mutant("v85-null-text-default-as-string", "schema.default", needs={"null-string-default": "null"},
+        shape=_NULL_TEXT_DEFAULT)
+class V85NullTextDefaultAsString(TiCDCAvroEncoder):
+    """Under the v8.5 profile, writes a 'null' text default as an ordinary string default
+    ([T, "null"]), as tiflow master does, not as v8.5.2-v8.5.7 did."""
+
+    def column_field(self, col: Column) -> dict[str, Any]:
+        f = super().column_field(col)
+        if _null_text_default(col):
+            return {"default": "null", "name": f["name"], "type": [f["type"][1], "null"]}
+        return f
 
 
 # -- keys, deletes, updates -------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import re
 import struct
 import zlib
@@ -28,6 +29,7 @@ from ...model.values import (
     Row,
     Time,
     Value,
+    Vector,
     bit_bytes_min,
     bit_bytes_padded,
     decimal_text,
@@ -72,6 +74,15 @@ OPTIONS = (
                    "table still says double; code says float since v6.5.2 / v7.0.0."),
     OptionSpec("extension-field-defaults", "true", ("true", "false"), kind="profile switch",
                doc="Extension fields carry `default` attributes (v7.1.0+). Docs show them without."),
+    OptionSpec("null-string-default", "string", ("string", "null"), kind="profile switch",
+               doc="How a nullable column whose DDL default is the text 'null' is written: as the string "
+                   "default it is ([T,\"null\"], default \"null\"; master, v26.3+, #12191), or as "
+                   "[\"null\",T] with default \"null\" (v8.5.2-v8.5.7, v7.5.6+, v6.5.12; #11995/#12018), "
+                   "which the Avro spec calls invalid."),
+    OptionSpec("bit-bytes", "minimal", ("minimal", "padded"), kind="profile switch",
+               doc="BIT values as tiflow writes them (big-endian, leading zero bytes trimmed, 0 as 00) or as "
+                   "new-architecture TiCDC (pingcap/ticdc) does, padded to ceil(M/8) bytes from TiDB's chunk "
+                   "(notes §1.12, derived from TiDB's chunk decoder)."),
 )
 
 PROFILES = (
@@ -80,6 +91,11 @@ PROFILES = (
             "TiCDC v6.5.0 - v6.5.1: FLOAT as double, extension fields without defaults."),
     Profile("v7.0", {"extension-field-defaults": "false"},
             "TiCDC v6.5.2 - v7.0.x: FLOAT as float, extension fields without defaults."),
+    Profile("ticdc-next", {"bit-bytes": "padded"},
+            "New-architecture TiCDC (pingcap/ticdc, v9 / next-gen): BIT values padded to ceil(M/8) bytes (§1.12)."),
+    Profile("v8.5", {"null-string-default": "null"},
+            "TiCDC v8.5.2 - v8.5.7 (and v7.5.6+, v6.5.12): a 'null' text default makes a null-first union "
+            "with default \"null\" (spec/notes/ticdc.md §1.4, §1.11)."),
 )
 
 CHANGEFEED_NAMESPACE = "default"  # config.ChangefeedID.Namespace of every normal changefeed
@@ -108,6 +124,8 @@ class AvroOptions:
     extension_defaults: bool = True
     watermark: bool = False
     default_topic: str = "ticdc-default"
+    null_string_default: bool = False  # v8.5.2-8.5.7: a "null" text default is written null-first
+    bit_padded: bool = False  # new-architecture TiCDC: BIT values over ceil(M/8) bytes
 
     @classmethod
     def from_options(cls, o: Mapping[str, str]) -> AvroOptions:
@@ -126,6 +144,8 @@ class AvroOptions:
             extension_defaults=flag("extension-field-defaults", "true"),
             watermark=flag("avro-enable-watermark", "false"),
             default_topic=o.get("default-topic", "ticdc-default"),
+            null_string_default=o.get("null-string-default", "string") == "null",
+            bit_padded=o.get("bit-bytes", "minimal") == "padded",
         )
 
     @property
@@ -211,6 +231,12 @@ _HARD_CODED_TOPIC_RE = re.compile(r"^[A-Za-z0-9._\-]+$")
 _KAFKA_FORBID_RE = re.compile(r"[^a-zA-Z0-9._\-]")
 
 
+def is_hard_coded_topic(expression: str) -> bool:
+    """A topic rule without placeholders: TiCDC does not validate it (#9755), so several tables
+    may share the topic and its subjects (notes §1.8)."""
+    return bool(_HARD_CODED_TOPIC_RE.match(expression))
+
+
 def substitute_topic(expression: str, schema: str, table: str) -> str:
     s = _KAFKA_FORBID_RE.sub("_", schema)
     t = _KAFKA_FORBID_RE.sub("_", table)
@@ -252,9 +278,10 @@ class Family:
     TIMESTAMP = "timestamp"
     TIME = "time"
     YEAR = "year"
+    VECTOR = "vector"
 
     ALL = ("int", "int-unsigned", "bigint", "bigint-unsigned", "float", "double", "bit", "decimal", "text",
-           "blob", "enum", "set", "json", "date", "datetime", "timestamp", "time", "year")
+           "blob", "enum", "set", "json", "date", "datetime", "timestamp", "time", "year", "vector")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -272,7 +299,8 @@ def family(col: Column) -> str:
     return {Kind.FLOAT: Family.FLOAT, Kind.DOUBLE: Family.DOUBLE, Kind.BIT: Family.BIT,
             Kind.DECIMAL: Family.DECIMAL, Kind.ENUM: Family.ENUM, Kind.SET: Family.SET,
             Kind.JSON: Family.JSON, Kind.DATE: Family.DATE, Kind.DATETIME: Family.DATETIME,
-            Kind.TIMESTAMP: Family.TIMESTAMP, Kind.TIME: Family.TIME, Kind.YEAR: Family.YEAR}[k]
+            Kind.TIMESTAMP: Family.TIMESTAMP, Kind.TIME: Family.TIME, Kind.YEAR: Family.YEAR,
+            Kind.VECTOR: Family.VECTOR}[k]
 
 
 # tidb_type (connect.parameters) -> family, for records checked without their source table.
@@ -282,6 +310,7 @@ TIDB_TYPE_FAMILY = {
     "BIT": Family.BIT, "DECIMAL": Family.DECIMAL, "TEXT": Family.TEXT, "BLOB": Family.BLOB,
     "ENUM": Family.ENUM, "SET": Family.SET, "JSON": Family.JSON, "DATE": Family.DATE,
     "DATETIME": Family.DATETIME, "TIMESTAMP": Family.TIMESTAMP, "TIME": Family.TIME, "YEAR": Family.YEAR,
+    "TiDBVECTORFloat32": Family.VECTOR,
 }
 
 
@@ -294,7 +323,7 @@ def tidb_type(col: Column) -> str:
         Family.BIT: "BIT", Family.DECIMAL: "DECIMAL", Family.TEXT: "TEXT", Family.BLOB: "BLOB",
         Family.ENUM: "ENUM", Family.SET: "SET", Family.JSON: "JSON", Family.DATE: "DATE",
         Family.DATETIME: "DATETIME", Family.TIMESTAMP: "TIMESTAMP", Family.TIME: "TIME",
-        Family.YEAR: "YEAR",
+        Family.YEAR: "YEAR", Family.VECTOR: "TiDBVECTORFloat32",
     }[fam]
 
 
@@ -306,6 +335,12 @@ def escape_allowed(elements: tuple[str, ...]) -> str:
         e = e.replace(",", "\\,").replace("\\'", "'").replace("''", "'")
         out.append(e)
     return ",".join(out)
+
+
+def allowed_name(element: str) -> str:
+    """An ENUM/SET member as `allowed` shows it (escape_allowed without the comma escape): a
+    member with `''` or `\\'` in its name is listed with `'`, while values carry the real name."""
+    return element.replace("\\'", "'").replace("''", "'")
 
 
 def split_allowed(allowed: str) -> list[str]:
@@ -338,7 +373,7 @@ def avro_primitive(col: Column, o: AvroOptions) -> str:
         Family.BIT: "bytes", Family.DECIMAL: "string" if o.decimal_string else "bytes",
         Family.TEXT: "string", Family.BLOB: "bytes", Family.ENUM: "string", Family.SET: "string",
         Family.JSON: "string", Family.DATE: "string", Family.DATETIME: "string",
-        Family.TIMESTAMP: "string", Family.TIME: "string", Family.YEAR: "int",
+        Family.TIMESTAMP: "string", Family.TIME: "string", Family.YEAR: "int", Family.VECTOR: "string",
     }[fam]
 
 
@@ -410,6 +445,9 @@ def field(col: Column, o: AvroOptions, name: str | None = None) -> dict[str, Any
     if col.nullable:
         if default is _ABSENT:
             return {"default": None, "name": fname, "type": ["null", t]}
+        if o.null_string_default and default == "null":
+            # v8.5.2-8.5.7 (avro.go columns2AvroSchema: `defaultValue == nil || defaultValue == "null"`).
+            return {"default": "null", "name": fname, "type": ["null", t]}
         return {"default": default, "name": fname, "type": [t, "null"]}
     if default is _ABSENT:
         return {"name": fname, "type": t}
@@ -424,8 +462,10 @@ def extension_field(name: str, o: AvroOptions) -> dict[str, Any]:
 
 
 def value_columns(table: Table, o: AvroOptions) -> tuple[Column, ...]:
-    """Value columns: table order, or column-ID order when the checksum is on (`avro.go:581-584`)."""
-    return table.columns_by_id() if o.checksum else table.columns
+    """Value columns: table order, or column-ID order when the checksum is on (`avro.go:581-584`);
+    never a virtual generated column, which no row event carries (§1.4, §3.2)."""
+    cols = table.columns_by_id() if o.checksum else table.columns
+    return tuple(c for c in cols if not c.is_virtual)
 
 
 def key_columns(table: Table) -> tuple[Column, ...]:
@@ -468,8 +508,8 @@ def native_value(col: Column, v: Value, o: AvroOptions) -> Any:
     if fam in (Family.FLOAT, Family.DOUBLE):
         return v
     if fam == Family.BIT:
-        assert isinstance(v, int)
-        return bit_bytes_min(v)
+        assert isinstance(v, int) and t.length is not None
+        return bit_bytes_padded(v, t.length) if o.bit_padded else bit_bytes_min(v)
     if fam == Family.DECIMAL:
         assert t.scale is not None
         if o.decimal_string:
@@ -502,6 +542,9 @@ def native_value(col: Column, v: Value, o: AvroOptions) -> Any:
     if fam == Family.TIME:
         assert isinstance(v, Time)
         return v.text(t.fsp)
+    if fam == Family.VECTOR:
+        assert isinstance(v, Vector)
+        return v.text()
     raise AssertionError(fam)
 
 
@@ -540,12 +583,15 @@ def checksum_bytes(tidb_type_name: str, datum: Any, params: Mapping[str, str], t
     if tidb_type_name in ("FLOAT", "DOUBLE"):
         return struct.pack("<d", float(datum))
     if tidb_type_name == "ENUM":
+        # Members are looked up as `allowed` lists them (quotes rewritten: allowed_name).
         elems = split_allowed(params.get("allowed", ""))
-        return _u64(elems.index(datum) + 1 if datum in elems else 0)
+        name = allowed_name(datum)
+        return _u64(elems.index(name) + 1 if name in elems else 0)
     if tidb_type_name == "SET":
         elems = split_allowed(params.get("allowed", ""))
         mask = 0
         for m in (datum.split(",") if datum else []):
+            m = allowed_name(m)
             if m in elems:
                 mask |= 1 << elems.index(m)
         return _u64(mask)
@@ -553,9 +599,21 @@ def checksum_bytes(tidb_type_name: str, datum: Any, params: Mapping[str, str], t
         return _u64(int.from_bytes(datum, "big"))
     if tidb_type_name == "TIMESTAMP":
         return _lv(_timestamp_to_utc(datum, tz).encode("utf-8"))
+    if tidb_type_name == "TiDBVECTORFloat32":
+        # verify_checksum.go: ParseVectorFloat32(text).SerializeTo: uint32-LE dimension + float32-LE elements.
+        return vector_bytes(datum)
     if isinstance(datum, bytes):
         return _lv(datum)
     return _lv(str(datum).encode("utf-8"))
+
+
+def vector_bytes(text: str) -> bytes:
+    """TiDB's VectorFloat32 serialisation of a vector's text (a text that is not one: nothing)."""
+    try:
+        elems = json.loads(text)
+        return struct.pack("<I", len(elems)) + b"".join(struct.pack("<f", float(x)) for x in elems)
+    except (ValueError, TypeError, OverflowError, struct.error):
+        return b""
 
 
 _TS_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d+)?$")

@@ -47,7 +47,10 @@ class Entry:
     # sort by them; a message whose identifying fields are malformed is left out of them.
     table: tuple[str, str] | None  # (database, table)
     version: int | None  # DML schemaVersion, or the version of the schema a DDL/BOOTSTRAP carries
-    table_id: int | None = None  # DML tableID, or the tableID of the schema a DDL/BOOTSTRAP carries
+    # The tableID of the schema a DDL/BOOTSTRAP carries; for a DML, that of the schema it resolves
+    # to (else its own): a partitioned table's DML carries the partition's physical id, its
+    # tableSchema the logical one (notes §2.2, §4.16).
+    table_id: int | None = None
     resolvable: bool | None = None  # DML: could a consumer of this partition read it here?
 
 
@@ -171,8 +174,9 @@ class SimpleChecker(CheckerBase):
             lg.seen_dml.add(digest)
             entry.table = (key[0], key[1])
             entry.version = key[2]
-            entry.table_id = table_id
             ev.schema = self._resolve(lg, key)
+            announced = integer(ev.schema.get("tableID")) if ev.schema is not None else None
+            entry.table_id = announced if announced is not None else table_id
             entry.resolvable = ev.schema is not None
         lg.entries.append(entry)
         return ev

@@ -29,7 +29,7 @@ from ...checks.delivery import Anomaly
 from ...checks.registry import Failure, Level, NotApplicable, Scope, check
 from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
-from ...model.values import Json, go_format_float, to_float32
+from ...model.values import Json, go_format_float, parse_vector, to_float32
 from . import spec
 from .checker import Entry, EventEvidence, PartitionLog, RecordEvidence, SourceRow, StreamEvidence
 from .decoder import DML_TYPES, TIMESTAMP, UNSIGNED_BIGINT, Message, decode, render, table_schema_of
@@ -334,10 +334,14 @@ def dml_fields(ev: RecordEvidence) -> Findings:
                 yield Failure(f"{name} is not the source row's", expected=exp, actual=m.get(name), location=ev.at(name))
 
 
-def handle_key_names(schema: dict[str, Any]) -> list[str] | None:
-    """A tableSchema's handle key (TiCDC's HandleKeyFlag, as `Table.handle_index`): the primary
-    index, else the unique index of NOT NULL columns with the fewest columns, the first (TiDB
-    order) among equals."""
+def handle_key_candidates(schema: dict[str, Any]) -> list[list[str]]:
+    """The indexes of a tableSchema that can be TiCDC's handle key, in the order it prefers them
+    (tiflow cdc/model/schema_storage.go findHandleIndex): the primary index alone if there is one,
+    else every unique index of NOT NULL columns, fewest columns first, then TiDB's order.
+
+    A tableSchema cannot say which columns are virtual generated ones (the columns carry no such
+    flag, notes §2.2), and TiCDC skips an index over one (IsIndexUnique): the handle key is the
+    first candidate whose columns a row event carries (`handle_key_names` with `present`)."""
     # Indexes whose columns are not a list of names cannot name a key (table-schema reports them).
     indexes: list[tuple[dict[str, Any], list[str]]] = []
     for ix in _dicts(schema.get("indexes")):
@@ -346,47 +350,96 @@ def handle_key_names(schema: dict[str, Any]) -> list[str] | None:
             indexes.append((ix, cols))
     for ix, cols in indexes:
         if ix.get("primary") is True:
-            return list(cols)
-    candidates = [cols for ix, cols in indexes if ix.get("unique") is True and ix.get("nullable") is False]
-    if not candidates:
-        return None
-    shortest = min(candidates, key=len)
-    return list(shortest)
+            return [list(cols)]
+    candidates = [list(cols) for ix, cols in indexes if ix.get("unique") is True and ix.get("nullable") is False]
+    by_name = _columns_by_name(schema)
+    out: list[list[str]] = []
+    for cols in sorted(candidates, key=len):  # stable: TiDB's order among equals
+        out.append(cols)
+        if all(isinstance(by_name.get(c), dict) and by_name[c].get("default") is not None for c in cols):
+            break  # a column with a default is not generated: TiCDC takes this index if no earlier one
+    return out
 
 
-def _expected_columns(ev: RecordEvidence, key_only: bool) -> tuple[set[str], str] | None:
-    s = ev.source
-    if isinstance(s, SourceRow):
-        cols = s.table.handle_key_columns() if key_only else s.table.columns
-        return {c.name for c in cols}, "the source table's " + ("handle key" if key_only else "columns")
-    if ev.schema is not None:
-        if key_only:
-            hk = handle_key_names(ev.schema)
-            return (set(hk), "the announced schema's handle key") if hk is not None else None
-        return {str(c.get("name")) for c in _dicts(ev.schema.get("columns"))}, "the announced schema's columns"
+def handle_key_names(schema: dict[str, Any], present: Any = None) -> list[str] | None:
+    """A tableSchema's handle key (TiCDC's HandleKeyFlag, as `Table.handle_index`): the first
+    candidate (`handle_key_candidates`) all of whose columns are in `present` (the columns a row
+    event carries; None: any)."""
+    for cols in handle_key_candidates(schema):
+        if present is None or all(c in present for c in cols):
+            return cols
     return None
+
+
+def _primary_columns(schema: dict[str, Any]) -> set[str]:
+    return {c for ix in _dicts(schema.get("indexes")) if ix.get("primary") is True
+            for c in _strings(ix.get("columns")) or ()}
+
+
+def _announced_columns_findings(ev: RecordEvidence, m: Message, key_only: bool) -> Findings:
+    """dml.columns against the schema the stream announced (a capture). Which columns are
+    virtual generated ones a tableSchema does not say (notes §2.2), and TiCDC leaves those out of
+    every row (§3.2): a row may lack an announced column, but only one that can be virtual: not
+    in the primary key (TiDB refuses a virtual primary-key column) and without a DDL default (a
+    generated column has none). UPDATE's data and old hold the same columns."""
+    assert ev.schema is not None
+    by_name = _columns_by_name(ev.schema)
+    maps = _row_maps(m)
+    for part, row in maps:
+        got = set(row)
+        unknown = sorted(got - set(by_name))
+        if unknown:
+            yield Failure(f"{part} has columns the announced schema does not have", expected=sorted(by_name),
+                          actual=sorted(got), location=ev.at(unknown[0]))
+            continue
+        if key_only:
+            candidates = handle_key_candidates(ev.schema)
+            if candidates and not any(got == set(c) for c in candidates):
+                yield Failure(f"{part} columns are not a handle key of the announced schema (handleKeyOnly)",
+                              expected=candidates, actual=sorted(got), location=ev.at(part))
+            continue
+        missing = set(by_name) - got
+        not_virtual = sorted(n for n in missing if n in _primary_columns(ev.schema)
+                             or by_name[n].get("default") is not None)
+        if not_virtual:
+            yield Failure(f"{part} lacks announced columns that cannot be virtual generated ones (a primary-key "
+                          "column, or one with a default)", expected=sorted(by_name), actual=sorted(got),
+                          location=ev.at(not_virtual[0]),
+                          hint="TiCDC leaves out only virtual generated columns, which have no default and "
+                               "are never in a primary key")
+    if len(maps) == 2 and set(maps[0][1]) != set(maps[1][1]):
+        diff = sorted(set(maps[0][1]) ^ set(maps[1][1]))
+        yield Failure("UPDATE data and old hold different columns", expected=sorted(maps[0][1]),
+                      actual=sorted(maps[1][1]), location=ev.at(diff[0]))
 
 
 @check("ticdc-simple.dml.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{SEED} §DML (data and old hold the whole row); {NOTES} §2.2 (UPDATE old is the full old row), §2.5 "
-              "(handleKeyOnly: only the handle-key columns)")
+              "(handleKeyOnly: only the handle-key columns), §3.2 (virtual generated columns are in no row; "
+              "tableSchema lists them)")
 def dml_columns(ev: RecordEvidence) -> Findings:
-    """`data` and `old` hold every column of the row (the handle key only, with handleKeyOnly),
-    against the source table or else the schema the stream announced."""
+    """`data` and `old` hold every stored column of the row, virtual generated ones never (the
+    handle key only, with handleKeyOnly), against the source table or else the schema the stream
+    announced (where a missing column must be one that can be virtual)."""
     m = _dml(ev)
     if m is None:
         yield NotApplicable("not a DML")
         return
-    want = _expected_columns(ev, m.get("handleKeyOnly") is True)
-    if want is None:
+    key_only = m.get("handleKeyOnly") is True
+    s = ev.source
+    if isinstance(s, SourceRow):
+        cols = {c.name for c in (s.table.handle_key_columns() if key_only else s.table.stored_columns)}
+        what = "the source table's " + ("handle key" if key_only else "stored columns (virtual ones never)")
+        for part, row in _row_maps(m):
+            got = set(row)
+            if got != cols:
+                yield Failure(f"{part} columns are not {what}", expected=sorted(cols), actual=sorted(got),
+                              location=ev.at(sorted(got ^ cols)[0]))
+        return
+    if ev.schema is None:
         yield NotApplicable("no schema known for this DML")
         return
-    cols, what = want
-    for part, row in _row_maps(m):
-        got = set(row)
-        if got != cols:
-            yield Failure(f"{part} columns are not {what}", expected=sorted(cols), actual=sorted(got),
-                          location=ev.at(sorted(got ^ cols)[0]))
+    yield from _announced_columns_findings(ev, m, key_only)
 
 
 @check("ticdc-simple.dml.keys-sorted", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
@@ -485,7 +538,8 @@ def _shape_problems(ts: dict[str, Any], avro: bool, raw_keys: set[str]) -> Itera
                 yield name, f"dataType.{f} is not {'a list of strings' if f == 'elements' else _JSON_TYPE[typ]}", v
             elif v == empty:
                 yield name, f"dataType.{f} is present though empty (Go omitempty)", v
-            elif typ is int and v < 0:
+            elif typ is int and v < 0 and not (f == "length" and v == -1 and dt.get("mysqlType") == "vector"):
+                # A VECTOR of any dimension has TiDB's flen UnspecifiedLength, -1 (spec.length).
                 yield name, f"dataType.{f} is negative", v
     if len(set(names)) != len(names):
         yield "columns", "duplicate column names", names
@@ -813,6 +867,14 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             return parsed.reason
         if not _fraction_ok(v, fsp):
             return f"not {fsp} fractional digits (the column's fsp)"
+    elif fam == Family.VECTOR:
+        try:
+            vec = parse_vector(v)
+        except ValueError as e:
+            return f"not TiDB's vector text ([e1,e2,...], shortest float32 'f' elements): {e}"
+        dims = _meta(dt, "length", avro)
+        if dims and len(vec) != dims:
+            return f"{len(vec)} elements in a VECTOR({dims})"
     elif fam == Family.JSON:
         # Depth first: the text may nest deeper than Python parses (TiDB stops at 100).
         if v.count("[") + v.count("{") > TIDB_MAX_JSON_DEPTH + 1 and _bracket_depth(v) > TIDB_MAX_JSON_DEPTH + 1:
@@ -952,6 +1014,8 @@ _VALUE_RULES: dict[str, tuple[str, str | None]] = {
     Family.TIME: ("TIME as [-]HH:MM:SS[.fsp digits]", None),
     Family.YEAR: ("YEAR as its decimal string", None),
     Family.JSON: ("JSON as TiDB's JSON text", None),
+    Family.VECTOR: ("VECTOR as TiDB's vector text [1,2.5] (VectorFloat32.String: shortest float32 'f' elements), "
+                    "a string in both encodings", None),
 }
 
 
@@ -1010,15 +1074,22 @@ def handle_key_only(ev: RecordEvidence) -> Findings:
     if ev.o.large_message == "none":
         yield Failure("handleKeyOnly without large-message handling", expected="large-message-handle-option "
                       "handle-key-only or claim-check", actual="none", location=ev.at("handleKeyOnly"))
-    want = _expected_columns(ev, True)
-    if want is None:
+    s = ev.source
+    if isinstance(s, SourceRow):
+        candidates = [[c.name for c in s.table.handle_key_columns()]]
+        what = "the source table's handle key"
+    elif ev.schema is not None:
+        # Which candidate TiCDC took depends on which columns are virtual, which the schema does
+        # not say (handle_key_candidates): any of them is accepted.
+        candidates = handle_key_candidates(ev.schema)
+        what = "a handle key of the announced schema"
+    else:
         yield NotApplicable("no schema known for this DML")
         return
-    cols, what = want
     for part, row in _row_maps(m):
-        if set(row) != cols:
-            yield Failure(f"{part} columns are not {what}", expected=sorted(cols), actual=sorted(row),
-                          location=ev.at(part))
+        if candidates and not any(set(row) == set(c) for c in candidates):
+            yield Failure(f"{part} columns are not {what}", expected=candidates if len(candidates) > 1
+                          else sorted(candidates[0]), actual=sorted(row), location=ev.at(part))
 
 
 # claimcheck.NewFileName: uuid.NewString() + ".json", a random (version 4, RFC 4122 variant)
@@ -1052,6 +1123,17 @@ def claim_check(ev: RecordEvidence) -> Findings:
                       expected=f"{ev.o.claim_check_uri}/<uuid4>.json", actual=loc, location=where)
         return
     path = Path(urlsplit(ev.o.claim_check_uri).path) / name
+    if ev.o.claim_check_raw:
+        # claim-check-raw-value: the file is the compressed message itself (WriteMessage skips the JSON).
+        try:
+            full_bytes = path.read_bytes()
+        except OSError as e:
+            yield Failure("the claim-check file cannot be read", expected=str(path),
+                          actual=f"{type(e).__name__}: {e}", location=where,
+                          hint="claim-check files must be readable where the check runs")
+            return
+        yield from _claim_check_full(ev, m, full_bytes, where)
+        return
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -1073,6 +1155,11 @@ def claim_check(ev: RecordEvidence) -> Findings:
         yield Failure("the claim-check value is not base64", expected="base64", actual=stored["value"][:40],
                       location=where)
         return
+    yield from _claim_check_full(ev, m, full_bytes, where)
+
+
+def _claim_check_full(ev: RecordEvidence, m: Message, full_bytes: bytes, where: Any) -> Findings:
+    """The full message a claim-check file holds: the same DML, not itself a pointer."""
     full = decode(full_bytes, ev.o.compression, ev.o.avro)
     if not full.ok or full.kind != "DML":
         yield Failure("the claim-check value is not a DML message", expected="the full DML",

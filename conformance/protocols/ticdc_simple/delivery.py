@@ -72,7 +72,9 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
     message cannot be decoded or its schema was never announced (then it counts as unexpected;
     its commit ts is still given when it has one)."""
     o = SimpleOptions.from_options(options)
-    handle_keys: dict[tuple[str, str, str, int], list[str] | None] = {}
+    # The announced schema of each (topic, database, table, version): its handle key depends on
+    # which columns a row carries (a virtual generated column is in none: handle_key_names).
+    schemas: dict[tuple[str, str, str, int], dict[str, Any]] = {}
 
     def identify(topic: str, value: bytes | None) -> Identified:
         m = decode(value, o.compression, o.avro)
@@ -82,7 +84,7 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
             ts = table_schema_of(m)
             announced = schema_key(ts) if ts is not None else None
             if ts is not None and announced is not None:  # a malformed one names no table a DML could use
-                handle_keys[(topic, *announced)] = handle_key_names(ts)
+                schemas[(topic, *announced)] = ts
             return None
         if m.kind != "DML":
             return None
@@ -98,7 +100,8 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
             names: list[str] | None = list(row)
         else:
             dml_key = m.dml_key
-            names = handle_keys.get((topic, *dml_key)) if dml_key is not None else None
+            schema = schemas.get((topic, *dml_key)) if dml_key is not None else None
+            names = handle_key_names(schema, row) if schema is not None else None
         if names is None or any(n not in row for n in names):
             return entity, None, cts
         key = {n: render(row[n]) if o.avro else row[n] for n in names}

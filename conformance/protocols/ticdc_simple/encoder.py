@@ -204,7 +204,8 @@ class TiCDCSimpleEncoder:
         return {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}[op]
 
     def row_values(self, t: Table, row: Row, *, avro: bool, key_only: bool) -> dict[str, Any]:
-        cols = t.handle_key_columns() if key_only else t.columns
+        # A virtual generated column is in no row event (notes §3.2): never in data / old.
+        cols = t.handle_key_columns() if key_only else t.stored_columns
         if avro:
             return {c.name: spec.avro_value(c.type, row[c.name], self.o) for c in sorted(cols, key=lambda c: c.name)}
         return {c.name: spec.json_value(c.type, row[c.name], self.o) for c in sorted(cols, key=lambda c: c.name)}
@@ -261,6 +262,13 @@ class TiCDCSimpleEncoder:
         h = hashlib.sha256(CLAIM_CHECK_NAMESPACE.bytes + f"{commit_ts}:{self._claims}:".encode() + full).digest()
         return f"{uuid.UUID(bytes=h[:16], version=4)}.json"
 
+    def claim_check_content(self, full: bytes) -> bytes:
+        """The file: the compressed message itself with claim-check-raw-value, else Go's JSON of
+        ClaimCheckMessage{Key, Value} (claimcheck/claim_check.go WriteMessage)."""
+        if self.o.claim_check_raw:
+            return full
+        return gojson.dumps({"key": None, "value": full}).encode("utf-8")
+
     def write_claim_check(self, full: bytes, commit_ts: int) -> str:
         """A `<uuid4>.json` file holding Go's json.Marshal of ClaimCheckMessage{Key, Value}:
         compact `{"key":null,"value":"<base64 of the compressed full message>"}` ([]byte is
@@ -268,5 +276,5 @@ class TiCDCSimpleEncoder:
         name = self.claim_check_name(full, commit_ts)
         directory = Path(urlsplit(self.o.claim_check_uri).path)
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / name).write_bytes(gojson.dumps({"key": None, "value": full}).encode("utf-8"))
+        (directory / name).write_bytes(self.claim_check_content(full))
         return f"{self.o.claim_check_uri}/{name}"

@@ -347,6 +347,12 @@ def _ref(self: Any, t: SqlType, v: Value) -> Any:
     return spec.json_value(t, v, self.o)
 
 
+def _not_calendar(d: Any) -> bool:
+    import calendar
+
+    return bool(d.month == 0 or d.day == 0 or d.day > calendar.monthrange(max(d.year, 1), d.month)[1])
+
+
 value_mutant("int-as-number", Family.INT, "Writes integers as JSON numbers, not strings.",
              kinds=(Kind.SMALLINT, Kind.TINYINT), json_fn=lambda self, t, v: v)
 value_mutant("bigint-unsigned-signed", Family.BIGINT_UNSIGNED,
@@ -390,12 +396,82 @@ value_mutant("time-hours-unpadded", Family.TIME, "Writes TIME hours without the 
              if v.text(t.fsp).startswith("-0") else v.text(t.fsp).removeprefix("0"))
 value_mutant("year-two-digits", Family.YEAR, "Writes YEAR with two digits.",
              kinds=(Kind.YEAR,), json_fn=lambda self, t, v: f"{v % 100:02d}")
+value_mutant("zero-in-date-as-zero-date", Family.DATE,
+             "Writes a date with zero parts or a day past the month's end (2020-00-15, 2021-02-31: a relaxed "
+             "sql_mode stores them) as the zero date, not as TiDB prints the stored date.",
+             kinds=(Kind.DATE,), json_fn=lambda self, t, v: "0000-00-00" if _not_calendar(v) else v.text())
+value_mutant("vector-as-json-array", Family.VECTOR,
+             "Writes VECTOR as a JSON array of numbers, not TiDB's vector text in a string.",
+             kinds=(Kind.VECTOR,), json_fn=lambda self, t, v: list(v.elements))
 value_mutant("json-compact", Family.JSON, "Writes JSON values without MySQL's spacing.",
              kinds=(Kind.JSON,), json_fn=lambda self, t, v: json.dumps(v.data, separators=(",", ":"),
                                                                       ensure_ascii=False, sort_keys=True))
 
 
+# -- generated columns -----------------------------------------------------------------------------
+
+GENERATED = {"generated_rate": 1.0, "columns": (2, 5), "transactions": (3, 8)}
+
+
+@mutant("virtual-column-in-data", "dml.columns", shape=GENERATED)
+class VirtualColumnInData(TiCDCSimpleEncoder):
+    """Puts virtual generated columns in data / old (TiCDC's rows never have them)."""
+
+    def row_values(self, t: Table, row: Any, *, avro: bool, key_only: bool) -> dict[str, Any]:
+        if key_only:
+            return super().row_values(t, row, avro=avro, key_only=True)
+        fn = spec.avro_value if avro else spec.json_value
+        return {c.name: fn(c.type, row[c.name], self.o) for c in sorted(t.columns, key=lambda c: c.name)}
+
+
+@mutant("schema-without-virtual", "schema.columns", shape=GENERATED)
+class SchemaWithoutVirtual(_SchemaMutant):
+    """Leaves virtual generated columns out of tableSchema (TiCDC lists every column of the table)."""
+
+    def edit_schema(self, ts: dict[str, Any], t: Table, avro: bool) -> dict[str, Any]:
+        virtual = {c.name for c in t.columns if c.is_virtual}
+        ts["columns"] = [c for c in ts["columns"] if c["name"] not in virtual]
+        return ts
+
+
+@mutant("vector-length-omitted", "schema.data-type", shape=_kinds(Kind.VECTOR))
+class VectorLengthOmitted(_SchemaMutant):
+    """Omits dataType.length of a VECTOR of any dimension (TiDB's flen is -1, which Go's
+    omitempty keeps: only 0 is empty)."""
+
+    def edit_schema(self, ts: dict[str, Any], t: Table, avro: bool) -> dict[str, Any]:
+        if not avro:
+            ts["columns"] = [{**c, "dataType": {k: v for k, v in c["dataType"].items() if k != "length"}}
+                             if c["dataType"].get("length") == -1 else c for c in ts["columns"]]
+        return ts
+
+
+@mutant("handle-key-on-virtual-index", "large-message.handle-key-only", needs=LARGE,
+        shape={**WIDE, "generated_rate": 1.0, "columns": (3, 6), "odd_name_rate": 0.0})
+class HandleKeyOnVirtualIndex(TiCDCSimpleEncoder):
+    """Takes a unique index over a virtual generated column as the handle key of handle-key-only
+    messages, which TiCDC skips (IsIndexUnique)."""
+
+    def row_values(self, t: Table, row: Any, *, avro: bool, key_only: bool) -> dict[str, Any]:
+        if not key_only or t.primary_key is not None:
+            return super().row_values(t, row, avro=avro, key_only=key_only)
+        candidates = [ix for ix in t.indexes if ix.unique and all(not t.column(c).nullable for c in ix.columns)]
+        ix = min(candidates, key=lambda i: (len(i.columns), i.index_id))
+        fn = spec.avro_value if avro else spec.json_value
+        return {c: fn(t.column(c).type, row[c], self.o) for c in sorted(ix.columns)}
+
+
 # -- large messages ------------------------------------------------------------------------------------
+
+@mutant("claim-check-raw-value-ignored", "large-message.claim-check",
+        needs={**CLAIM_CHECK, "claim-check-raw-value": "true"}, shape=WIDE)
+class ClaimCheckRawValueIgnored(TiCDCSimpleEncoder):
+    """Writes the claim-check file as JSON {key, value} although claim-check-raw-value asks for the
+    raw message."""
+
+    def claim_check_content(self, full: bytes) -> bytes:
+        return json.dumps({"key": None, "value": base64.b64encode(full).decode()}).encode()
+
 
 @mutant("large-message-ignored", "large-message.size", needs=LARGE, shape=WIDE)
 class LargeMessageIgnored(TiCDCSimpleEncoder):

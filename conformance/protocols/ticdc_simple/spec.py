@@ -24,6 +24,7 @@ from ...model.values import (
     Json,
     Time,
     Value,
+    Vector,
     bit_bytes_padded,
     decimal_text,
     enum_index,
@@ -51,6 +52,9 @@ OPTIONS = (
                short="compression", doc="Compression applied to every Simple message (snappy: block; lz4: frame)."),
     OptionSpec("claim-check-storage-uri", "", None, kind="sink config",
                doc="file:///path where claim-check files are written (large-message-handle-option=claim-check)."),
+    OptionSpec("claim-check-raw-value", "false", ("false", "true"), kind="sink config",
+               doc="true: a claim-check file holds the compressed message's raw bytes instead of the JSON "
+                   "{key, value-as-base64} (claimcheck/claim_check.go WriteMessage)."),
     OptionSpec("max-message-bytes", "10485760", None, kind="sink config", short="max-bytes",
                doc="Largest Kafka message; larger ones are handled per large-message-handle-option."),
     OptionSpec("topic", "tidb_simple", None, kind="sink-uri topic",
@@ -79,6 +83,7 @@ class SimpleOptions:
     large_message: str = "none"
     compression: str = "none"
     claim_check_uri: str = ""
+    claim_check_raw: bool = False
     max_message_bytes: int = 10485760
     topic: str = "tidb_simple"
     time_zone: str = "UTC"
@@ -101,6 +106,7 @@ class SimpleOptions:
             large_message=o.get("large-message-handle-option", "none"),
             compression=o.get("large-message-handle-compression", "none"),
             claim_check_uri=o.get("claim-check-storage-uri", "").rstrip("/"),
+            claim_check_raw=o.get("claim-check-raw-value", "false").lower() == "true",
             max_message_bytes=int(num("max-message-bytes", "10485760")),
             topic=o.get("topic", "tidb_simple"),
             time_zone=o.get("time-zone", "UTC"),
@@ -160,7 +166,7 @@ _MYSQL_TYPE = {
     Kind.MEDIUMTEXT: "mediumtext", Kind.LONGTEXT: "longtext", Kind.BINARY: "binary", Kind.VARBINARY: "varbinary",
     Kind.TINYBLOB: "tinyblob", Kind.BLOB: "blob", Kind.MEDIUMBLOB: "mediumblob", Kind.LONGBLOB: "longblob",
     Kind.DATE: "date", Kind.DATETIME: "datetime", Kind.TIMESTAMP: "timestamp", Kind.TIME: "time",
-    Kind.YEAR: "year", Kind.JSON: "json", Kind.ENUM: "enum", Kind.SET: "set",
+    Kind.YEAR: "year", Kind.JSON: "json", Kind.ENUM: "enum", Kind.SET: "set", Kind.VECTOR: "vector",
 }
 MYSQL_TYPES = frozenset(_MYSQL_TYPE.values())
 
@@ -203,6 +209,10 @@ def length(t: SqlType) -> int:
         return max(len(e) for e in t.elements)
     if k is Kind.SET:
         return len(",".join(t.elements))
+    if k is Kind.VECTOR:
+        # TiDB's flen: the dimension, or UnspecifiedLength (-1) for a VECTOR of any dimension,
+        # which `omitempty` does not drop (it drops only 0).
+        return t.length if t.length is not None else -1
     raise AssertionError(k)
 
 
@@ -288,7 +298,7 @@ def stored_text(t: SqlType, v: Value) -> str:
         return v.text(t.fsp)
     if isinstance(v, (Date, Time)):
         return v.text() if isinstance(v, Date) else v.text(t.fsp)
-    if isinstance(v, Json):
+    if isinstance(v, (Json, Vector)):
         return v.text()
     if isinstance(v, tuple):
         order = {e: i for i, e in enumerate(t.elements)}
@@ -329,7 +339,9 @@ def indexes(t: Table) -> list[dict[str, Any]]:
 
 
 def table_schema(t: Table, *, avro: bool) -> dict[str, Any]:
-    """tableSchema: key `schema` in JSON but `database` in Avro; columns by column ID."""
+    """tableSchema: key `schema` in JSON but `database` in Avro; columns by column ID, virtual
+    generated ones included (message.go newTableSchema lists every TableInfo column), though no
+    DML carries them."""
     cols = []
     for c in t.columns_by_id():
         cols.append({"name": c.name, "dataType": data_type_avro(c.type) if avro else data_type_json(c.type),
@@ -385,8 +397,9 @@ class Family:
     TIME = "time"
     YEAR = "year"
     JSON = "json"
+    VECTOR = "vector"
     ALL = ("int", "bigint-unsigned", "float", "double", "decimal", "bit", "enum", "set", "text", "binary", "date",
-           "datetime", "timestamp", "time", "year", "json")
+           "datetime", "timestamp", "time", "year", "json", "vector")
 
 
 def family(t: SqlType) -> str:
@@ -402,7 +415,7 @@ def family(t: SqlType) -> str:
     return {Kind.FLOAT: Family.FLOAT, Kind.DOUBLE: Family.DOUBLE, Kind.DECIMAL: Family.DECIMAL, Kind.BIT: Family.BIT,
             Kind.ENUM: Family.ENUM, Kind.SET: Family.SET, Kind.DATE: Family.DATE, Kind.DATETIME: Family.DATETIME,
             Kind.TIMESTAMP: Family.TIMESTAMP, Kind.TIME: Family.TIME, Kind.YEAR: Family.YEAR,
-            Kind.JSON: Family.JSON}[k]
+            Kind.JSON: Family.JSON, Kind.VECTOR: Family.VECTOR}[k]
 
 
 MYSQL_TYPE_FAMILY = {
@@ -412,7 +425,7 @@ MYSQL_TYPE_FAMILY = {
     "text": Family.TEXT, "mediumtext": Family.TEXT, "longtext": Family.TEXT, "binary": Family.BINARY,
     "varbinary": Family.BINARY, "tinyblob": Family.BINARY, "blob": Family.BINARY, "mediumblob": Family.BINARY,
     "longblob": Family.BINARY, "date": Family.DATE, "datetime": Family.DATETIME, "timestamp": Family.TIMESTAMP,
-    "time": Family.TIME, "year": Family.YEAR, "json": Family.JSON,
+    "time": Family.TIME, "year": Family.YEAR, "json": Family.JSON, "vector": Family.VECTOR,
 }
 
 

@@ -19,7 +19,7 @@ const MYSQL_TYPE = {
   TINYTEXT: 'tinytext', TEXT: 'text', MEDIUMTEXT: 'mediumtext', LONGTEXT: 'longtext', BINARY: 'binary',
   VARBINARY: 'varbinary', TINYBLOB: 'tinyblob', BLOB: 'blob', MEDIUMBLOB: 'mediumblob', LONGBLOB: 'longblob',
   DATE: 'date', DATETIME: 'datetime', TIMESTAMP: 'timestamp', TIME: 'time', YEAR: 'year', JSON: 'json',
-  ENUM: 'enum', SET: 'set',
+  ENUM: 'enum', SET: 'set', VECTOR: 'vector',
 };
 
 // TiDB's default display widths (signed, unsigned) and fixed lengths.
@@ -85,6 +85,8 @@ function typeLength(t) {
   if (k === 'TIME') return 10 + (fsp ? 1 + fsp : 0);
   if (k === 'ENUM') return Math.max(...t.elements.map(codePoints));
   if (k === 'SET') return codePoints(t.elements.join(','));
+  // TiDB's flen: the dimension, or -1 (UnspecifiedLength) for a VECTOR of any dimension.
+  if (k === 'VECTOR') return t.length === undefined ? -1 : Number(t.length);
   throw new EncoderError(`no length for ${k}`);
 }
 
@@ -178,6 +180,8 @@ function storedText(t, v) {
     case 'SET': return t.elements.filter((e) => v.includes(e)).join(',');
     case 'FLOAT': return goFloat(Number(v), 32, 'f');
     case 'DOUBLE': return goFloat(Number(v), 64, 'f');
+    // TiDB's VectorFloat32.String(): [e1,e2,...], each float32 in Go's shortest 'f' form.
+    case 'VECTOR': return '[' + v.map((x) => goFloat(Number(x), 32, 'f')).join(',') + ']';
     default:
       if (BINARY_KINDS.has(t.kind)) return Buffer.from(v, 'base64').toString('utf8');
       return String(v);
@@ -215,6 +219,7 @@ function sameValue(t, a, b) {
   if (t.kind === 'JSON') return tidbJsonText(a.json) === tidbJsonText(b.json);
   if (t.kind === 'SET') return setBitmask(t, a) === setBitmask(t, b);
   if (t.kind === 'DECIMAL') return decimalText(a, 30) === decimalText(b, 30);
+  if (t.kind === 'VECTOR') return a.length === b.length && a.every((x, i) => Number(x) === Number(b[i]));
   if (typeof a === 'number' || typeof b === 'number') return Number(a) === Number(b);
   return a === b;
 }
@@ -261,9 +266,14 @@ function tableSchema(table) {
   ]);
 }
 
+// A virtual generated column is in no row event (TiCDC's mounter never decodes it).
+const isVirtual = (c) => Boolean(c.generated) && !c.generated.stored;
+
 function uniqueKeyColumns(table) {
   const out = new Set();
-  for (const ix of table.indexes) if (ix.primary || ix.unique) ix.columns.forEach((c) => out.add(c));
+  for (const ix of table.indexes) {
+    if (ix.primary || ix.unique) ix.columns.filter((c) => !isVirtual(table.byName.get(c))).forEach((c) => out.add(c));
+  }
   return out;
 }
 
@@ -371,7 +381,10 @@ class SimpleEncoder {
   // -- DML -------------------------------------------------------------------------------------------
 
   rowValues(table, row) {
-    const values = table.columns.map((c, i) => [c.name, jsonValue(c.type, row[i], this.o)]);
+    const values = table.columns
+      .map((c, i) => [c, row[i]])
+      .filter(([c]) => !isVirtual(c))
+      .map(([c, v]) => [c.name, jsonValue(c.type, v, this.o)]);
     values.sort((a, b) => utf8Compare(a[0], b[0])); // Go sorts map keys bytewise
     return new Map(values);
   }
