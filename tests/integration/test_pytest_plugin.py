@@ -82,7 +82,7 @@ def test_a_broken_encoder_fails_with_evidence_shrunk_sql_and_a_replay(encoder_re
     assert "FAILED pyproject.toml::defaults::ticdc-simple.value.set" in done.stdout
     assert done.stdout.count("FAILED ") == 1, done.stdout[-3000:]
     message = done.stdout[done.stdout.index("_ ticdc-simple.value.set [defaults] _"):]
-    for evidence in ("ticdc-simple.value.set [MUST] failed", "expected: \"", "actual:   \"", "column amount",
+    for evidence in ("ticdc-simple.value.set [MUST] failed", "expected: \"", "actual:   \"", ", column ",
                      "who must act: the encoder under test", "workload: seed 20261123, shard"):
         assert evidence in message, evidence
     sql = message[message.index("shrunk workload"):message.index("replay (from")]
