@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -119,32 +119,50 @@ class ReferenceSink:
 
 
 class KafkaTransport:
-    """Sends a sink's messages to a Kafka cluster (`config`: the client settings of the run)."""
+    """Sends a sink's messages to a Kafka cluster (`config`: the client settings of the run).
+
+    One producer serves pass after pass (a worker's units one after another) while they end
+    cleanly; after a failed delivery or a fatal error the next pass gets a new producer, as a
+    restarted CDC task's would. (A producer per unit cost a connection to every broker and its
+    metadata each time.)"""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.config = dict(config)
+        self._producer: Any = None
+        self._policy: type[ReferenceSink] | None = None
+        self._current: Producing | None = None
 
     def begin(self, policy: ReferenceSink, result: SinkResult, attempt: int) -> Producing:
-        return Producing(policy, self.config, result, attempt)
+        from confluent_kafka import Producer
+
+        if self._producer is None or self._policy is not type(policy):
+            self._producer = Producer({**self.config, **policy.producer_config(), "error_cb": self._error_cb})
+            self._policy = type(policy)
+        self._current = Producing(policy, self._producer, result, attempt, on_finish=self._finished)
+        return self._current
+
+    def _error_cb(self, err: Any) -> None:
+        if err.fatal() and self._current is not None:
+            self._current.fatal = str(err)
+
+    def _finished(self, clean: bool) -> None:
+        self._current = None
+        if not clean:
+            self._producer = None  # dropped: the next pass starts afresh
 
 
 class Producing:
     """One pass of a producer over events; failed deliveries are noted as they are reported."""
 
-    def __init__(self, sink: ReferenceSink, config: dict[str, Any], result: SinkResult, attempt: int) -> None:
-        from confluent_kafka import Producer
-
+    def __init__(self, sink: ReferenceSink, producer: Any, result: SinkResult, attempt: int, *,
+                 on_finish: Callable[[bool], None] | None = None) -> None:
         self.sink = sink
         self.result = result
         self.attempt = attempt
         self.failed_events: set[int] = set()
         self.fatal: str | None = None
-
-        def error_cb(err: Any) -> None:
-            if err.fatal():
-                self.fatal = str(err)
-
-        self.producer = Producer({**config, **sink.producer_config(), "error_cb": error_cb})
+        self.producer = producer
+        self._on_finish = on_finish
 
     def send(self, event: int, record: Record, part: int | None) -> None:
         """Produce `record` to partition `part` (None: the producer's partitioner chooses)."""
@@ -202,10 +220,14 @@ class Producing:
             if self.fatal or (self.failed_events and self.sink.restart_on_failure):
                 self.producer.purge(in_queue=True, in_flight=True)
                 timeout = min(timeout, 5.0)
-            return int(self.producer.flush(timeout))
+            unanswered = int(self.producer.flush(timeout))
         except Exception as e:  # noqa: BLE001 - fatal: whatever has no answer by now never will
             self.fatal = self.fatal or f"{type(e).__name__}: {e}"
-            return sum(1 for m in self.result.ledger if m.attempt == self.attempt and not m.acked and m.error is None)
+            unanswered = sum(1 for m in self.result.ledger
+                             if m.attempt == self.attempt and not m.acked and m.error is None)
+        if self._on_finish is not None:
+            self._on_finish(not (self.fatal or self.failed_events or unanswered))
+        return unanswered
 
 
 def _error_text(err: Any) -> str:
