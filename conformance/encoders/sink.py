@@ -245,6 +245,9 @@ class SkipFailuresSink(ReferenceSink):
     name = "sink-skip-failures"
     catches = "delivery.no-loss"
     faults = "broker-down@0.3s:4s:1,broker-down@0.3s:4s:2,broker-down@0.3s:4s:3"
+    # Enough transactions that production (10 ms apart while the schedule runs) is still going
+    # when the brokers go down, however few workloads a run has.
+    shape: ClassVar[Mapping[str, Any]] = {"transactions": (60, 60)}
     restart_on_failure = False
 
     def producer_config(self) -> dict[str, Any]:

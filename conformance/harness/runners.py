@@ -63,9 +63,11 @@ class MemoryRunner:
         into.add_unit(unit)
         if unit.skipped:
             return unit
+        t0 = time.perf_counter()
         for topic in judge_unit(spec, unit, {t: log.of(t) for t in log.topics()}, {}, self.registry,
                                 workload=workload):
             into.add_topic(topic)
+        into.seconds["judge"] += time.perf_counter() - t0
         if self.dump is not None:
             for r in log.records():
                 self.dump.write(record_line(r.record()) + "\n")
@@ -88,8 +90,10 @@ class KafkaRunner:
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
         suite = get_protocol(spec.protocol)
         units = [(c, s) for c in range(len(spec.combos)) for s in shards]
+        t = time.perf_counter()
         topics = unit_topics(spec, units)
         prepare_topics(self.cluster, topics, spec.partitions)
+        driver = {"topics (driver)": time.perf_counter() - t}
         t0 = time.monotonic()
         if spec.pace_s:  # one process: the units share the schedule's time, the first ones meet it
             spec = dataclasses.replace(spec, pace_until=time.time() + spec.pace_s, pace_s=0.0)
@@ -100,7 +104,8 @@ class KafkaRunner:
                 worker.run_units(units, results, progress=progress)
         finally:
             worker.close()
-        return sections(spec, results, notes=notes, duration_s=time.monotonic() - t0, encoder=self.encoder)
+        return sections(spec, results, notes=notes, duration_s=time.monotonic() - t0, encoder=self.encoder,
+                        driver_seconds=driver)
 
 
 class KafkaWorker:
@@ -152,11 +157,17 @@ class KafkaWorker:
         for unit in units:
             prefix = self.spec.prefix(unit.combo, unit.shard)
             names[id(unit)] = sorted(set(unit.topics) | {t for t in present if t.startswith(prefix)})
+        t0 = time.perf_counter()
         logs, lows = read_logs(self.reader, sorted({t for n in names.values() for t in n}))
+        t1 = time.perf_counter()
         for unit in units:
             mine = {t: logs[t] for t in names[id(unit)] if t in logs}
+            t2 = time.perf_counter()
             for topic in judge_unit(self.spec, unit, mine, lows, self.registry):
                 results[unit.combo].add_topic(topic)
+            results[unit.combo].seconds["judge"] += time.perf_counter() - t2
+            # The read is shared by the chunk's units: each combination gets its units' share.
+            results[unit.combo].seconds["read back"] += (t1 - t0) / len(units)
 
     def close(self) -> None:
         self.reader.close()

@@ -104,7 +104,9 @@ class SparkRunner:
         from .spark import reduce_tallies, spark_session
 
         suite = get_protocol(spec.protocol)
+        t = time.perf_counter()
         spark = spark_session(self.master)
+        driver = {"Spark session (driver)": time.perf_counter() - t}
         units = [(c, s) for c in range(len(spec.combos)) for s in shards]
         slices = max(1, min(len(units), spark.sparkContext.defaultParallelism * 4))
         t0 = time.monotonic()
@@ -115,6 +117,7 @@ class SparkRunner:
         else:
             topics = sorted(set(spark.sparkContext.parallelize(units, slices).flatMap(_unit_topics(spec)).collect()))
         prepare_topics(self.cluster, topics, spec.partitions)
+        driver["topics (driver)"] = time.monotonic() - t0
         _trace(f"topics ({len(topics)}) {time.monotonic() - t0:.1f} s")
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
         with injecting(self.cluster, self.faults, topics, self.log, on_first_record=True) as fault_notes:
@@ -122,7 +125,8 @@ class SparkRunner:
                   .mapInArrow(_run_units(spec), RESULT_SCHEMA))
             for combo, (part, _) in reduce_tallies(df, key="combo").items():
                 results[combo].merge(part)
+        driver["units (driver, wall)"] = time.monotonic() - t0 - driver["topics (driver)"]
         _trace(f"units (encode, read back, judge) {time.monotonic() - t0:.1f} s")
         if progress:
             progress(len(units))
-        return sections(spec, results, notes=fault_notes, duration_s=time.monotonic() - t0)
+        return sections(spec, results, notes=fault_notes, duration_s=time.monotonic() - t0, driver_seconds=driver)

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import re
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,6 +137,7 @@ class UnitResult:
     encoded: int = 0  # events fully encoded
     hung: bool = False
     skipped: bool = False  # not run: an encoder hung earlier in this worker
+    seconds: dict[str, float] = field(default_factory=dict)  # per stage (generate, upstream, encode)
     # The workload the encoder got (captured from a real server's log, with `--upstream`); kept
     # for the judge stage in the same worker, never shipped.
     workload: Workload | None = field(default=None, repr=False, compare=False)
@@ -165,8 +167,10 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
         info = find_encoder(spec.encoder, spec.protocol)
     options = spec.options(combo)
     prefix = spec.prefix(combo, shard)
+    t0 = time.perf_counter()
     if workload is None:
         workload = generate(spec.seed, shard, spec.shape)
+    t1 = time.perf_counter()
     tally = new_tally(suite)
     tally.workload = (spec.seed, shard)
     if latch.shard is not None:
@@ -181,7 +185,11 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     else:
         for cid in SOURCE_CHECKS:
             tally.skip(cid, NO_UPSTREAM)
+    t2 = time.perf_counter()
     res = UnitResult(combo, shard, tally, topics=sorted(suite.topics(workload, options, prefix)), workload=workload)
+    res.seconds["generate"] = t1 - t0
+    if spec.upstream:
+        res.seconds["upstream"] = t2 - t1
     if prepare is not None:
         prepare(res.topics)
     checker = suite.checker(options, registry, tally, ENCODE, topic_prefix=prefix, partitions=spec.partitions)
@@ -197,12 +205,14 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
             time.sleep(spec.event_interval_s)
 
     guard = Guard(spec.encoder_timeout + (ADAPTER_GRACE_S if info.bounds_own_calls else 0.0))
+    t3 = time.perf_counter()
     try:
         out = encode_events(info.factory, ctx, workload.events, SINKS[info.sink](), transport, checker, tally, guard,
                             flush_timeout=spec.flush_timeout, pace=pace if spec.event_interval_s else None)
     finally:
         guard.close()
     checker.finish()
+    res.seconds["encode, check, produce"] = time.perf_counter() - t3
     if not out.crashed:
         tally.passed(ENCODER_NO_CRASH)
     if out.hung:
@@ -315,12 +325,15 @@ class ComboResult:
     hung: list[int] = field(default_factory=list)  # shards whose encoder hung
     not_run: int = 0  # units not run after a hang
     errors: list[str] = field(default_factory=list)  # infrastructure errors that stopped a worker
+    seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))  # per stage, summed
 
     def add_unit(self, u: UnitResult) -> None:
         self.tally.merge(u.tally)
         if u.skipped:
             self.not_run += 1
             return
+        for k, v in u.seconds.items():
+            self.seconds[k] += v
         self.workloads += 1
         self.records += u.records
         self.restarts += u.restarts
@@ -343,10 +356,13 @@ class ComboResult:
         self.hung.extend(other.hung)
         self.not_run += other.not_run
         self.errors.extend(e for e in other.errors if e not in self.errors)
+        for k, v in other.seconds.items():
+            self.seconds[k] += v
 
 
 def sections(spec: RunSpec, results: Mapping[int, ComboResult], *, notes: Sequence[str] = (),
-             duration_s: float = 0.0, encoder: EncoderInfo | None = None) -> list[Section]:
+             duration_s: float = 0.0, driver_seconds: Mapping[str, float] | None = None,
+             encoder: EncoderInfo | None = None) -> list[Section]:
     """One report section per option combination (every runner builds its report here);
     `encoder` is the encoder when it cannot be found by `spec.encoder` (see `encode_unit`). An
     infrastructure error that stopped a worker (a database server that died…) stops the run."""
@@ -374,6 +390,7 @@ def sections(spec: RunSpec, results: Mapping[int, ComboResult], *, notes: Sequen
                              "further call is made into a hung encoder")
         sec.notes.extend(r.delivery.notes())
         sec.notes.extend(notes)
+        sec.timings = {**dict(driver_seconds or {}), **dict(r.seconds)}
         out.append(sec)
     return out
 

@@ -43,6 +43,9 @@ class Section:
     duration_s: float = 0.0
     reproductions: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Where the time went, per stage, in seconds summed over the workers (CPU-bound stages add
+    # up beyond the wall time on several cores): what the next optimisation should look at.
+    timings: dict[str, float] = field(default_factory=dict)
 
     def verdict(self, strict: bool = False) -> str:
         failed = [t for t in self.tally if t.outcome is Outcome.FAILED
@@ -63,6 +66,7 @@ class Section:
             "duration_s": round(self.duration_s, 3),
             "results": [t.to_json() for t in self.tally],
             "reproductions": self.reproductions, "notes": self.notes,
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
 
 

@@ -52,6 +52,14 @@ def print_summary(report: Report, paths: dict[str, Path] | None, console: Consol
         console.print(f"note ({who}): {note}", style="dim", markup=False)
     for e in data["errors"]:
         err.print(f"[bold magenta]error:[/] {e}")
+    timings: dict[str, float] = {}
+    for run in runs:
+        for stage, seconds in run.get("timings", {}).items():
+            # Driver-side stages are the run's own (the same in every section); the others add up.
+            timings[stage] = seconds if "driver" in stage else timings.get(stage, 0.0) + seconds
+    if timings:
+        console.print("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
+                      + f" · total {data['duration_s']:.1f} s", style="dim", markup=False)
     if paths:
         console.print(f"\nreports: {paths['html']}  {paths['json']}  {paths['junit']}")
     v = data["verdict"]
