@@ -236,6 +236,15 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
             out.crashed = True
             encoder_crashed(tally, stage, exc, where)
 
+    def last_key(topic: str, partition: int) -> bytes | None:
+        # The ledger in send order: with one request in flight and the gapless guarantee, a
+        # partition's acknowledgements come back in that order, the last one is its newest.
+        for m in reversed(res.ledger):
+            if m.acked and m.topic == topic and m.partition == partition:
+                return m.key
+        return None
+
+    ctx.last_key = last_key
     while True:
         try:
             enc = factory()
