@@ -50,6 +50,8 @@ def _row(ev: RecordEvidence) -> RowImage | None:
     return ev.source if isinstance(ev.source, RowImage) and _dml(ev) is not None else None
 
 
+NOT_SCHEMA = NotApplicable("not a schema event")
+NOT_DML = NotApplicable("not a DML event")
 NO_SOURCE_ROW = "no row of the workload is paired with this message (its key matches none)"
 
 
@@ -154,6 +156,7 @@ def schema_envelope(ev: RecordEvidence) -> Findings:
     with the constant values, string names, a positive integer version and a `d-s-q` gtid."""
     s = _schema(ev)
     if s is None:
+        yield NOT_SCHEMA
         return
     keys = set(s)
     if keys != set(spec.SCHEMA_KEYS):
@@ -181,12 +184,12 @@ def schema_envelope(ev: RecordEvidence) -> Findings:
 @check("maxscale-kafkacdc.schema.fixed-fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{SEED} §Overview (domain, server_id, sequence, event_number, timestamp, event_type with the "
               f"EVENT_TYPES enum); {NOTES} §2 (the six fixed fields always first, type plain \"int\")")
-def schema_fixed_fields(ev: RecordEvidence) -> Failure | None:
+def schema_fixed_fields(ev: RecordEvidence) -> Failure | NotApplicable | None:
     """`fields` starts with the six fixed fields, exactly as documented (the enum's symbols in order)."""
     s = _schema(ev)
     fields = ev.msg.fields
     if s is None or fields is None:
-        return None
+        return NOT_SCHEMA
     head = fields[:len(spec.FIXED_FIELDS)]
     if head != list(spec.FIXED_FIELDS):
         return Failure("the first six fields are not the fixed ones", expected=[f["name"] for f in spec.FIXED_FIELDS],
@@ -202,6 +205,7 @@ def schema_columns(ev: RecordEvidence) -> Findings:
     primitive, real_type (a string), length (an integer) and unsigned (a boolean)."""
     fields = ev.msg.fields if _schema(ev) is not None else None
     if fields is None:
+        yield NOT_SCHEMA
         return
     cols = fields[len(spec.FIXED_FIELDS):]
     if not cols:
@@ -237,6 +241,7 @@ def schema_columns(ev: RecordEvidence) -> Findings:
 def schema_avro_type(ev: RecordEvidence) -> Findings:
     """Each column's Avro type is the one MaxScale chooses from its real_type."""
     if _schema(ev) is None:
+        yield NOT_SCHEMA
         return
     for c in ev.msg.columns():
         if c.real_type is None or c.avro is None:
@@ -253,6 +258,8 @@ def schema_avro_type(ev: RecordEvidence) -> Findings:
 def schema_length(ev: RecordEvidence) -> Findings:
     """Every column's `length` is -1."""
     fields = ev.msg.fields if _schema(ev) is not None else None
+    if fields is None:
+        yield NOT_SCHEMA
     for f in (fields or [])[len(spec.FIXED_FIELDS):]:
         if isinstance(f, dict) and is_int(f.get("length")) and f["length"] != -1:
             yield Failure(f"length is {f['length']}", expected=-1, actual=f["length"],
@@ -268,6 +275,7 @@ def schema_real_type(ev: RecordEvidence) -> Findings:
     """The columns are the table's, in order: sanitized names, real_type as the DDL wrote the type,
     unsigned as the DDL says."""
     if _schema(ev) is None:
+        yield NOT_SCHEMA
         return
     if not isinstance(ev.source, SchemaEvent):
         yield NotApplicable("no schema announcement of the workload is paired with this message")
@@ -308,6 +316,7 @@ def dml_fields(ev: RecordEvidence) -> Findings:
     naming its table."""
     d = _dml(ev)
     if d is None:
+        yield NOT_DML
         return
     missing = [k for k in spec.DML_FIXED if k not in d]
     if missing:
@@ -367,6 +376,7 @@ def dml_columns(ev: RecordEvidence) -> Findings:
     schema event of its table (with the workload: of the table itself)."""
     d = _dml(ev)
     if d is None:
+        yield NOT_DML
         return
     got = ev.msg.column_names()
     row = _row(ev)
@@ -427,8 +437,15 @@ def _json_kind(v: Any) -> str:
 def value_json_type(ev: RecordEvidence) -> Findings:
     """Each column's JSON is null or of the kind its declared real_type decodes to (integer, number
     or string)."""
+    if _dml(ev) is None:
+        yield NOT_DML
+        return
+    judged = False
     for name, declared, v in _columns(ev):
-        if declared is None or declared.real_type is None or v is None:
+        if declared is None or declared.real_type is None:
+            continue
+        judged = True
+        if v is None:
             continue
         family = spec.json_family(declared.real_type)
         kind = _json_kind(v)
@@ -436,6 +453,8 @@ def value_json_type(ev: RecordEvidence) -> Findings:
         if not ok:
             yield Failure(f"a {declared.real_type} column holds a JSON {kind}", expected=f"null or a JSON {family}",
                           actual=_brief(v), location=ev.at(name))
+    if not judged:
+        yield NotApplicable("no column whose declared type is known (no schema event of the table seen, no workload)")
 
 
 def _expected(ev: RecordEvidence, kinds: frozenset[Kind] | set[Kind]) -> Iterator[tuple[str, Kind, Any, Any, Any]]:
@@ -668,6 +687,23 @@ def _fraction_ok(frac: str, o: spec.CdcOptions) -> bool:
     return frac == "" or (len(frac) == 6 or (o.odd_seven and len(frac) == 7)) and frac.isdigit()
 
 
+def _temporal_source(ev: RecordEvidence, kinds: set[Kind], what: str, part: int) -> Findings:
+    """With the workload: the text before (part 0) or the digits after (part 1) the fraction's
+    point, as expected."""
+    seen = False
+    for name, kind, _model, want, got in _expected(ev, kinds):
+        seen = True
+        bad = _null_mismatch(name, want, got, ev) if part == 0 else None
+        if bad is not None:
+            yield bad
+        elif want is not None and isinstance(got, str) and _split(got)[part] != _split(want)[part]:
+            yield Failure(f"a {kind.value} value{what}", expected=want, actual=_brief(got), location=ev.at(name))
+        elif want is not None and not isinstance(got, str) and part == 0:
+            yield Failure(f"a {kind.value} value is no string", expected=want, actual=_brief(got), location=ev.at(name))
+    if not seen:
+        yield NotApplicable(f"no {', '.join(sorted(k.value for k in kinds))} value in this row")
+
+
 @check("maxscale-kafkacdc.value.temporal", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §4 (DATE \"%Y-%m-%d\", DATETIME \"%Y-%m-%d %H:%M:%S\", TIME \"%H:%M:%S\", YEAR \"%Y\": strings, "
               "values a MariaDB server stores: conformance/model/mysql_text.py with server=MARIADB)",
@@ -676,20 +712,15 @@ def _fraction_ok(frac: str, o: spec.CdcOptions) -> bool:
 def value_temporal(ev: RecordEvidence) -> Findings:
     """DATE, DATETIME, TIME and YEAR values are MariaDB's text forms of storable values (with the
     workload: of the stored value)."""
-    row = _row(ev)
-    if row is not None:
-        kinds = {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}
-        for name, kind, _model, want, got in _expected(ev, kinds):
-            bad = _null_mismatch(name, want, got, ev)
-            if bad is not None:
-                yield bad
-            elif want is not None and (not isinstance(got, str) or _split(got)[0] != _split(want)[0]):
-                yield Failure(f"a {kind.value} value", expected=want, actual=_brief(got), location=ev.at(name))
+    if _row(ev) is not None:
+        yield from _temporal_source(ev, {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}, "", 0)
         return
+    seen = False
     for name, declared, v in _temporal(ev, frozenset({"date", "datetime", "time", "year"})):
         rt = (declared.real_type or "").lower()
         if not isinstance(v, str):
             continue  # value.json-type reports it
+        seen = True
         head, frac = _split(v)
         text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
         if ev.o.strftime_text and rt in ("date", "datetime"):
@@ -705,6 +736,8 @@ def value_temporal(ev: RecordEvidence) -> Findings:
         if isinstance(res, mysql_text.Invalid):
             yield Failure(f"a {declared.real_type} value MariaDB cannot store: {res.reason}", expected=f"a {rt} text",
                           actual=v, location=ev.at(name))
+    if not seen:
+        yield NotApplicable("no DATE, DATETIME, TIME or YEAR value (with a known type) in this message")
 
 
 @check("maxscale-kafkacdc.value.timestamp", level=Level.MUST, scope=Scope.RECORD, protocol=P,
@@ -715,19 +748,14 @@ def value_temporal(ev: RecordEvidence) -> Findings:
 def value_timestamp(ev: RecordEvidence) -> Findings:
     """TIMESTAMP values are the stored instant rendered in MaxScale's time zone (`time-zone`);
     without the workload, an instant MariaDB can store, in some zone."""
-    row = _row(ev)
-    if row is not None:
-        for name, kind, _model, want, got in _expected(ev, {Kind.TIMESTAMP}):
-            bad = _null_mismatch(name, want, got, ev)
-            if bad is not None:
-                yield bad
-            elif want is not None and (not isinstance(got, str) or _split(got)[0] != _split(want)[0]):
-                yield Failure(f"a TIMESTAMP value rendered in {ev.o.time_zone}", expected=want, actual=_brief(got),
-                              location=ev.at(name))
+    if _row(ev) is not None:
+        yield from _temporal_source(ev, {Kind.TIMESTAMP}, f" rendered in {ev.o.time_zone}", 0)
         return
-    for name, declared, v in _temporal(ev, frozenset({"timestamp_"})):
+    seen = False
+    for name, _declared, v in _temporal(ev, frozenset({"timestamp_"})):
         if not isinstance(v, str):
             continue
+        seen = True
         head, frac = _split(v)
         if head in ("0-00-00 00:00:00", "0000-00-00 00:00:00"):
             continue
@@ -736,6 +764,8 @@ def value_timestamp(ev: RecordEvidence) -> Findings:
         if isinstance(res, mysql_text.Invalid):
             yield Failure(f"a TIMESTAMP value MariaDB cannot store: {res.reason}", expected="an instant's text",
                           actual=v, location=ev.at(name))
+    if not seen:
+        yield NotApplicable("no TIMESTAMP value (with a known type) in this message")
 
 
 @check("maxscale-kafkacdc.value.fraction", level=Level.MUST, scope=Scope.RECORD, protocol=P,
@@ -746,17 +776,18 @@ def value_timestamp(ev: RecordEvidence) -> Findings:
 def value_fraction(ev: RecordEvidence) -> Findings:
     """Fractional seconds are six digits whenever the column has a fraction (with the workload:
     exactly the stored fraction, none when the column has none)."""
-    row = _row(ev)
-    if row is not None:
-        for name, kind, _model, want, got in _expected(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}):
-            if want is None or not isinstance(got, str):
-                continue
-            if _split(got)[1] != _split(want)[1]:
-                yield Failure(f"a {kind.value} value's fraction", expected=want, actual=got, location=ev.at(name))
+    if _row(ev) is not None:
+        yield from _temporal_source(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}, "'s fraction", 1)
         return
+    seen = False
     for name, _declared, v in _temporal(ev, frozenset({"datetime", "timestamp_", "time"})):
-        if isinstance(v, str) and not _fraction_ok(_split(v)[1], ev.o):
+        if not isinstance(v, str):
+            continue
+        seen = True
+        if not _fraction_ok(_split(v)[1], ev.o):
             yield Failure("a fraction that is not six digits", expected=".ffffff", actual=v, location=ev.at(name))
+    if not seen:
+        yield NotApplicable("no DATETIME, TIMESTAMP or TIME value (with a known type) in this message")
 
 
 # == stream rules ==========================================================================================

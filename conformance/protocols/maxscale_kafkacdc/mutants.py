@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import time
 import zoneinfo
 from typing import Any
 
@@ -434,6 +435,28 @@ class MatchAnchored(MaxScaleKafkaCDCEncoder):
             ok = passes(tid) and (self.o.send_schema or not isinstance(p, SchemaEvent))
             out.append(dataclasses.replace(p, sent=ok))
         return out
+
+
+# -- the encoder itself ---------------------------------------------------------------------------------
+
+@mutant("crash-on-delete", "encoder.no-crash", shape={"transactions": (6, 12)})
+class CrashOnDelete(MaxScaleKafkaCDCEncoder):
+    """Raises on the first DELETE row."""
+
+    def dml_json(self, r: RowImage) -> dict[str, Any]:
+        if r.event_type == "delete":
+            raise KeyError("no such row")
+        return super().dml_json(r)
+
+
+@mutant("hang-on-alter", "encoder.responsive", shape=DDL_HEAVY)
+class HangOnAlter(MaxScaleKafkaCDCEncoder):
+    """Never returns from an ALTER TABLE."""
+
+    def plan(self, event: Transaction | Ddl) -> list[Planned]:
+        if isinstance(event, Ddl) and event.kind in (DdlKind.ADD_COLUMN, DdlKind.DROP_COLUMN):
+            time.sleep(3600)
+        return super().plan(event)
 
 
 # -- restarts -------------------------------------------------------------------------------------------
