@@ -467,7 +467,11 @@ class HangOnAlter(MaxScaleKafkaCDCEncoder):
         shape={"changes_per_transaction": (6, 10), "transactions": (60, 60), "tables": (1, 2)})
 class ResumeAtNextGtid(MaxScaleKafkaCDCEncoder):
     """MaxScale's own recovery: after a restart it resumes at the GTID after the last key in Kafka,
-    so the rest of a partly delivered transaction is lost (notes §6.3)."""
+    so the rest of a partly delivered transaction is lost (notes §6.3).
+
+    Rows are lost when a failed produce request cuts a transaction: the schedule makes restarts,
+    whether one cuts a transaction depends on how the producer batched it (the integration tests
+    fail a delivery inside a transaction deterministically)."""
 
     def delivered(self, p: Planned) -> bool:
         return self.resume is not None and p.gtid <= self.resume[0]
