@@ -77,6 +77,7 @@ class RecordEvidence:
     schema: KnownSchema | None = None  # DML: the latest schema event of its table in the partition
     source: Planned | None = None  # with the workload: what the tracker planned for this record
     complete: bool = False  # the partition's log is known from its first message
+    want: dict[str, object] | None = None  # with the workload: the row's values as due (computed once)
 
     def at(self, column: str | None = None, part: str | None = None) -> Location:
         table = None
@@ -188,6 +189,7 @@ class CdcChecker(CheckerBase):
                 by_key.setdefault(k, []).append(p)
         for ev in evs:
             cands = by_key.get(ev.msg.key_text or "", [])
+            match: Planned | None
             if ev.msg.kind == "schema":
                 match = next((p for p in cands if isinstance(p, SchemaEvent)
                               and (p.database, p.table) == ev.msg.table), None)

@@ -254,7 +254,7 @@ class FloatSixDigits(_ValueMutant):
     kinds = frozenset({Kind.FLOAT, Kind.DOUBLE})
 
     def render(self, c: spec.SchemaColumn, v: Any) -> object:
-        text = "%g" % v
+        text = format(v, "g")
         return spec.Raw(text if any(ch in text for ch in ".e") else text + ".0")
 
 

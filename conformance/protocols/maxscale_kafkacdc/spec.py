@@ -350,7 +350,7 @@ class Raw:
 def jansson_real(x: float) -> str:
     """jansson's `jsonp_dtostr`: %.17g, `.0` when neither a point nor an exponent shows, `+` and
     leading zeros dropped from the exponent."""
-    s = "%.17g" % x
+    s = format(x, ".17g")
     if "." not in s and "e" not in s:
         s += ".0"
     if "e" in s:
@@ -400,8 +400,8 @@ def fraction_text(micro: int, fsp: int, o: CdcOptions) -> str:
     if not fsp:
         return ""
     if o.odd_seven and fsp % 2:
-        return ".%06d" % (micro * 10)
-    return ".%06d" % micro
+        return f".{micro * 10:06d}"
+    return f".{micro:06d}"
 
 
 def _year_text(y: int, o: CdcOptions) -> str:
