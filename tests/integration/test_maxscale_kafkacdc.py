@@ -203,3 +203,40 @@ def test_resuming_at_the_next_gtid_loses_the_tail_of_a_transaction(failing_deliv
     t = section.tally.checks["delivery.no-loss"]
     assert t.outcome is Outcome.FAILED, _failed(section)
     assert next(iter(t.failures.values())).message.startswith("lost:")
+
+
+@pytest.mark.parametrize("spark", [False, True], ids=["no-spark", "spark"])
+def test_check_live_topics(spark: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`conformance check --kafka` on live topics the reference wrote (one per workload), and a
+    bad record among them is a finding, not a traceback."""
+    from confluent_kafka import Producer
+
+    from conformance.encoders.spi import EncoderContext
+    from conformance.protocols.maxscale_kafkacdc.encoder import MaxScaleKafkaCDCEncoder
+    from conformance.strategies import sample_workload
+
+    with open_kafka("embedded://?brokers=1&partitions=1") as k:
+        producer = Producer(k.client_config())
+        topics = []
+        for shard in range(3):
+            enc = MaxScaleKafkaCDCEncoder()
+            enc.open(EncoderContext(get_protocol(P).resolve_options({}), topic_prefix=f"live{shard}-"))
+            topics.append(f"live{shard}-kafkacdc")
+            k.create_topic(topics[-1], 1)
+            for ev in sample_workload("live", shard, protocol_shape(P)).events:
+                for r in enc.encode(ev):
+                    producer.produce(r.topic, key=r.key, value=r.value, partition=0)
+        producer.flush(10)
+        args = ["check", "--protocol", P, "--kafka", f"kafka://{k.bootstrap.split(',')[0]}", "--topics",
+                ",".join(topics), "--report-dir", str(tmp_path / "ok"), *([] if spark else ["--no-spark"])]
+        code, out = run_cli(capsys, *args)
+        assert code == 0, out
+        checked = outcomes(tmp_path / "ok")
+        assert checked[(0, f"{P}.stream.update-pairs")][0] == "passed"
+        assert checked[(0, f"{P}.dml.columns")][1]["passed"] > 30
+        producer.produce(topics[0], key=b"0-1-999:1", value=b'{"event_type": "upsert"}', partition=0)
+        producer.flush(10)
+        args[args.index("--report-dir") + 1] = str(tmp_path / "bad")
+        code, out = run_cli(capsys, *args)
+        assert code == 1 and "Traceback" not in out
+        assert outcomes(tmp_path / "bad")[(0, f"{P}.message.kind")][0] == "failed"
