@@ -240,3 +240,29 @@ def test_check_live_topics(spark: bool, tmp_path: Path, capsys: pytest.CaptureFi
         code, out = run_cli(capsys, *args)
         assert code == 1 and "Traceback" not in out
         assert outcomes(tmp_path / "bad")[(0, f"{P}.message.kind")][0] == "failed"
+
+
+def test_maxscales_own_test_from_a_real_binlog(mariadb_upstream: Any) -> None:
+    """test_kafkacdc phase 1's statements run on MariaDB; what its binlog gives back (the server's
+    GTIDs) makes the same seven messages, each sequence in the range the statements took."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+    from helpers import encode
+    from test_maxscale_kafkacdc_vectors import phase1
+
+    from conformance.model.events import Ddl, DdlKind, Transaction, Workload
+
+    w = phase1()
+    create_db = Ddl(DdlKind.CREATE_DATABASE, w.events[0].commit_ts - 1, "", database="test")  # MaxScale's test has one
+    captured = mariadb_upstream.run_workload(Workload((create_db, *w.events), w.seed))
+    assert captured.truth is not None and captured.truth.complete
+    positions = [e.position for e in captured.events[1:] if isinstance(e, (Ddl, Transaction)) and e.position]
+    seqs = [int(p.split("-")[2]) for p in positions]
+    recs = encode("reference", {}, captured.workload, protocol=P, topic_prefix="")
+    msgs = [json.loads(r.value or b"") for r in recs]
+    assert [m.get("event_type", "schema") for m in msgs] == [
+        "schema", "insert", "insert", "insert", "update_before", "update_after", "delete"]
+    got = [int(m["gtid"].split("-")[2]) if "namespace" in m else m["sequence"] for m in msgs]
+    assert all(min(seqs) <= s <= max(seqs) for s in got)
+    assert msgs[0]["gtid"] == positions[0] and recs[0].key == positions[0].encode()

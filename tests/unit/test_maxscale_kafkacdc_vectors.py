@@ -160,6 +160,24 @@ def test_the_documented_dml_example_is_accepted() -> None:
     assert _failed(code) == {f"{P}.schema.avro-type"}
 
 
+def test_the_documented_examples_pass_conformance_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same through the command line: `conformance check --input` on a records.jsonl capture."""
+    from conformance.cli.main import main
+
+    dml = json.loads((VECTORS / "kafkacdc_doc_dml_event_example.json").read_text())
+    schema = _jsonc(VECTORS / "kafkacdc_doc_schema_event_example.jsonc")
+    lines = [json.dumps({"topic": "kafkacdc", "partition": 0, "offset": i, "key": base64.b64encode(k).decode(),
+                         "value": base64.b64encode(_compact(v)).decode()})
+             for i, (k, v) in enumerate(((b"0-3000-14", schema), (b"0-3000-20:1", dml)))]
+    (tmp_path / "docs.jsonl").write_text("\n".join(lines) + "\n")
+    code = main(["check", "--protocol", P, "--input", str(tmp_path / "docs.jsonl"), "--option", "profile=docs",
+                 "--report-json", str(tmp_path / "r.json")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    results = {r["check"]: r["outcome"] for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+    assert results[f"{P}.dml.columns"] == results[f"{P}.stream.schema-before-dml"] == "passed"
+
+
 def test_the_documented_schema_example_and_its_disagreements() -> None:
     schema = _jsonc(VECTORS / "kafkacdc_doc_schema_event_example.jsonc")
     assert schema["fields"][:6] == list(spec.FIXED_FIELDS)
