@@ -22,14 +22,29 @@ from conformance.strategies import DEFAULT_SHAPE, Shape
 _counter = [0]
 
 
+def protocol_shape(protocol: str, shape: Shape = DEFAULT_SHAPE) -> Shape:
+    """`shape` in the protocol's own dialect (as `RunPlan.run_shape` makes it): the dialect's
+    kinds replace the default ones, what the caller changed (a mutant's shape) stays."""
+    from dataclasses import fields
+
+    from conformance.strategies.history import shape_for
+
+    caps = get_protocol(protocol).capabilities
+    if shape.dialect == caps.dialect:
+        return shape
+    changed = {f.name: getattr(shape, f.name) for f in fields(Shape)
+               if f.name != "dialect" and getattr(shape, f.name) != getattr(DEFAULT_SHAPE, f.name)}
+    return replace(shape_for(caps.dialect, DEFAULT_SHAPE, kinds=caps.kinds), **changed)
+
+
 def _spec(protocol: str, encoder: str, options: Mapping[str, str] | None, seed: Any, shape: Shape,
           timeout: float) -> RunSpec:
     p = get_protocol(protocol)
     info = find_encoder(encoder, protocol)
     opts = p.resolve_options(dict(options or {}))
     _counter[0] += 1
-    return RunSpec(p.name, info.name, seed, shape, (tuple(opts.items()),), partitions=p.capabilities.memory_partitions,
-                   run_id=f"t{_counter[0]}", encoder_timeout=timeout)
+    return RunSpec(p.name, info.name, seed, protocol_shape(protocol, shape), (tuple(opts.items()),),
+                   partitions=p.capabilities.memory_partitions, run_id=f"t{_counter[0]}", encoder_timeout=timeout)
 
 
 def run_encoder(encoder: str, options: Mapping[str, str] | None = None, *, workloads: int = 20, seed: Any = 0,

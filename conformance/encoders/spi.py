@@ -95,6 +95,16 @@ class EncoderContext:
     # The run's bound on one call (--encoder-timeout), for adapters that talk to an encoder
     # elsewhere and bound their own requests with it (`EncoderInfo.bounds_own_calls`).
     call_timeout: float | None = None
+    # What survives a restart of the encoder within one work unit: after a failed delivery the
+    # harness opens a fresh encoder with this same context and replays events from its
+    # checkpoint. A real CDC tool keeps such state on disk (MaxScale's table versions in
+    # /var/lib/maxscale/<service>); an encoder that keeps none ignores it.
+    durable: dict[str, Any] = field(default_factory=dict)
+    # `last_key(topic, partition)`: the key of the last message of that partition the broker
+    # acknowledged so far in this unit (None: none yet). For encoders that recover their
+    # position from their own output, as MaxScale's `read_gtid_from_kafka` reads the last key of
+    # partition 0. Set by the harness before every (re)open; None where it cannot tell.
+    last_key: Callable[[str, int], bytes | None] | None = None
 
 
 class EncoderError(Exception):

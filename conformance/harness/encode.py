@@ -236,6 +236,26 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
             out.crashed = True
             encoder_crashed(tally, stage, exc, where)
 
+    def last_key(topic: str, partition: int) -> bytes | None:
+        # The end of what the partition surely holds: in the latest pass that had one, the last
+        # message acknowledged before the first one that was not. (A broker may acknowledge a
+        # message after failing an earlier one, gapless guarantee or not: a position beyond such a
+        # gap would skip what the log lacks.)
+        for attempt in range(attempt_no[0], -1, -1):
+            found: bytes | None = None
+            for m in res.ledger:
+                if m.attempt != attempt or m.topic != topic or m.partition not in (partition, None):
+                    continue
+                if not m.acked:
+                    break
+                found = m.key if m.key is not None else found
+            if found is not None:
+                return found
+        return None
+
+    attempt_no = [0]
+
+    ctx.last_key = last_key
     while True:
         try:
             enc = factory()
@@ -296,6 +316,7 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
         else:
             break
         attempt += 1
+        attempt_no[0] = attempt
         res.restarts += 1
         if res.restarts > policy.max_restarts:
             res.gave_up = f"gave up after {policy.max_restarts} restarts (last checkpoint: event {start})"

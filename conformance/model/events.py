@@ -66,13 +66,41 @@ class RowChange:
         return any(self.before[c] != self.after[c] for c in self.table.unique_key_column_names())
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Gtid:
+    """A MariaDB global transaction id, `domain-server_id-sequence` (decimal, no padding): every
+    transaction and every DDL statement the server logs gets the next sequence of its domain."""
+
+    domain: int
+    server_id: int
+    sequence: int
+
+    def __str__(self) -> str:
+        return f"{self.domain}-{self.server_id}-{self.sequence}"
+
+    @classmethod
+    def parse(cls, text: str) -> Gtid | None:
+        """`d-s-q` with three unsigned decimal parts (32, 32 and 64 bits), else None."""
+        parts = text.split("-")
+        if len(parts) != 3 or not all(p.isascii() and p.isdigit() for p in parts):
+            return None
+        d, s, q = (int(p) for p in parts)
+        if d >= 1 << 32 or s >= 1 << 32 or q >= 1 << 64:
+            return None
+        return cls(d, s, q)
+
+    def next(self) -> Gtid:
+        return Gtid(self.domain, self.server_id, self.sequence + 1)
+
+
 @dataclass(frozen=True, slots=True)
 class Transaction:
     commit_ts: int
     changes: tuple[RowChange, ...]
     start_ts: int = 0
     # Where a real server committed it (MariaDB GTID `0-1-42`, PostgreSQL LSN `0/16B3748`);
-    # None for generated events that never met a server.
+    # generated MariaDB workloads carry the GTID a server would have given them
+    # (`strategies.Shape.gtid_origin`); None for other generated events.
     position: str | None = None
 
 

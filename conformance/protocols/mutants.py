@@ -38,6 +38,9 @@ class MutantSpec:
     needs_options: Mapping[str, str] = field(default_factory=dict)
     # Workload shape overrides (fields of `strategies.Shape`) that make the defect likely to show.
     shape: Mapping[str, Any] = field(default_factory=dict)
+    # A broker fault schedule that exposes the defect (a defect in how the encoder resumes after
+    # a failed delivery only shows when deliveries fail): the mutant then runs over Kafka only.
+    faults: str | None = None
 
 
 class MutantRegistry:
@@ -45,17 +48,19 @@ class MutantRegistry:
 
     def __init__(self, protocol: str) -> None:
         self.protocol = protocol
-        self._declared: list[tuple[str, str, str, Callable[[], Encoder], dict[str, str], dict[str, Any]]] = []
+        self._declared: list[tuple[str, str, str, Callable[[], Encoder], dict[str, str], dict[str, Any],
+                                   str | None]] = []
 
     def __call__(self, name: str, catches: str, *, needs: Mapping[str, str] | None = None,
-                 shape: Mapping[str, Any] | None = None) -> Callable[[type[E]], type[E]]:
+                 shape: Mapping[str, Any] | None = None, faults: str | None = None) -> Callable[[type[E]], type[E]]:
         """`catches` is a check id: relative to the protocol (`framing.magic-byte`) or absolute
         for a protocol-independent check (`encoder.no-crash`); resolved against the check
         registry when the mutants are listed."""
 
         def deco(cls: type[E]) -> type[E]:
             doc = (cls.__doc__ or name).strip().splitlines()[0]
-            self._declared.append((name, catches, doc, cls, dict(needs or {}), dict(shape or {})))  # type: ignore[arg-type]
+            self._declared.append((name, catches, doc, cls, dict(needs or {}), dict(shape or {}),  # type: ignore[arg-type]
+                                   faults))
             return cls
 
         return deco
@@ -68,12 +73,12 @@ class MutantRegistry:
 
         known = {c.id for c in all_checks()}
         out = []
-        for name, catches, doc, factory, needs, shape in self._declared:
+        for name, catches, doc, factory, needs, shape, faults in self._declared:
             full = f"{self.protocol}.{catches}"
             check_id = full if full in known else catches
             if check_id not in known:
                 raise LookupError(f"mutant {self.protocol}/{name} names no registered check: {catches!r}")
-            out.append(MutantSpec(name, check_id, doc, factory, needs, shape))
+            out.append(MutantSpec(name, check_id, doc, factory, needs, shape, faults))
         return out
 
 
@@ -87,7 +92,8 @@ def encoder_infos(suite: ProtocolSuite) -> list[EncoderInfo]:
     out = [ref]
     for m in suite.mutants():
         out.append(EncoderInfo(f"{suite.name}/mutant/{m.name}", suite.name, EncoderKind.MUTANT, m.factory,
-                               m.description, catches=m.catches, needs_options=m.needs_options, shape=m.shape))
+                               m.description, catches=m.catches, needs_options=m.needs_options, shape=m.shape,
+                               faults=m.faults))
     for name, sink in SINKS.items():
         if sink.catches is None:
             continue

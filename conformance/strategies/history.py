@@ -13,7 +13,7 @@ import decimal
 from dataclasses import dataclass, field
 
 from ..model.dialects import Dialect, dialect
-from ..model.events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload, tso
+from ..model.events import Ddl, DdlKind, Event, Gtid, Op, RowChange, Transaction, Watermark, Workload, tso
 from ..model.sql import column_definition, create_table, qualified
 from ..model.table import (
     DEFAULT_CURRENT_TIMESTAMP,
@@ -66,6 +66,10 @@ class Shape:
     # The SQL dialect whose domain the values come from and whose SQL the DDL is written in
     # ("tidb", "mariadb", "postgresql"); `kinds` / `key_kinds` must be kinds it has.
     dialect: str = "tidb"
+    # MariaDB workloads: (domain, server_id, last sequence) of the server they pretend to come
+    # from. Each DDL and each transaction takes the next GTID (`Transaction.position`), as a
+    # MariaDB server logs them; protocols that carry GTIDs (MaxScale KafkaCDC) need one per event.
+    gtid_origin: tuple[int, int, int] = (0, 1, 0)
 
     def scaled(self, *, transactions: int | None = None, columns: int | None = None) -> Shape:
         from dataclasses import replace
@@ -140,6 +144,15 @@ class HistoryBuilder:
         self._pending: list[RowChange] = []
         self._touched: set[tuple[int, tuple[object, ...]]] = set()
         self._freed: list[tuple[_TableState, Row]] = []
+        # The last GTID given out (MariaDB only: other dialects' events carry no position).
+        self._gtid: Gtid | None = Gtid(*shape.gtid_origin) if shape.dialect == "mariadb" else None
+
+    def next_position(self) -> str | None:
+        """The log position of the next event: MariaDB's next GTID (None for other dialects)."""
+        if self._gtid is None:
+            return None
+        self._gtid = self._gtid.next()
+        return str(self._gtid)
 
     # -- clock ----------------------------------------------------------------------------
 
@@ -166,7 +179,7 @@ class HistoryBuilder:
         if not self._tidb:
             from dataclasses import replace
 
-            ddl = replace(ddl, sql="\n".join(self.dialect.ddl_statements(ddl)))
+            ddl = replace(ddl, sql="\n".join(self.dialect.ddl_statements(ddl)), position=self.next_position())
         self.events.append(ddl)
 
     def _table_name(self, db: str) -> str:
@@ -519,7 +532,7 @@ class HistoryBuilder:
         """Commit the pending changes as one transaction (None if there are none)."""
         if not self._pending:
             return None
-        txn = Transaction(self.next_ts(), tuple(self._pending))
+        txn = Transaction(self.next_ts(), tuple(self._pending), position=self.next_position())
         # Unique values freed by this transaction's updates/deletes become available now,
         # unless a live row still holds them.
         for state, old in self._freed:

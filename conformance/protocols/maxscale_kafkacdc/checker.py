@@ -1,0 +1,211 @@
+"""Runs the MaxScale KafkaCDC checks: decode, pair with the workload, evaluate, tally.
+
+KafkaCDC is stateful for a consumer: a DML event is read with the latest schema event of its
+table seen earlier in the topic. The checker keeps, per partition, the latest schema of every
+table and a compact log of every message (what the stream checks need: kind, table, GTID,
+event number and type, version, whether it repeats an earlier message). With the workload
+(`conformance run`), a `Tracker` plans what MaxScale would send for each source event; records
+are paired with what was planned (by key), so that values are judged exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...checks.registry import Location
+from ...checks.results import Tally
+from ...encoders.spi import Record
+from ...model.events import Event, Gtid
+from ..base import CheckerBase, CheckerMode
+from . import spec
+from .decoder import Column, Message, decode
+from .spec import CdcOptions
+from .tracker import Planned, RowImage, SchemaEvent, Tracker
+
+
+@dataclass(slots=True)
+class KnownSchema:
+    """The latest schema event of a table in a partition, as a consumer would keep it."""
+
+    version: int | None
+    columns: list[Column]
+    offset: int
+
+    def column(self, name: str) -> Column | None:
+        found = None
+        for c in self.columns:
+            if c.name == name:
+                found = c  # the last one: a later column of the same sanitized name wins
+        return found
+
+
+@dataclass(slots=True)
+class Entry:
+    """One message of a partition's log (what the stream checks need, nothing more)."""
+
+    offset: int
+    kind: str | None
+    table: tuple[str, str] | None = None
+    gtid: Gtid | None = None
+    event_number: int | None = None
+    event_type: str | None = None
+    version: int | None = None
+    content: bytes | None = None  # a schema event's fields, to tell a repeat from a new version
+    duplicate: bool = False  # repeats an earlier message of the partition (a replay)
+    schema_seen: bool | None = None  # DML: a schema event of its table came before it
+
+
+@dataclass(slots=True)
+class PartitionLog:
+    topic: str
+    partition: int
+    first_offset: int | None = None
+    entries: list[Entry] = field(default_factory=list)
+    schemas: dict[tuple[str, str], KnownSchema] = field(default_factory=dict)
+    seen: set[tuple[Any, ...]] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class RecordEvidence:
+    record: Record
+    loc: Location
+    msg: Message
+    o: CdcOptions
+    schema: KnownSchema | None = None  # DML: the latest schema event of its table in the partition
+    source: Planned | None = None  # with the workload: what the tracker planned for this record
+    complete: bool = False  # the partition's log is known from its first message
+    want: dict[str, object] | None = None  # with the workload: the row's values as due (computed once)
+
+    def at(self, column: str | None = None, part: str | None = None) -> Location:
+        table = None
+        t = self.msg.table
+        if t is not None:
+            table = f"{t[0]}.{t[1]}"
+        return Location(self.loc.topic, self.loc.partition, self.loc.offset, table=table, column=column,
+                        line=self.loc.line, part=part)
+
+
+@dataclass(slots=True)
+class EventEvidence:
+    event: Event
+    planned: list[Planned]  # everything the tracker planned, sent or not
+    records: list[RecordEvidence]
+    topic: str
+    o: CdcOptions
+
+    @property
+    def sent(self) -> list[Planned]:
+        return [p for p in self.planned if p.sent]
+
+
+@dataclass(slots=True)
+class StreamEvidence:
+    topic: str
+    logs: dict[int, PartitionLog]
+    o: CdcOptions
+    complete: bool  # every partition's log holds the whole stream (a run's own topic)
+    with_source: bool
+
+    def from_start(self, log: PartitionLog) -> bool:
+        return self.complete or log.first_offset == 0
+
+    @property
+    def used(self) -> list[PartitionLog]:
+        return [lg for _, lg in sorted(self.logs.items()) if lg.entries]
+
+
+def schema_content(msg: Message) -> bytes:
+    return hashlib.blake2b(repr((msg.table, msg.get("fields"))).encode("utf-8"), digest_size=12).digest()
+
+
+class CdcChecker(CheckerBase):
+    def __init__(self, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *, topic_prefix: str = "",
+                 partitions: int | None = None) -> None:
+        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+        self.o = CdcOptions.from_options(options)
+        self.prefix = topic_prefix
+        self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self.tracker = Tracker(self.o)
+
+    # -- evidence ------------------------------------------------------------------------------
+
+    def _log(self, record: Record) -> PartitionLog:
+        key = (record.topic, record.partition or 0)
+        lg = self.logs.get(key)
+        if lg is None:
+            lg = self.logs[key] = PartitionLog(record.topic, record.partition or 0)
+        return lg
+
+    def evidence(self, record: Record, loc: Location) -> RecordEvidence:
+        msg = decode(record.key, record.value)
+        lg = self._log(record)
+        offset = record.offset if record.offset is not None else len(lg.entries)
+        if lg.first_offset is None:
+            lg.first_offset = offset
+        if record.offset is None:
+            loc = Location(record.topic, record.partition or 0, offset, line=loc.line)
+        ev = RecordEvidence(record, loc, msg, self.o, complete=self.mode.complete or lg.first_offset == 0)
+        entry = Entry(offset, msg.kind if msg.ok else None)
+        table = msg.table
+        entry.table = table
+        entry.gtid = msg.gtid
+        if msg.kind == "schema":
+            entry.version = msg.version
+            entry.content = schema_content(msg)
+            ident: tuple[Any, ...] = ("s", entry.content, entry.version, str(entry.gtid))
+            entry.duplicate = ident in lg.seen
+            lg.seen.add(ident)
+            if table is not None:
+                lg.schemas[table] = KnownSchema(msg.version, msg.columns(), offset)
+        elif msg.kind == "dml":
+            entry.event_number = msg.event_number
+            entry.event_type = msg.event_type
+            ident = ("d", str(entry.gtid), entry.event_number, msg.key_text)
+            entry.duplicate = ident in lg.seen
+            lg.seen.add(ident)
+            if table is not None:
+                ev.schema = lg.schemas.get(table)
+                entry.schema_seen = ev.schema is not None
+        lg.entries.append(entry)
+        return ev
+
+    # -- a log (capture mode, or a run's judge stage) ----------------------------------------------
+
+    def check_record(self, record: Record, loc: Location) -> None:
+        self.run_record_checks(self.evidence(record, loc))
+
+    # -- run mode ----------------------------------------------------------------------------------
+
+    def check_event(self, event: Event, records: Sequence[Record]) -> None:
+        planned = self.tracker.plan(event)
+        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        by_key: dict[str, list[Planned]] = {}
+        for p in planned:
+            if p.sent:
+                k = str(p.gtid) if isinstance(p, SchemaEvent) else spec.dml_key(p.gtid, p.event_number)
+                by_key.setdefault(k, []).append(p)
+        for ev in evs:
+            cands = by_key.get(ev.msg.key_text or "", [])
+            match: Planned | None
+            if ev.msg.kind == "schema":
+                match = next((p for p in cands if isinstance(p, SchemaEvent)
+                              and (p.database, p.table) == ev.msg.table), None)
+            else:
+                match = next((p for p in cands if isinstance(p, RowImage)), None)
+            if match is not None:
+                cands.remove(match)
+                ev.source = match
+        for ev in evs:
+            self.run_record_checks(ev)
+        self.run_event_checks(EventEvidence(event, planned, evs, self.prefix + self.o.topic, self.o))
+
+    def finish(self) -> None:
+        by_topic: dict[str, dict[int, PartitionLog]] = {}
+        for (topic, part), lg in self.logs.items():
+            by_topic.setdefault(topic, {})[part] = lg
+        for topic, parts in by_topic.items():
+            self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.mode.source))
+        self.logs.clear()

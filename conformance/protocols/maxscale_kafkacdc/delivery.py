@@ -1,0 +1,65 @@
+"""MaxScale KafkaCDC for the delivery analysis.
+
+Every table's rows go to one topic; ordering is promised per partition (a 1-partition topic:
+notes §1), so an *entity* is a table (topic, database, table) and its versions are its DML events
+in binlog order. A *match* is the row image's place in the binlog, `(GTID, event_number)`: what
+the Kafka key says, and what consumers de-duplicate on (notes §6.3). The GTID's sequence stands
+for the commit ts: it grows with every transaction the server logs. Schema events are control
+messages, judged by the stream checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from ...checks.delivery import Version
+from ...model.events import Workload
+from .decoder import decode
+from .spec import CdcOptions
+from .tracker import RowImage, Tracker
+
+DIGEST = 12
+
+Identified = tuple[bytes | None, bytes | None, int | None] | None
+
+
+def digest(obj: Any) -> bytes:
+    return hashlib.blake2b(repr(obj).encode("utf-8"), digest_size=DIGEST).digest()
+
+
+def topic_of(options: Mapping[str, str], topic_prefix: str) -> str:
+    return topic_prefix + CdcOptions.from_options(options).topic
+
+
+def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:
+    o = CdcOptions.from_options(options)
+    topic = topic_of(options, topic_prefix)
+    tracker = Tracker(o)
+    seq: dict[bytes, int] = {}
+    for e in workload.events:
+        for p in tracker.plan(e):
+            if isinstance(p, RowImage) and p.sent:
+                entity = digest(("t", topic, p.schema.database, p.schema.table))
+                n = seq.get(entity, 0)
+                seq[entity] = n + 1
+                yield Version(entity, n, digest(("v", str(p.gtid), p.event_number)), p.gtid.sequence, topic)
+
+
+def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None, bytes | None], Identified]:
+    """(entity, match, GTID sequence) of a DML event; None for a schema event; None parts where a
+    message cannot be read (it then counts as unexpected)."""
+
+    def identify(topic: str, key: bytes | None, value: bytes | None) -> Identified:
+        m = decode(key, value)
+        if not m.ok or m.kind is None:
+            return None, None, None
+        if m.kind == "schema":
+            return None
+        table, g, n = m.table, m.gtid, m.event_number
+        entity = digest(("t", topic, *table)) if table is not None else None
+        match = digest(("v", str(g), n)) if g is not None and n is not None else None
+        return entity, match, g.sequence if g is not None else None
+
+    return identify

@@ -1,0 +1,121 @@
+"""JSON as MaxScale writes it (jansson, `JSON_COMPACT`) and as the suite reads it (strictly).
+
+Writing: objects keep insertion order, no whitespace, strings escaped as jansson's `dump_string`
+does (`"` `\\` `\\b\\f\\n\\r\\t`, other control characters as `\\u00XX` with upper-case hex,
+`/` and non-ASCII left as they are), numbers given as `spec.Raw` written as they are.
+
+Reading: the value must be UTF-8 and one JSON object with nothing around it (whitespace aside);
+`NaN`/`Infinity`, which JSON has not, and duplicate keys, which a jansson object cannot have,
+are refused; numbers with a fraction or exponent are kept as `Decimal` (their digits matter:
+DECIMAL values), integers as `int`. Nothing here raises on bad input: `read` says what is wrong.
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .spec import Raw
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def quote(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        e = _ESCAPES.get(ch)
+        if e is not None:
+            out.append(e)
+        elif ch < " ":
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def dumps(x: Any) -> str:
+    if x is None:
+        return "null"
+    if x is True:
+        return "true"
+    if x is False:
+        return "false"
+    if isinstance(x, Raw):
+        return x.text
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, str):
+        return quote(x)
+    if isinstance(x, dict):
+        return "{" + ",".join(quote(k) + ":" + dumps(v) for k, v in x.items()) + "}"
+    if isinstance(x, (list, tuple)):
+        return "[" + ",".join(dumps(v) for v in x) + "]"
+    raise TypeError(f"no JSON for {x!r}")
+
+
+def encode(x: Any) -> bytes:
+    return dumps(x).encode("utf-8")
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Duplicate(k)
+        out[k] = v
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    obj: dict[str, Any] | None
+    error: str | None = None
+    text: str | None = None
+
+
+def read(raw: bytes | None) -> Parsed:
+    """One JSON object, or why not."""
+    if raw is None:
+        return Parsed(None, "the value is null (a tombstone): every KafkaCDC message is a JSON object")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return Parsed(None, f"not UTF-8 ({e.reason} at byte {e.start})")
+    try:
+        obj = json.loads(text, object_pairs_hook=_pairs, parse_float=decimal.Decimal, parse_constant=_no_constant)
+    except _Duplicate as e:
+        return Parsed(None, f"duplicate key {e.args[0]!r} in an object", text)
+    except (ValueError, RecursionError) as e:
+        return Parsed(None, f"not JSON ({e})", text)
+    if not isinstance(obj, dict):
+        return Parsed(None, f"a JSON {type(obj).__name__}, not an object", text)
+    return Parsed(obj, None, text)
+
+
+def whitespace_outside_strings(text: str) -> int | None:
+    """The index of the first whitespace character outside a string token, or None."""
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in " \t\r\n":
+            return i
+    return None

@@ -1,0 +1,67 @@
+"""MaxScale KafkaCDC as the harness and the CLI see it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ...checks.delivery import Version
+from ...checks.results import Tally
+from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
+from ...model.events import Workload
+from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
+from ..mutants import MutantSpec
+from . import delivery, spec
+from .checker import CdcChecker
+from .encoder import MaxScaleKafkaCDCEncoder
+
+
+class MaxScaleKafkaCDCSuite(ProtocolSuite):
+    def check_combination(self, options: Mapping[str, str]) -> None:
+        problems = spec.combination_problems(options)
+        if problems:
+            raise ConfigurationError("; ".join(problems))
+
+    def reference(self) -> EncoderInfo:
+        return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, MaxScaleKafkaCDCEncoder,
+                           "Reference encoder: MaxScale's KafkaCDC message format (spec/notes/maxscale.md), the "
+                           "table's data rendered faithfully; --option profile=maxscale-24.02 for 24.02's quirks.")
+
+    def mutants(self) -> Sequence[MutantSpec]:
+        from .mutants import MUTANTS
+
+        return MUTANTS.specs()
+
+    def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
+                topic_prefix: str = "", partitions: int | None = None) -> CdcChecker:
+        return CdcChecker(options, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
+
+    def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> list[str]:
+        """One topic for every table, schema and DML alike (notes §1)."""
+        return [delivery.topic_of(options, topic_prefix)]
+
+    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
+                          ) -> Iterator[Version]:
+        return delivery.expected_versions(workload, options, topic_prefix)
+
+    def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
+        return delivery.identifier(options)
+
+    def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
+        return True  # the GTID sequence, in every DML event
+
+
+SUITE = MaxScaleKafkaCDCSuite(
+    name=spec.PROTOCOL,
+    title="MariaDB MaxScale KafkaCDC (MariaDB binlog as JSON)",
+    options=spec.OPTIONS,
+    profiles=spec.PROFILES,
+    spec_sources=("spec/004 (KafkaCDC.md)", "spec/notes/maxscale.md"),
+    # Three partitions in memory, so that a sink that scatters a table's rows shows; the reference
+    # writes partition 0 (a 1-partition topic, as MaxScale's tests use). Stream rules need to know
+    # whether a topic's messages sit in one partition: checked per topic. The upstream is MariaDB:
+    # generated workloads use its domain (INET4/INET6/UUID, type spellings) and carry GTIDs.
+    capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="partition",
+                              dialect="mariadb"),
+    check_modules=("conformance.protocols.maxscale_kafkacdc.checks",),
+)
