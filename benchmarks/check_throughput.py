@@ -251,6 +251,43 @@ def profile_check(records: list[Record], registry: DumpRegistry, top: int, prof_
     return rows[:top]
 
 
+def per_check(records: list[Record], registry: DumpRegistry, top: int) -> dict[str, Any]:
+    """Where a check's time goes, check by check: every `Tally.evaluate` call timed (the timer's
+    own cost is included, so the shares matter more than the absolute figures)."""
+    from conformance.checks import results as results_mod
+
+    spent: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    original = results_mod.Tally.evaluate
+
+    def timed_evaluate(self: Tally, spec: Any, evidence: Any) -> bool:
+        t0 = time.perf_counter()
+        try:
+            return original(self, spec, evidence)
+        finally:
+            spent[spec.id] = spent.get(spec.id, 0.0) + time.perf_counter() - t0
+            calls[spec.id] = calls.get(spec.id, 0) + 1
+
+    results_mod.Tally.evaluate = timed_evaluate  # type: ignore[method-assign]
+    try:
+        total, _ = timed(lambda: check_inprocess(records, registry))
+    finally:
+        results_mod.Tally.evaluate = original  # type: ignore[method-assign]
+    in_checks = sum(spent.values())
+    n = len(records)
+    print(f"\nper check (one instrumented in-process check, {n} records, {total:.3f} s = {total / n * 1e6:.1f} us "
+          f"per record; {in_checks / n * 1e6:.1f} us in {len(spent)} checks, {(total - in_checks) / n * 1e6:.1f} us "
+          "outside them: framing, decoding, evidence, delivery identification):")
+    rows = sorted(({"check": cid, "seconds": round(s, 4), "calls": calls[cid],
+                    "us_per_call": round(s / calls[cid] * 1e6, 2)} for cid, s in spent.items()),
+                  key=lambda r: -r["seconds"])
+    for r in rows[:top]:
+        print(f"  {r['seconds']:8.3f} s {r['calls']:>9,} calls {r['us_per_call']:>7.2f} us  {r['check']}")
+    return {"total_s": round(total, 4), "in_checks_s": round(in_checks, 4), "checks": len(spent),
+            "us_per_record": round(total / n * 1e6, 2), "us_per_record_in_checks": round(in_checks / n * 1e6, 2),
+            "rows": rows}
+
+
 def _short_path(file: str) -> str:
     for marker in ("/conformance/", "/site-packages/", "/lib/python"):
         i = file.rfind(marker)
@@ -264,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--records", type=int, default=100_000, help="at least this many records (default 100000)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds of each measurement (default 3)")
     ap.add_argument("--profile", action="store_true", help="cProfile one in-process check, print the top")
+    ap.add_argument("--per-check", action="store_true", help="time every check separately, print the top")
     ap.add_argument("--top", type=int, default=15, help="profile rows to print (default 15)")
     ap.add_argument("--seed", default="bench", help="workload seed (default 'bench')")
     ap.add_argument("--shape", choices=sorted(SHAPES), default="default",
@@ -378,6 +416,7 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
     profile = None
     if args.profile:
         profile = profile_check(records, registry, args.top, out_json.with_suffix(".prof"))
+    checks = per_check(records, registry, args.top) if args.per_check else None
 
     src_end = source_state()
     changed = src_end["sources_sha1"] != src_start["sources_sha1"]
@@ -404,6 +443,7 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
         "ratio_meaning": "check throughput / baseline throughput (best: best/best; median: median/median; "
                          "median_of_paired_rounds: median over rounds of the same round's ratio)",
         "profile_top_cumulative": profile,
+        "per_check": checks,
     }
     out_json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     print(f"\nwrote {out_json}")
