@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checks.common import ENCODER_RESPONSIVE
-from ..checks.registry import Level, Outcome
+from ..checks.registry import Level, Outcome, Scope, get_check
 from ..encoders.spi import EncoderError, EncoderInfo
 from ..errors import UsageError
 from ..model.events import Workload
@@ -175,6 +175,13 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
                  ) -> dict[str, Any]:
     options = spec.options(combo)
     w = generate(plan.seed, shard, spec.shape)
+    if get_check(check_id).scope is Scope.SOURCE:
+        # What a server did with the generated SQL: the suite's own defect, no encoder in it. The
+        # reproduction is the generated workload itself (the server's log stops before the
+        # statement it refused), replayed against the same kind of server.
+        return _unshrunk(plan, combo, options, check_id, shard, w, replay_command(plan, options, shard),
+                         "not shrunk: a finding against the suite's generated SQL (the workload as generated, "
+                         "before the server)")
     if plan.upstream is not None:
         w = plan.upstream.run_workload(w).workload  # what the encoder got: the server's log
     timeout = min(plan.encoder_timeout, 5.0)
@@ -184,13 +191,8 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
         # Not reproduced without the broker: it depends on the broker and the timing of its
         # faults, so every shrinking step would be a Kafka run whose outcome is not deterministic.
         replay = replay_command(plan, options, shard, plan.broker_args)
-        out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": w.sql(),
-                               "events": len(w.events), "replay": replay, "command": replay, "shrunk": False,
-                               "note": "not shrunk: the finding depends on the broker and the timing of its faults"}
-        path = write_reproduction(plan, combo, options, check_id, w, replay=replay)
-        if path is not None:
-            out["file"] = str(path)
-        return out
+        return _unshrunk(plan, combo, options, check_id, shard, w, replay,
+                         "not shrunk: the finding depends on the broker and the timing of its faults")
     if why_not is None:
         small = shrink(w, lambda c: check_id in failing_checks(plan.protocol, plan.encoder, options, registry, c,
                                                                timeout=timeout),
@@ -207,6 +209,17 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
     if path is not None:
         out["file"] = str(path)
         out["command"] = f"{plan.command_prefix} reproduce {shlex.quote(str(path))}"
+    return out
+
+
+def _unshrunk(plan: RunPlan, combo: int, options: dict[str, str], check_id: str, shard: int, w: Workload,
+              replay: str, note: str) -> dict[str, Any]:
+    """A reproduction of the whole workload, with the reason it was not shrunk."""
+    out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": w.sql(),
+                           "events": len(w.events), "replay": replay, "command": replay, "shrunk": False, "note": note}
+    path = write_reproduction(plan, combo, options, check_id, w, replay=replay)
+    if path is not None:
+        out["file"] = str(path)
     return out
 
 

@@ -123,6 +123,17 @@ class _TableState:
     retired: set[str] = field(default_factory=set)
 
 
+def _indexable(t: SqlType, key_kinds: tuple[Kind, ...]) -> bool:
+    """A type a secondary (unique) index may cover as the key sampler would make it: InnoDB
+    cannot index CHAR(0) / BINARY(0) (MariaDB error 1167), and a long VARCHAR exceeds the
+    3072-byte index limit (found by the source checks against a real MariaDB)."""
+    if t.kind not in key_kinds:
+        return False
+    if t.kind in (Kind.CHAR, Kind.BINARY) and t.length == 0:
+        return False
+    return not (t.kind in (Kind.VARCHAR, Kind.VARBINARY) and (t.length or 0) > 191)
+
+
 class HistoryBuilder:
     def __init__(self, src: Source, shape: Shape = DEFAULT_SHAPE, *, start_ms: int = EPOCH_MS) -> None:
         self.src = src
@@ -254,7 +265,7 @@ class HistoryBuilder:
             indexes.append(Index("PRIMARY", key_names, primary=True, index_id=1))
         else:
             indexes.append(Index(f"uk_{len(indexes) + 1}", key_names, unique=True, index_id=1))
-        others = [c for c in cols if c.name not in key_names and c.type.kind in shape.key_kinds]
+        others = [c for c in cols if c.name not in key_names and _indexable(c.type, shape.key_kinds)]
         if others and src.rare(0.25):
             c = src.choice(others)
             indexes.append(Index(f"uk_{c.name}"[:64], (c.name,), unique=True, index_id=2))

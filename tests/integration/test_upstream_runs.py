@@ -83,3 +83,24 @@ def test_a_server_lost_mid_run_is_an_infrastructure_error(mariadb_upstream: Any,
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["verdict"] == "error" and any("embedded-mariadb" in e for e in report["errors"])
     assert not [r for r in report["results"] if r["outcome"] == "failed"]  # nothing charged to the encoder
+
+
+def test_a_statement_the_server_refuses_is_reproduced_as_generated(mariadb_upstream: Any, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source.* finding blames the suite; its reproduction is the generated SQL, refused
+    statement included (the server's log stops before it, so replaying the log would show
+    nothing). Provoked with the generator as it was before the index fix: seed up1, shard 277
+    indexed a CHAR(0), which InnoDB refuses (error 1167)."""
+    from conformance.strategies import history
+
+    monkeypatch.setattr(history, "_indexable", lambda t, key_kinds: t.kind in key_kinds)
+    code, out = run(capsys, "run", "--upstream", mariadb_upstream.shareable_url(), "--kafka", "none", "--no-matrix",
+                    "--examples", "1", "--seed", "up1", "--shard", "277", "--report-dir", str(tmp_path))
+    assert code == 1, out[-3000:]
+    res = results(tmp_path)
+    assert res["source.statement-executes"]["outcome"] == "failed"
+    report = json.loads((tmp_path / "report.json").read_text())
+    repro = next(r for s in report["runs"] for r in s["reproductions"] if r["check"] == "source.statement-executes")
+    assert "generated SQL" in repro["note"] and repro["shrunk"] is False
+    assert "char(0)" in repro["sql"] and "UNIQUE KEY" in repro["sql"]

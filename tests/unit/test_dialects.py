@@ -168,3 +168,28 @@ def test_dialect_workloads_survive_the_workload_file_format(dialect: str) -> Non
         back = workload_from_json(json.loads(json.dumps(workload_to_json(w))))
         assert back.sql() == w.sql()
         assert back.events == w.events
+
+
+@pytest.mark.parametrize("dialect", ["tidb", "mariadb"])
+def test_secondary_indexes_cover_only_columns_a_server_can_index(dialect: str) -> None:
+    """InnoDB refuses an index on CHAR(0) / BINARY(0) (error 1167) and on a VARCHAR beyond the
+    3072-byte key limit: found by source.statement-executes against a real MariaDB (seed up1,
+    shard 277 of `run --upstream embedded-mariadb`)."""
+    from conformance.model.events import DdlKind
+
+    seen = 0
+    for s in list(range(300)) + ["up1"]:
+        for shard in ((277,) if s == "up1" else (0,)):
+            for e in sample_workload(s, shard, shape_for(dialect)).events:
+                if not isinstance(e, Ddl) or e.kind is not DdlKind.CREATE_TABLE or e.table is None:
+                    continue
+                cols = {c.name: c.type for c in e.table.columns}
+                for ix in e.table.indexes:
+                    for name in ix.columns:
+                        t = cols.get(name)
+                        if t is None:
+                            continue
+                        seen += 1
+                        assert not (t.kind in (Kind.CHAR, Kind.BINARY) and t.length == 0), (s, ix, t)
+                        assert not (t.kind in (Kind.VARCHAR, Kind.VARBINARY) and (t.length or 0) > 191), (s, ix, t)
+    assert seen > 300
