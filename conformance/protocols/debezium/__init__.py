@@ -1,0 +1,1 @@
+"""Debezium (PostgreSQL connector, Kafka Connect JSON converter)."""

@@ -1,0 +1,452 @@
+"""The Debezium checks (PostgreSQL connector, JSON converter).
+
+Each check has a stable id, a level, the clause it enforces and a mutant in `mutants.py` that it
+catches. Clauses cite Debezium's PostgreSQL connector documentation ("Data change events",
+"Data type mappings", "Transaction metadata", connector properties), Kafka Connect's
+JsonConverter, and what the real connector (3.6.3) emits from the same SQL
+(`tests/fixtures/debezium/`). Where the documentation and the connector disagree the check
+follows the connector and says so in `docs_vs_code`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, check
+from . import spec
+from .checker import EventEvidence, RecordEvidence, StreamEvidence
+
+P = spec.PROTOCOL
+Findings = Iterator[Failure | NotApplicable]
+D = spec.DOCS
+NOT_CHANGE = NotApplicable("not a change event")
+NO_SOURCE = NotApplicable("no change of the workload is paired with this event")
+
+
+def _brief(v: Any, n: int = 100) -> str:
+    r = repr(v)
+    return r if len(r) <= n else r[:n] + "…"
+
+
+# == framing ==========================================================================================
+
+@check("debezium.json.valid", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="Kafka Connect JsonConverter: keys and values are JSON documents in UTF-8 (RFC 8259: no member "
+              "twice); a tombstone is a null value")
+def json_valid(ev: RecordEvidence) -> Findings:
+    """Key and value are JSON in UTF-8 (or null: a tombstone's value, a keyless table's key)."""
+    for part, p in (("key", ev.msg.key), ("value", ev.msg.value)):
+        if not p.ok:
+            yield Failure(f"the {part} is not a JSON document: {p.error}", expected="JSON",
+                          actual=(p.raw or b"")[:120].decode("utf-8", "replace"), location=ev.at(part=part))
+
+
+@check("debezium.converter.schemas", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="Kafka Connect JsonConverter, `schemas.enable` (key.converter.*, value.converter.*; default true): "
+              "with schemas a document {\"schema\": ..., \"payload\": ...}, without them the payload alone")
+def converter_schemas(ev: RecordEvidence) -> Findings:
+    """With `*.converter.schemas.enable=true` every key and value is {schema, payload}; with false, the payload."""
+    for part, p, on in (("key", ev.msg.key, ev.o.key_schemas), ("value", ev.msg.value, ev.o.value_schemas)):
+        if p.raw is None or not p.ok:
+            continue
+        if on and not p.enveloped:
+            yield Failure(f"the {part} has no {{schema, payload}} envelope", expected="{schema, payload}",
+                          actual=_brief(p.doc), location=ev.at(part=part),
+                          hint=f"check with --option {part}.converter.schemas.enable=false if the converter has it off")
+        elif not on and p.enveloped:
+            yield Failure(f"the {part} carries a schema although {part}.converter.schemas.enable=false",
+                          expected="the payload alone", actual=_brief(p.doc), location=ev.at(part=part))
+
+
+# == the envelope =====================================================================================
+
+@check("debezium.envelope.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{D}, Data change events: the value's payload holds before, after, source, op, ts_ms; op is c "
+              "(create), u (update), d (delete), r (read), t (truncate) or m (message); c has no before, d no after")
+def envelope_fields(ev: RecordEvidence) -> Findings:
+    """A change event's payload has before/after/source/op/ts_ms, a known op, and before/after as the op says."""
+    if not ev.change:
+        yield NOT_CHANGE
+        return
+    e = ev.msg.envelope
+    if e is None:
+        if ev.msg.value.ok:
+            yield Failure("the payload is no object", expected="the change event envelope",
+                          actual=_brief(ev.msg.value.payload), location=ev.at(part="value"))
+        return
+    missing = [f for f in ("before", "after", "source", "op", "ts_ms") if f not in e]
+    if missing:
+        yield Failure(f"the envelope lacks {missing}", expected=list(spec.ENVELOPE_FIELDS), actual=sorted(e),
+                      location=ev.at(part="value"))
+    extra = [f for f in e if f not in spec.ENVELOPE_FIELDS]
+    if extra:
+        yield Failure(f"the envelope has unknown fields {extra}", expected=list(spec.ENVELOPE_FIELDS),
+                      actual=sorted(e), location=ev.at(part="value"))
+    op = e.get("op")
+    if op not in spec.OPS:
+        yield Failure(f"op {op!r} is not one of {', '.join(spec.OPS)}", expected=list(spec.OPS), actual=op,
+                      location=ev.at("op", "value"))
+        return
+    before, after = e.get("before"), e.get("after")
+    if op in ("c", "r") and (before is not None or not isinstance(after, dict)):
+        yield Failure(f"a {op!r} event needs before null and after a row", expected="before null, after {..}",
+                      actual={"before": _brief(before, 40), "after": _brief(after, 40)}, location=ev.at(part="value"))
+    if op == "u" and not isinstance(after, dict):
+        yield Failure("an update needs after", expected="after {..}", actual=_brief(after, 40),
+                      location=ev.at("after", "value"))
+    if op == "d" and (after is not None or not isinstance(before, dict)):
+        yield Failure("a delete needs after null and before the old row (or its key)",
+                      expected="before {..}, after null",
+                      actual={"before": _brief(before, 40), "after": _brief(after, 40)}, location=ev.at(part="value"))
+
+
+@check("debezium.envelope.schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{D}, Data change events (value schema: `<topic>.Envelope` with before/after structs named "
+              "`<topic>.Value`, source `io.debezium.connector.postgresql.Source`, op a string); JsonConverter writes "
+              "every field of the schema and nothing else")
+def envelope_schema(ev: RecordEvidence) -> Findings:
+    """The value schema names the envelope after the topic and matches the payload field for field."""
+    if not ev.change:
+        yield NOT_CHANGE
+        return
+    s, e = ev.msg.value.schema, ev.msg.envelope
+    if not ev.msg.value.enveloped or e is None:
+        yield NotApplicable("no value schema")
+        return
+    if not isinstance(s, dict) or s.get("type") != "struct" or not isinstance(s.get("fields"), list):
+        yield Failure("the value schema is no struct", expected="struct", actual=_brief(s),
+                      location=ev.at(part="value"))
+        return
+    name = s.get("name")
+    if not isinstance(name, str) or not name.endswith(".Envelope"):
+        yield Failure("the envelope schema is not named <topic>.Envelope", expected="….Envelope", actual=name,
+                      location=ev.at(part="value"))
+    fields = {f.get("field"): f for f in s["fields"] if isinstance(f, dict)}
+    if set(fields) != set(e):
+        yield Failure("the payload's fields differ from the schema's", expected=sorted(map(str, fields)),
+                      actual=sorted(e), location=ev.at(part="value"))
+    src = fields.get("source")
+    if isinstance(src, dict) and src.get("name") != "io.debezium.connector.postgresql.Source":
+        yield Failure("the source schema is not io.debezium.connector.postgresql.Source",
+                      expected="io.debezium.connector.postgresql.Source", actual=src.get("name"),
+                      location=ev.at("source", "value"))
+    for part in ("before", "after"):
+        f = fields.get(part)
+        row = e.get(part)
+        if not isinstance(f, dict):
+            continue
+        if not (isinstance(f.get("name"), str) and f["name"].endswith(".Value")) or not f.get("optional"):
+            yield Failure(f"{part} is not an optional struct named <topic>.Value", expected="optional ….Value",
+                          actual={"name": f.get("name"), "optional": f.get("optional")}, location=ev.at(part, "value"))
+        cols = [c.get("field") for c in f.get("fields") or [] if isinstance(c, dict)]
+        if isinstance(row, dict) and list(row) != cols:
+            yield Failure(f"{part}'s columns differ from its schema's", expected=cols, actual=list(row),
+                          location=ev.at(part, "value"))
+
+
+@check("debezium.envelope.timestamps", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{D}, Data change events: ts_ms, ts_us, ts_ns are the same instant (processing time) at three "
+              "precisions; source.ts_ms/ts_us/ts_ns the commit time likewise")
+def envelope_timestamps(ev: RecordEvidence) -> Findings:
+    """ts_ms/ts_us/ts_ns agree with one another, in the envelope and in source."""
+    if not ev.change or ev.msg.envelope is None:
+        yield NOT_CHANGE
+        return
+    for where, obj in (("envelope", ev.msg.envelope), ("source", ev.msg.source or {})):
+        ms, us, ns = obj.get("ts_ms"), obj.get("ts_us"), obj.get("ts_ns")
+        if ms is not None and not _is_int(ms):
+            yield Failure(f"{where} ts_ms is no integer", expected="int64", actual=ms, location=ev.at("ts_ms", "value"))
+            continue
+        if isinstance(us, int) and isinstance(ms, int) and us // 1000 != ms:
+            yield Failure(f"{where} ts_us is not ts_ms at microseconds", expected=ms, actual=us,
+                          location=ev.at("ts_us", "value"))
+        if isinstance(ns, int) and isinstance(us, int) and ns // 1000 != us:
+            yield Failure(f"{where} ts_ns is not ts_us at nanoseconds", expected=us, actual=ns,
+                          location=ev.at("ts_ns", "value"))
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+# == source ===========================================================================================
+
+_JSON_TYPES = {"string": str, "int64": int}
+
+
+@check("debezium.source.postgresql", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{D}, Data change events, source metadata: version, connector (postgresql), name (topic.prefix), "
+              "ts_ms, snapshot, db, schema, table, txId, lsn, xmin, sequence")
+def source_block(ev: RecordEvidence) -> Findings:
+    """source holds the PostgreSQL fields with their types; connector is postgresql, name the topic prefix."""
+    if not ev.change or ev.msg.envelope is None:
+        yield NOT_CHANGE
+        return
+    src = ev.msg.source
+    if src is None:
+        yield Failure("no source block", expected="an object", actual=_brief(ev.msg.envelope.get("source")),
+                      location=ev.at("source", "value"))
+        return
+    for name, typ, optional in spec.SOURCE_FIELDS:
+        v = src.get(name)
+        if v is None:
+            if not optional:
+                yield Failure(f"source.{name} is missing", expected=typ, actual=None, location=ev.at(name, "value"))
+            continue
+        if not isinstance(v, _JSON_TYPES[typ]) or isinstance(v, bool):
+            yield Failure(f"source.{name} is no {typ}", expected=typ, actual=v, location=ev.at(name, "value"))
+    if src.get("connector") != spec.CONNECTOR:
+        yield Failure("source.connector is not postgresql", expected=spec.CONNECTOR, actual=src.get("connector"),
+                      location=ev.at("connector", "value"))
+    if src.get("name") != ev.o.prefix:
+        yield Failure("source.name is not the topic prefix", expected=ev.o.prefix, actual=src.get("name"),
+                      location=ev.at("name", "value"), hint="pass the connector's topic.prefix with --option")
+    snap = src.get("snapshot")
+    if ev.msg.op in ("c", "u", "d") and snap not in (None, "false"):
+        yield Failure("a streamed change says it comes from a snapshot", expected="false", actual=snap,
+                      location=ev.at("snapshot", "value"))
+
+
+@check("debezium.topic.name", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{D}, Topic names: <topic.prefix>.<schemaName>.<tableName>; characters a topic name may not hold "
+              "are replaced by _ (the connector's topic naming strategy)")
+def topic_name(ev: RecordEvidence) -> Findings:
+    """A change event's topic is <topic.prefix>.<source.schema>.<source.table>."""
+    if not ev.change or ev.msg.source is None:
+        yield NOT_CHANGE
+        return
+    src = ev.msg.source
+    if not isinstance(src.get("schema"), str) or not isinstance(src.get("table"), str):
+        yield NotApplicable("source names no table")
+        return
+    want = spec.topic_name(ev.o, src["schema"], src["table"], ev.prefix)
+    if ev.record.topic != want:
+        yield Failure("the topic is not <topic.prefix>.<schema>.<table>", expected=want, actual=ev.record.topic,
+                      location=ev.at(part="topic"))
+
+
+# == key ==============================================================================================
+
+@check("debezium.key.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{D}, Change event keys: the key holds the table's primary key columns (a struct named "
+              "<topic>.Key), with the row's values; a table without a key has a null key")
+def key_fields(ev: RecordEvidence) -> Findings:
+    """The key's fields carry the row's values (and with the workload, exactly the key columns)."""
+    if ev.transaction_topic:
+        yield NotApplicable("a transaction boundary")
+        return
+    kp = ev.msg.key
+    if not kp.ok:
+        yield NotApplicable("the key is no JSON")
+        return
+    if ev.expected is not None:
+        want = ev.expected.key_payload(ev.o)
+        if spec.key_is_known(ev.expected.table) and kp.payload != want:
+            yield Failure("the key is not the table's key columns", expected=want, actual=kp.payload,
+                          location=ev.at(part="key"))
+    if kp.enveloped and isinstance(kp.schema, dict):
+        name = kp.schema.get("name")
+        if not (isinstance(name, str) and name == ev.record.topic[len(ev.prefix):] + ".Key"):
+            yield Failure("the key schema is not named <topic>.Key",
+                          expected=ev.record.topic[len(ev.prefix):] + ".Key", actual=name, location=ev.at(part="key"))
+    e = ev.msg.envelope
+    row = None
+    if e is not None:
+        row = e.get("after") if isinstance(e.get("after"), dict) else e.get("before")
+    if isinstance(kp.payload, dict) and isinstance(row, dict):
+        for k, v in kp.payload.items():
+            if k in row and row[k] != v:
+                yield Failure(f"key field {k!r} differs from the row's", expected=row[k], actual=v,
+                              location=ev.at(k, "key"))
+
+
+# == with the workload ================================================================================
+
+@check("debezium.row.values", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+       clause=f"{D}, Data type mappings (per decimal.handling.mode, time.precision.mode, binary.handling.mode); "
+              "Kafka Connect JsonConverter (bytes and Decimal as base64)")
+def row_values(ev: RecordEvidence) -> Findings:
+    """Every column of after (and of a FULL before) is the stored value as the type mapping renders it."""
+    x = ev.expected
+    if x is None:
+        yield NO_SOURCE
+        return
+    e = ev.msg.envelope
+    if e is None:
+        return
+    for part, image in (("after", x.after), ("before", x.before if spec.full_before(x.table) else None)):
+        row = e.get(part)
+        if image is None or not isinstance(row, dict):
+            continue
+        for c in x.table.columns:
+            want = spec.json_value(c, image[c.name], ev.o)
+            if c.name not in row:
+                yield Failure(f"{part} lacks column {c.name!r}", expected=_brief(want), actual=None,
+                              location=ev.at(c.name, part))
+                continue
+            if not spec.same_value(c, want, row[c.name], ev.o):
+                yield Failure(f"{part}.{c.name} ({c.type.kind}) is not the stored value as mapped",
+                              expected=_brief(want), actual=_brief(row[c.name]), location=ev.at(c.name, part))
+
+
+@check("debezium.column.types", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+       clause=f"{D}, Data type mappings: the Connect type and semantic type (name, parameters) of each column per "
+              "option; optional exactly when the column is nullable")
+def column_types(ev: RecordEvidence) -> Findings:
+    """Each column's Connect schema (type, name, parameters, optional) is the documented mapping."""
+    x = ev.expected
+    if x is None:
+        yield NO_SOURCE
+        return
+    s = ev.msg.value.schema
+    if not ev.msg.value.enveloped or not isinstance(s, dict):
+        yield NotApplicable("no value schema")
+        return
+    after = next((f for f in s.get("fields") or [] if isinstance(f, dict) and f.get("field") == "after"), None)
+    if after is None:
+        return
+    got = {f.get("field"): f for f in after.get("fields") or [] if isinstance(f, dict)}
+    for c in x.table.columns:
+        want = spec.field_schema(c, ev.o)
+        g = got.get(c.name)
+        if g is None:
+            continue  # row.values reports a missing column
+        for attr in ("type", "name", "parameters", "optional"):
+            if g.get(attr) != want.get(attr):
+                yield Failure(f"column {c.name!r} ({c.type.kind}): wrong {attr}", expected=want.get(attr),
+                              actual=g.get(attr), location=ev.at(c.name, "value"))
+
+
+@check("debezium.before.replica-identity", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+       clause=f"{D}, Data change events (update/delete) and REPLICA IDENTITY: FULL gives the whole old row; "
+              "DEFAULT/USING INDEX give no before for an update and only the key's columns for a delete")
+def before_image(ev: RecordEvidence) -> Findings:
+    """before is what the table's REPLICA IDENTITY puts in the WAL."""
+    x = ev.expected
+    if x is None:
+        yield NO_SOURCE
+        return
+    e = ev.msg.envelope
+    if e is None or x.op not in ("u", "d"):
+        yield NotApplicable("not an update or delete")
+        return
+    got = e.get("before")
+    if x.op == "u" and not spec.full_before(x.table):
+        if got is not None:
+            yield Failure("an update of a table without REPLICA IDENTITY FULL carries a before image",
+                          expected=None, actual=_brief(got), location=ev.at("before", "value"))
+        return
+    if x.before is None:
+        return
+    if not isinstance(got, dict):
+        yield Failure("before is missing", expected="the old row", actual=got, location=ev.at("before", "value"))
+        return
+    cols = x.table.columns if spec.full_before(x.table) else spec.key_columns(x.table)
+    for c in cols:
+        want = spec.json_value(c, x.before[c.name], ev.o)
+        if not spec.same_value(c, want, got.get(c.name), ev.o):
+            yield Failure(f"before.{c.name} is not the old value", expected=_brief(want),
+                          actual=_brief(got.get(c.name)), location=ev.at(c.name, "before"))
+
+
+@check("debezium.events.per-change", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+       clause=f"{D}, Data change events: one event per changed row (c/u/d) on the table's topic, in commit order; "
+              "Primary key updates: a delete event for the old key (with its tombstone) then a create event for the "
+              "new key")
+def events_per_change(ev: EventEvidence) -> Findings:
+    """The transaction's change events are the ops its row changes call for, in order, topic by topic."""
+    want: dict[str, list[str]] = {}
+    for x in ev.expected:
+        want.setdefault(x.topic, []).append(x.op)
+    got: dict[str, list[str | None]] = {}
+    for r in ev.records:
+        if r.change:
+            got.setdefault(r.record.topic, []).append(r.msg.op)
+    for topic in sorted(set(want) | set(got)):
+        if want.get(topic, []) != got.get(topic, []):
+            yield Failure("the change events differ from the row changes", expected=want.get(topic, []),
+                          actual=got.get(topic, []), location=ev.records[0].at() if ev.records else None)
+
+
+@check("debezium.transaction.metadata", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+       clause=f"{D}, Transaction metadata (provide.transaction.metadata): a BEGIN and an END event per "
+              "transaction on <topic.prefix>.transaction, END with event_count and per data_collection counts; "
+              "each event's transaction block has the transaction's id, total_order 1..n and data_collection_order "
+              "1..n per table",
+       docs_vs_code="docs: one id for BEGIN, END and every event; the connector (3.5, 3.6) writes <txId>:<lsn> "
+                    "with each message's own LSN, so the ids share only the txId: the check ties them by it")
+def transaction_metadata(ev: EventEvidence) -> Findings:
+    """BEGIN/END and the events' transaction blocks count and order the transaction's events."""
+    changes = [r for r in ev.records if r.change]
+    blocks = [r.msg.envelope.get("transaction") if r.msg.envelope is not None else None for r in changes]
+    bounds = [r for r in ev.records if r.transaction_topic]
+    if not ev.o.transactions:
+        if bounds:
+            yield Failure("transaction boundaries without provide.transaction.metadata", expected=[],
+                          actual=len(bounds), location=bounds[0].at())
+        if any(b is not None for b in blocks):
+            yield Failure("a transaction block without provide.transaction.metadata", expected=None,
+                          actual=_brief(next(b for b in blocks if b is not None)), location=changes[0].at())
+        return
+    if not ev.expected:
+        yield NotApplicable("no change")
+        return
+    statuses = [r.msg.value.payload.get("status") if isinstance(r.msg.value.payload, dict) else None for r in bounds]
+    if statuses != ["BEGIN", "END"]:
+        yield Failure("not one BEGIN and one END", expected=["BEGIN", "END"], actual=statuses,
+                      location=bounds[0].at() if bounds else (changes[0].at() if changes else None))
+        return
+    txids = {_txid(b.msg.value.payload.get("id")) for b in bounds}
+    txids |= {_txid(b.get("id")) if isinstance(b, dict) else None for b in blocks}
+    if len(txids) != 1 or None in txids:
+        yield Failure("the ids of BEGIN, END and the events name different transactions", expected="one txId",
+                      actual=sorted(map(str, txids)), location=bounds[0].at())
+    per: dict[str, int] = {}
+    for i, (r, b) in enumerate(zip(changes, blocks, strict=True), start=1):
+        src = r.msg.source or {}
+        coll = f"{src.get('schema')}.{src.get('table')}"
+        per[coll] = per.get(coll, 0) + 1
+        if not isinstance(b, dict) or b.get("total_order") != i or b.get("data_collection_order") != per[coll]:
+            yield Failure("wrong transaction block", expected={"total_order": i, "data_collection_order": per[coll]},
+                          actual=_brief(b), location=r.at("transaction", "value"))
+    end = bounds[1].msg.value.payload
+    want_colls = sorted(per.items())
+    got_colls = sorted((d.get("data_collection"), d.get("event_count")) for d in end.get("data_collections") or []
+                       if isinstance(d, dict))
+    if end.get("event_count") != len(changes) or got_colls != want_colls:
+        yield Failure("END does not count the transaction's events",
+                      expected={"event_count": len(changes), "data_collections": want_colls},
+                      actual={"event_count": end.get("event_count"), "data_collections": got_colls},
+                      location=bounds[1].at())
+
+
+def _txid(v: Any) -> str | None:
+    return v.split(":", 1)[0] if isinstance(v, str) and v else None
+
+
+# == streams ==========================================================================================
+
+@check("debezium.delete.tombstone", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+       clause=f"{D}, Tombstone events and tombstones.on.delete (default true): a delete event is followed by a "
+              "tombstone with the same key and a null value; with false, no tombstones")
+def delete_tombstone(ev: StreamEvidence) -> Findings:
+    """The next message of a deleted key, in its partition, is its tombstone (none with tombstones.on.delete=false)."""
+    judged = False
+    for part, log in sorted(ev.logs.items()):
+        for i, e in enumerate(log):
+            if e.kind == "tombstone" and not ev.o.tombstones:
+                yield Failure("a tombstone although tombstones.on.delete=false", expected="no tombstone",
+                              actual=e.key, location=Location(ev.topic, part, e.offset))
+            if e.kind != "d" or not ev.o.tombstones or e.key is None:
+                continue
+            nxt = next((x for x in log[i + 1:] if x.key == e.key), None)
+            if nxt is None and not ev.complete:
+                continue  # the capture ends before the tombstone could come
+            judged = True
+            if nxt is None or nxt.kind != "tombstone":
+                yield Failure("a delete event not followed by its tombstone", expected="a tombstone of key " + e.key,
+                              actual=None if nxt is None else f"{nxt.kind} at offset {nxt.offset}",
+                              location=Location(ev.topic, part, e.offset))
+    if not judged and ev.o.tombstones:
+        yield NotApplicable("no delete")

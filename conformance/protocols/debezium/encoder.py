@@ -1,0 +1,180 @@
+"""The Debezium reference encoder: what the PostgreSQL connector hands to Kafka Connect, through
+the JSON converter, for the changes of a workload (spec.py says where each rule comes from).
+
+* One topic per table, `<topic.prefix>.<schema>.<table>`; the key is the primary key (or the
+  replica-identity index) as a struct, null for a table with neither; Kafka's partitioner
+  places it (Connect hashes the key).
+* Per row change one event: `c` (insert), `u` (update), `d` (delete) and, after a delete, a
+  tombstone unless `tombstones.on.delete=false`. An update that changes the key is a delete of
+  the old key (and its tombstone) followed by a create with the new one ("Primary key updates").
+* `before`: the whole old row under REPLICA IDENTITY FULL; otherwise null for an update that
+  keeps the key, and the old key's columns (the rest null) for a delete.
+* `source`: the PostgreSQL block; `txId` and `lsn` from the server where the workload ran on
+  one, else synthetic but increasing. Transaction ids are `<txId>:<lsn>` as the real connector
+  writes them; BEGIN/END go to `<topic.prefix>.transaction` with `provide.transaction.metadata`.
+* DDL and TRUNCATE produce nothing (the connector learns schemas from the log; TRUNCATE is
+  skipped by default).
+
+Every step is a method so that a mutant can break exactly one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...encoders.spi import EncoderContext, Record
+from ...model.events import Event, Op, RowChange, Transaction, tso_physical_ms
+from ...model.table import Table
+from ...model.values import Row
+from . import spec
+from .spec import DbzOptions
+
+VERSION = "cdc-conformance-reference"
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+class DebeziumEncoder:
+    protocol = spec.PROTOCOL
+
+    def __init__(self) -> None:
+        self.ctx: EncoderContext | None = None
+        self.o = DbzOptions()
+        self.txid = 700
+        self.lsn = 24_000_000
+        self.last_commit_lsn: int | None = None
+
+    def open(self, ctx: EncoderContext) -> None:
+        self.ctx = ctx
+        self.o = DbzOptions.from_options(ctx.options)
+
+    def tick(self, now: float) -> list[Record]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+    # -- events -------------------------------------------------------------------------------
+
+    def encode(self, event: Event) -> list[Record]:
+        if not isinstance(event, Transaction) or not event.changes:
+            return []
+        self.txid += 1
+        begin_lsn = self.next_lsn()
+        ts_ms = tso_physical_ms(event.commit_ts)
+        out: list[Record] = []
+        total = 0
+        per_collection: dict[str, int] = {}
+        if self.o.transactions:
+            out.append(self.transaction_record("BEGIN", f"{self.txid}:{begin_lsn}", ts_ms, None))
+        first = True
+        for ch in event.changes:
+            for op, before, after in self.events_of(ch):
+                lsn = begin_lsn if first else self.next_lsn()
+                first = False
+                total += 1
+                coll = spec.data_collection(ch.table)
+                per_collection[coll] = per_collection.get(coll, 0) + 1
+                block = {"id": f"{self.txid}:{lsn}", "total_order": total,
+                         "data_collection_order": per_collection[coll]} if self.o.transactions else None
+                out.append(self.change_record(ch.table, op, before, after, ts_ms, lsn, begin_lsn, block))
+                if op == "d":
+                    out.extend(self.after_delete(ch.table, before))
+        commit_lsn = self.next_lsn()
+        if self.o.transactions:
+            out.append(self.transaction_record("END", f"{self.txid}:{commit_lsn}", ts_ms, (total, per_collection)))
+        self.last_commit_lsn = begin_lsn
+        return out
+
+    def next_lsn(self) -> int:
+        self.lsn += 152
+        return self.lsn
+
+    def events_of(self, ch: RowChange) -> list[tuple[str, Row | None, Row | None]]:
+        """(op, before, after) per event the change makes (a key change makes two)."""
+        t = ch.table
+        if ch.op is Op.INSERT:
+            return [("c", None, ch.after)]
+        if ch.op is Op.DELETE:
+            return [("d", self.old_image(t, ch.before), None)]
+        assert ch.before is not None and ch.after is not None
+        keys = spec.key_columns(t)
+        if keys and any(ch.before[c.name] != ch.after[c.name] for c in keys):
+            return [("d", self.old_image(t, ch.before), None), ("c", None, ch.after)]
+        return [("u", ch.before if spec.full_before(t) else None, ch.after)]
+
+    def old_image(self, t: Table, before: Row | None) -> Row | None:
+        """What the WAL keeps of the old row: all of it (FULL), else the key's columns."""
+        assert before is not None
+        if spec.full_before(t):
+            return before
+        keys = {c.name for c in spec.key_columns(t)}
+        return {c.name: before[c.name] if c.name in keys else None for c in t.columns}
+
+    # -- records ------------------------------------------------------------------------------
+
+    def topic(self, t: Table) -> str:
+        prefix = self.ctx.topic_prefix if self.ctx is not None else ""
+        return prefix + self.logical_topic(t)
+
+    def logical_topic(self, t: Table) -> str:
+        """The topic without the run's own prefix: what schema names are made of."""
+        return spec.topic_name(self.o, t.database, t.name)
+
+    def key_bytes(self, t: Table, image: Row | None) -> bytes | None:
+        cols = spec.key_columns(t)
+        if not cols or image is None:
+            return None
+        payload = {c.name: spec.json_value(c, image[c.name], self.o) for c in cols}
+        if self.o.key_schemas:
+            return dumps({"schema": spec.key_schema(t, self.logical_topic(t), self.o), "payload": payload})
+        return dumps(payload)
+
+    def row(self, t: Table, image: Row | None) -> dict[str, Any] | None:
+        if image is None:
+            return None
+        return {c.name: spec.json_value(c, image[c.name], self.o) for c in t.columns}
+
+    def source(self, t: Table, ts_ms: int, lsn: int, begin_lsn: int) -> dict[str, Any]:
+        last = None if self.last_commit_lsn is None else str(self.last_commit_lsn)
+        return {"version": VERSION, "connector": spec.CONNECTOR, "name": self.o.prefix, "ts_ms": ts_ms,
+                "snapshot": "false", "db": "postgres", "sequence": json.dumps([last, str(lsn)]),
+                "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "schema": t.database, "table": t.name,
+                "txId": self.txid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None}
+
+    def envelope(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
+                 begin_lsn: int, block: dict[str, Any] | None) -> dict[str, Any]:
+        now_ms = ts_ms + 1
+        return {"before": self.row(t, before), "after": self.row(t, after),
+                "source": self.source(t, ts_ms, lsn, begin_lsn), "transaction": block, "op": op,
+                "ts_ms": now_ms, "ts_us": now_ms * 1000, "ts_ns": now_ms * 1_000_000}
+
+    def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
+                      begin_lsn: int, block: dict[str, Any] | None) -> Record:
+        payload = self.envelope(t, op, before, after, ts_ms, lsn, begin_lsn, block)
+        topic = self.topic(t)
+        value = dumps({"schema": spec.envelope_schema(t, self.logical_topic(t), self.o), "payload": payload}) \
+            if self.o.value_schemas else dumps(payload)
+        return Record(topic, self.key_bytes(t, after if after is not None else before), value, None)
+
+    def after_delete(self, t: Table, before: Row | None) -> list[Record]:
+        return [self.tombstone(t, before)] if self.o.tombstones else []
+
+    def tombstone(self, t: Table, before: Row | None) -> Record:
+        return Record(self.topic(t), self.key_bytes(t, before), None, None)
+
+    def transaction_record(self, status: str, tx_id: str, ts_ms: int,
+                           end: tuple[int, dict[str, int]] | None) -> Record:
+        prefix = self.ctx.topic_prefix if self.ctx is not None else ""
+        key_payload = {"id": tx_id}
+        payload = {"status": status, "id": tx_id, "event_count": end[0] if end else None,
+                   "data_collections": [{"data_collection": c, "event_count": n} for c, n in end[1].items()]
+                   if end else None, "ts_ms": ts_ms}
+        key = dumps({"schema": spec.TX_KEY_SCHEMA, "payload": key_payload}) if self.o.key_schemas \
+            else dumps(key_payload)
+        value = dumps({"schema": spec.TX_VALUE_SCHEMA, "payload": payload}) if self.o.value_schemas \
+            else dumps(payload)
+        return Record(prefix + self.o.transaction_topic, key, value, None)

@@ -1,0 +1,174 @@
+"""Deliberately broken Debezium encoders: the reference with exactly one defect each, naming the
+check that must catch it. Some are what real deployments get wrong: a converter configured
+without schemas on one side, a consumer-visible op code from another tool, a missing tombstone."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...encoders.spi import Record
+from ...model.table import Table
+from ...model.types import Kind
+from ...model.values import Row
+from ..mutants import MutantRegistry
+from . import spec
+from .encoder import DebeziumEncoder, dumps
+
+mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
+
+DML = {"transactions": (6, 12), "ddl_rate": 0.1}
+
+
+@mutant("value-not-json", "json.valid")
+class ValueNotJson(DebeziumEncoder):
+    """Cuts the last byte off every value."""
+
+    def change_record(self, *a: Any, **k: Any) -> Record:
+        r = super().change_record(*a, **k)
+        return Record(r.topic, r.key, (r.value or b"")[:-1], r.partition)
+
+
+@mutant("schemaless-value", "converter.schemas")
+class SchemalessValue(DebeziumEncoder):
+    """Writes values without the {schema, payload} envelope although schemas are enabled."""
+
+    def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
+                      begin_lsn: int, block: dict[str, Any] | None) -> Record:
+        payload = self.envelope(t, op, before, after, ts_ms, lsn, begin_lsn, block)
+        return Record(self.topic(t), self.key_bytes(t, after if after is not None else before), dumps(payload), None)
+
+
+@mutant("op-insert-word", "envelope.fields")
+class OpInsertWord(DebeziumEncoder):
+    """Writes op as "insert"/"update"/"delete" instead of c/u/d."""
+
+    def envelope(self, *a: Any, **k: Any) -> dict[str, Any]:
+        e = super().envelope(*a, **k)
+        e["op"] = {"c": "insert", "u": "update", "d": "delete"}[e["op"]]
+        return e
+
+
+@mutant("envelope-misnamed", "envelope.schema")
+class EnvelopeMisnamed(DebeziumEncoder):
+    """Names the envelope schema after the table instead of `<topic>.Envelope`."""
+
+    def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
+                      begin_lsn: int, block: dict[str, Any] | None) -> Record:
+        r = super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block)
+        doc = json.loads(r.value or b"{}")
+        if "schema" in doc:
+            doc["schema"]["name"] = t.name
+        return Record(r.topic, r.key, dumps(doc), r.partition)
+
+
+@mutant("ts-us-as-ms", "envelope.timestamps")
+class TsUsAsMs(DebeziumEncoder):
+    """Writes ts_us with the milliseconds' value."""
+
+    def envelope(self, *a: Any, **k: Any) -> dict[str, Any]:
+        e = super().envelope(*a, **k)
+        e["ts_us"] = e["ts_ms"]
+        return e
+
+
+@mutant("source-connector-mysql", "source.postgresql")
+class SourceConnectorMysql(DebeziumEncoder):
+    """Says connector "mysql" in the source block of a PostgreSQL change."""
+
+    def source(self, *a: Any, **k: Any) -> dict[str, Any]:
+        s = super().source(*a, **k)
+        s["connector"] = "mysql"
+        return s
+
+
+@mutant("topic-without-schema", "topic.name")
+class TopicWithoutSchema(DebeziumEncoder):
+    """Names topics <topic.prefix>.<table>, leaving the schema out."""
+
+    def topic(self, t: Table) -> str:
+        prefix = self.ctx.topic_prefix if self.ctx is not None else ""
+        return prefix + spec._INVALID_TOPIC_CHAR.sub("_", f"{self.o.prefix}.{t.name}")
+
+
+@mutant("key-all-columns", "key.fields")
+class KeyAllColumns(DebeziumEncoder):
+    """Keys every event with all the row's columns instead of the key columns."""
+
+    def key_bytes(self, t: Table, image: Row | None) -> bytes | None:
+        if image is None:
+            return None
+        payload = {c.name: spec.json_value(c, image[c.name], self.o) for c in t.columns}
+        return dumps({"schema": spec.key_schema(t, self.logical_topic(t), self.o), "payload": payload}) \
+            if self.o.key_schemas else dumps(payload)
+
+
+@mutant("date-as-text", "row.values", shape={"kinds": (Kind.INT, Kind.DATE, Kind.VARCHAR), "edge_rate": 0.3})
+class DateAsText(DebeziumEncoder):
+    """Writes DATE values as ISO text, not days since the epoch."""
+
+    def row(self, t: Table, image: Row | None) -> dict[str, Any] | None:
+        out = super().row(t, image)
+        if out is None or image is None:
+            return out
+        for c in t.columns:
+            v = image[c.name]
+            if c.type.kind is Kind.DATE and v is not None:
+                out[c.name] = f"{v.year:04d}-{v.month:02d}-{v.day:02d}"  # type: ignore[union-attr]
+        return out
+
+
+@mutant("timestamp-micro-as-milli-type", "column.types",
+        shape={"kinds": (Kind.INT, Kind.DATETIME, Kind.TEXT)})
+class TimestampTypeAlwaysMilli(DebeziumEncoder):
+    """Declares every timestamp column io.debezium.time.Timestamp whatever its precision."""
+
+    def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
+                      begin_lsn: int, block: dict[str, Any] | None) -> Record:
+        r = super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block)
+        doc = json.loads(r.value or b"{}")
+        if "schema" in doc:
+            for f in doc["schema"]["fields"]:
+                for col in f.get("fields", []) if f.get("field") in ("before", "after") else []:
+                    if col.get("name") == "io.debezium.time.MicroTimestamp":
+                        col["name"] = "io.debezium.time.Timestamp"
+        return Record(r.topic, r.key, dumps(doc), r.partition)
+
+
+@mutant("update-before-always", "before.replica-identity", shape=DML)
+class UpdateBeforeAlways(DebeziumEncoder):
+    """Writes the whole old row in every update, whatever the table's REPLICA IDENTITY."""
+
+    def events_of(self, ch: Any) -> list[tuple[str, Row | None, Row | None]]:
+        out = super().events_of(ch)
+        return [("u", ch.before, a) if op == "u" else (op, b, a) for op, b, a in out]
+
+
+@mutant("key-change-as-update", "events.per-change", shape=DML)
+class KeyChangeAsUpdate(DebeziumEncoder):
+    """Writes an update that changes the key as one update event (no delete of the old key)."""
+
+    def events_of(self, ch: Any) -> list[tuple[str, Row | None, Row | None]]:
+        out = super().events_of(ch)
+        if [op for op, _b, _a in out] == ["d", "c"]:
+            return [("u", None, ch.after)]
+        return out
+
+
+@mutant("end-miscounts", "transaction.metadata", needs={"provide.transaction.metadata": "true"})
+class EndMiscounts(DebeziumEncoder):
+    """Counts one event too many in every END."""
+
+    def transaction_record(self, status: str, tx_id: str, ts_ms: int,
+                           end: tuple[int, dict[str, int]] | None) -> Record:
+        if end is not None:
+            end = (end[0] + 1, end[1])
+        return super().transaction_record(status, tx_id, ts_ms, end)
+
+
+@mutant("no-tombstone", "delete.tombstone", shape=DML)
+class NoTombstone(DebeziumEncoder):
+    """Never writes the tombstone after a delete."""
+
+    def after_delete(self, t: Table, before: Row | None) -> list[Record]:
+        return []

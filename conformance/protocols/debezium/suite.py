@@ -1,0 +1,67 @@
+"""Debezium as the harness and the CLI see it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ...checks.delivery import Version
+from ...checks.results import Tally
+from ...encoders.spi import EncoderInfo, EncoderKind
+from ...model.events import Transaction, Workload
+from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
+from ..mutants import MutantSpec
+from . import delivery, spec
+from .checker import DebeziumChecker
+from .encoder import DebeziumEncoder
+
+
+class DebeziumSuite(ProtocolSuite):
+    def reference(self) -> EncoderInfo:
+        return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, DebeziumEncoder,
+                           "Reference encoder: Debezium's PostgreSQL connector through Kafka Connect's JSON converter "
+                           "(documented envelope and type mapping; transaction ids as the real connector writes them).")
+
+    def mutants(self) -> Sequence[MutantSpec]:
+        from .mutants import MUTANTS
+
+        return MUTANTS.specs()
+
+    def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
+                topic_prefix: str = "", partitions: int | None = None) -> DebeziumChecker:
+        return DebeziumChecker(options, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
+
+    def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
+        o = spec.DbzOptions.from_options(options)
+        out = set()
+        for e in workload.events:
+            if isinstance(e, Transaction):
+                for ch in e.changes:
+                    out.add(spec.topic_name(o, ch.table.database, ch.table.name, topic_prefix))
+        if o.transactions and out:
+            out.add(topic_prefix + o.transaction_topic)
+        return out
+
+    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
+                          ) -> Iterator[Version]:
+        return delivery.expected_versions(workload, options, topic_prefix)
+
+    def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
+        return delivery.identifier(options)
+
+    def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
+        return False
+
+
+SUITE = DebeziumSuite(
+    name=spec.PROTOCOL,
+    title="Debezium (PostgreSQL connector, Kafka Connect JSON converter)",
+    options=spec.OPTIONS,
+    spec_sources=("Debezium PostgreSQL connector documentation", "Kafka Connect JsonConverter",
+                  "tests/fixtures/debezium (real Debezium 3.6.3 output)"),
+    # Connect's producer hashes keys over a topic's partitions: three in memory, so that a sink
+    # that scatters a key shows. The upstream is PostgreSQL, kept to the kinds the mapping covers.
+    capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="entity",
+                              dialect="postgresql", kinds=spec.KINDS),
+    check_modules=("conformance.protocols.debezium.checks",),
+)
