@@ -82,6 +82,10 @@ class MutantRegistry:
         return out
 
 
+COMMIT_TS_ORDER = "delivery.commit-ts-order"
+PER_KEY_ORDER = "delivery.per-key-order"
+
+
 def encoder_infos(suite: ProtocolSuite) -> list[EncoderInfo]:
     """A protocol's encoders as the CLI lists them: its reference, its mutants, and one delivery
     mutant per broken sink policy (the reference behind it, with the options under which every
@@ -98,7 +102,12 @@ def encoder_infos(suite: ProtocolSuite) -> list[EncoderInfo]:
         if sink.catches is None:
             continue
         doc = (sink.__doc__ or name).strip().splitlines()[0]
+        catches = sink.catches
+        if catches == COMMIT_TS_ORDER and not suite.carries_commit_ts(suite.capabilities.delivery_options):
+            # Messages without a commit ts (Debezium's JSON): what reordering breaks there is the
+            # order of each key's versions.
+            catches = PER_KEY_ORDER
         out.append(EncoderInfo(f"{suite.name}/mutant/{name}", suite.name, EncoderKind.MUTANT, ref.factory, doc,
-                               catches=sink.catches, needs_options=suite.capabilities.delivery_options,
+                               catches=catches, needs_options=suite.capabilities.delivery_options,
                                shape=dict(sink.shape), sink=name, faults=sink.faults))
     return out

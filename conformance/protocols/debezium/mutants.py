@@ -5,6 +5,7 @@ without schemas on one side, a consumer-visible op code from another tool, a mis
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from ...encoders.spi import Record
@@ -172,3 +173,22 @@ class NoTombstone(DebeziumEncoder):
 
     def after_delete(self, t: Table, before: Row | None) -> list[Record]:
         return []
+
+
+@mutant("crash-on-delete", "encoder.no-crash", shape=DML)
+class CrashOnDelete(DebeziumEncoder):
+    """Raises on the first delete."""
+
+    def after_delete(self, t: Table, before: Row | None) -> list[Record]:
+        raise KeyError("no such row")
+
+
+@mutant("hang-on-update", "encoder.responsive", shape=DML)
+class HangOnUpdate(DebeziumEncoder):
+    """Never returns from an update."""
+
+    def events_of(self, ch: Any) -> list[tuple[str, Row | None, Row | None]]:
+        out = super().events_of(ch)
+        if any(op == "u" for op, _b, _a in out):
+            time.sleep(3600)
+        return out
