@@ -171,6 +171,10 @@ class EncoderInfo:
     # Which of a combination's options the encoder does not support ("name=value (why)"); None:
     # it supports every option of its protocol. The CLI leaves such combinations out of a matrix.
     unsupported: Callable[[Mapping[str, str]], Sequence[str]] | None = field(default=None, compare=False, repr=False)
+    # A whole CDC tool (black-box mode, `encoders/tool.py`): its adapter's factory. The tool reads
+    # the upstream's change log itself; `factory` is then unused (the harness replays what the
+    # tool handed over).
+    tool: Callable[[], Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def needs_broker(self) -> bool:

@@ -182,6 +182,11 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
         return _unshrunk(plan, combo, options, check_id, shard, w, replay_command(plan, options, shard),
                          "not shrunk: a finding against the suite's generated SQL (the workload as generated, "
                          "before the server)")
+    if plan.encoder.tool is not None:
+        # A whole tool reads the server itself: every shrinking step would be a run of the tool
+        # against the server; the replay command runs the same workload through it again.
+        return _unshrunk(plan, combo, options, check_id, shard, w, replay_command(plan, options, shard),
+                         "not shrunk: a whole CDC tool (the replay runs it against the server again)")
     if plan.upstream is not None:
         w = plan.upstream.run_workload(w).workload  # what the encoder got: the server's log
     timeout = min(plan.encoder_timeout, 5.0)

@@ -175,7 +175,26 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     tally.workload = (spec.seed, shard)
     if latch.shard is not None:
         return UnitResult(combo, shard, tally, skipped=True)
-    if spec.upstream:
+    factory = info.factory
+    tool_seconds: dict[str, float] = {}
+    if info.tool is not None:
+        if not spec.upstream:
+            raise InfrastructureError(f"{info.name} is a whole CDC tool that reads a database's change log: "
+                                      "run it with --upstream (e.g. --upstream embedded-postgres)")
+        # The tool applies the workload through the upstream while it captures it; what it
+        # handed over is replayed through the same pipeline as any encoder's records.
+        from ..encoders.tool import ReplayEncoder, worker_tool
+
+        up = worker_upstream(spec.upstream)
+        tool_run = worker_tool(info.name, info.tool, up, options).run(up, workload, options,
+                                                                       max(60.0, spec.encoder_timeout))
+        captured = tool_run.captured
+        tool_seconds = tool_run.seconds
+        workload = captured.workload
+        if captured.truth is not None:
+            judge_source(captured.truth, tally)
+        factory = lambda: ReplayEncoder(tool_run, spec.protocol)  # noqa: E731
+    elif spec.upstream:
         # Applied to the server, read back from its change log: the encoder gets the captured
         # events, and the source checks judge what the server did with the generated SQL.
         captured = worker_upstream(spec.upstream).run_workload(workload)
@@ -190,6 +209,7 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     res.seconds["generate"] = t1 - t0
     if spec.upstream:
         res.seconds["upstream"] = t2 - t1
+    res.seconds.update(tool_seconds)
     if prepare is not None:
         prepare(res.topics)
     checker = suite.checker(options, registry, tally, ENCODE, topic_prefix=prefix, partitions=spec.partitions)
@@ -207,7 +227,7 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     guard = Guard(spec.encoder_timeout + (ADAPTER_GRACE_S if info.bounds_own_calls else 0.0))
     t3 = time.perf_counter()
     try:
-        out = encode_events(info.factory, ctx, workload.events, SINKS[info.sink](), transport, checker, tally, guard,
+        out = encode_events(factory, ctx, workload.events, SINKS[info.sink](), transport, checker, tally, guard,
                             flush_timeout=spec.flush_timeout, pace=pace if spec.event_interval_s else None)
     finally:
         guard.close()

@@ -122,12 +122,15 @@ class PostgresUpstream(Upstream):
     def alive(self) -> str | None:
         return None
 
-    def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None) -> Captured:
+    def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None,
+                     database: str | None = None) -> Captured:
+        """`database`: run in this database, which the caller owns (a tool adapter that set up its
+        own replication slot there first); by default one from the pool."""
         name = str(workload.meta.get("dialect", "tidb"))
         if name != "postgresql":
             raise ValueError(f"a {name} workload cannot run on PostgreSQL: generate it with the postgresql dialect")
         self.start()
-        session = PostgresSession(self, workload)
+        session = PostgresSession(self, workload, database=database)
         try:
             return run_session(session, workload, mutant=mutant, databases=tuple(session.names.items()))
         finally:
@@ -303,8 +306,9 @@ def _tail(path: str, lines: int = 6) -> str:
 # -- one workload ----------------------------------------------------------------------------
 
 class PostgresSession:
-    def __init__(self, upstream: PostgresUpstream, workload: Workload) -> None:
+    def __init__(self, upstream: PostgresUpstream, workload: Workload, *, database: str | None = None) -> None:
         self.up = upstream
+        self.owned = database is None  # the database goes back to the pool at close
         self.server = upstream.describe()
         tag = uuid.uuid4().hex[:10]
         self.slot = f"cc_{tag}"
@@ -319,7 +323,7 @@ class PostgresSession:
         self.txid: int | None = None
         self.database = "-"
         try:
-            self.database = upstream.take_database()
+            self.database = upstream.take_database() if database is None else database
             self.conn = upstream.connect(self.database)
         except Exception as e:  # noqa: BLE001
             raise self._lost(e) from None
@@ -413,11 +417,15 @@ class PostgresSession:
             self.conn.execute("ROLLBACK") if self.conn.info.transaction_status else None
             self.conn.execute(f"SELECT pg_drop_replication_slot('{self.slot}')")
             self.conn.execute(f'DROP PUBLICATION IF EXISTS "{self.publication}"')
-            for schema in self.names.values():
+            # A database the caller owns keeps its tables: a tool may still be reading the log
+            # (and the catalog) of this workload; the owner drops the database when it is done.
+            for schema in self.names.values() if self.owned else ():
                 self.conn.execute(f"DROP SCHEMA IF EXISTS {self.dialect.quote_ident(schema)} CASCADE")
             clean = True
         with contextlib.suppress(Exception):
             self.conn.close()
+        if not self.owned:
+            return
         if clean:
             self.up.give_back(self.database)
         else:

@@ -242,7 +242,7 @@ def key_fields(ev: RecordEvidence) -> Findings:
         return
     if ev.expected is not None:
         want = ev.expected.key_payload(ev.o)
-        if spec.key_is_known(ev.expected.table) and kp.payload != want:
+        if spec.key_is_known(ev.expected.table) and not _same_key(ev, want, kp.payload):
             yield Failure("the key is not the table's key columns", expected=want, actual=kp.payload,
                           location=ev.at(part="key"))
     if kp.enveloped and isinstance(kp.schema, dict):
@@ -259,6 +259,14 @@ def key_fields(ev: RecordEvidence) -> Findings:
             if k in row and row[k] != v:
                 yield Failure(f"key field {k!r} differs from the row's", expected=row[k], actual=v,
                               location=ev.at(k, "key"))
+
+
+def _same_key(ev: RecordEvidence, want: dict[str, Any] | None, got: Any) -> bool:
+    if want is None or not isinstance(got, dict):
+        return bool(want == got)
+    assert ev.expected is not None
+    cols = {c.name: c for c in spec.key_columns(ev.expected.table)}
+    return set(got) == set(want) and all(spec.same_value(cols[n], want[n], got[n], ev.o) for n in want)
 
 
 # == with the workload ================================================================================
@@ -292,7 +300,9 @@ def row_values(ev: RecordEvidence) -> Findings:
 
 @check("debezium.column.types", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
        clause=f"{D}, Data type mappings: the Connect type and semantic type (name, parameters) of each column per "
-              "option; optional exactly when the column is nullable")
+              "option; a nullable column is optional",
+       docs_vs_code="the connector declares NOT NULL columns added by ALTER TABLE optional (3.6.3, pgoutput): "
+                    "optional is required only of nullable columns")
 def column_types(ev: RecordEvidence) -> Findings:
     """Each column's Connect schema (type, name, parameters, optional) is the documented mapping."""
     x = ev.expected
@@ -312,10 +322,16 @@ def column_types(ev: RecordEvidence) -> Findings:
         g = got.get(c.name)
         if g is None:
             continue  # row.values reports a missing column
-        for attr in ("type", "name", "parameters", "optional"):
+        for attr in ("type", "name", "parameters"):
             if g.get(attr) != want.get(attr):
                 yield Failure(f"column {c.name!r} ({c.type.kind}): wrong {attr}", expected=want.get(attr),
                               actual=g.get(attr), location=ev.at(c.name, "value"))
+        # A nullable column must be optional; a NOT NULL one may be declared optional too: the
+        # real connector does so for columns added by ALTER TABLE (pgoutput's relation message
+        # carries no nullability).
+        if c.nullable and g.get("optional") is not True:
+            yield Failure(f"nullable column {c.name!r} is not optional", expected=True, actual=g.get("optional"),
+                          location=ev.at(c.name, "value"))
 
 
 @check("debezium.before.replica-identity", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,

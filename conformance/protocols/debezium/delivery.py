@@ -16,15 +16,45 @@ from typing import Any
 
 from ...checks.delivery import Version
 from ...model.events import Transaction, Workload
+from ...model.values import to_float32
 from .decoder import decode
 from .encoder import DebeziumEncoder
-from .spec import DbzOptions, json_value, key_columns, topic_name
+from .spec import DbzOptions, decimal_of, field_type, json_value, key_columns, parse_zoned, topic_name
 
 Identified = tuple[bytes | None, bytes | None, int | None] | None
 
 
 def digest(obj: Any) -> bytes:
     return hashlib.blake2b(json.dumps(obj, sort_keys=True, default=str).encode("utf-8"), digest_size=12).digest()
+
+
+def canonical(typ: Any, name: Any, v: Any) -> Any:
+    """A value in a form that does not depend on how its text was written (a JSON document's
+    spacing, a float32's digits, a zoned timestamp's fraction, a variable-scale decimal's scale),
+    so that the version a message carries can be matched exactly."""
+    if v is None:
+        return None
+    if name == "io.debezium.data.Json" and isinstance(v, str):
+        try:
+            return ["json", json.dumps(json.loads(v), sort_keys=True)]
+        except ValueError:
+            return v
+    if typ == "float" and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return ["f32", to_float32(float(v))]
+    if name == "io.debezium.time.ZonedTimestamp" and isinstance(v, str):
+        return ["tz", str(parse_zoned(v) or v)]
+    if name == "io.debezium.data.VariableScaleDecimal":
+        d = decimal_of(v)
+        return ["num", str(d.normalize()) if d is not None else v]
+    return v
+
+
+def _row_form(row: Any, types: Mapping[str, tuple[Any, Any]] | None) -> Any:
+    """What a version is matched on: the canonical row where the message's schema says the
+    types; without schemas (schemas.enable=false) nothing of the row: the op alone."""
+    if types is None or not isinstance(row, dict):
+        return None
+    return {k: canonical(*types.get(k, (None, None)), v) for k, v in row.items()}
 
 
 def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:
@@ -44,12 +74,36 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
             for op, before, after in plan.events_of(ch):
                 image = after if after is not None else before
                 assert image is not None
-                key = {c.name: json_value(c, image[c.name], o) for c in cols}
+                key = {c.name: canonical(field_type(c.type, o).type, field_type(c.type, o).name,
+                                         json_value(c, image[c.name], o)) if o.key_schemas
+                       else json_value(c, image[c.name], o) for c in cols}
                 entity = digest(["e", topic, key])
                 n = seq.get(entity, 0)
                 seq[entity] = n + 1
+                types = {c.name: (field_type(c.type, o).type, field_type(c.type, o).name) for c in t.columns}
                 row = {c.name: json_value(c, after[c.name], o) for c in t.columns} if after is not None else None
-                yield Version(entity, n, digest(["v", op, row]), None, topic)
+                form = _row_form(row, types if o.value_schemas else None)
+                yield Version(entity, n, digest(["v", op, form]), None, topic)
+
+
+def _types(schema: Any, part: str) -> dict[Any, tuple[Any, Any]] | None:
+    if not isinstance(schema, dict):
+        return None
+    for f in schema.get("fields") or []:
+        if isinstance(f, dict) and f.get("field") == part:
+            return _field_types(f)
+    return None
+
+
+def _field_types(struct: dict[str, Any]) -> dict[Any, tuple[Any, Any]]:
+    return {c.get("field"): (c.get("type"), c.get("name")) for c in struct.get("fields") or [] if isinstance(c, dict)}
+
+
+def _key_form(payload: Any, schema: Any) -> Any:
+    if not isinstance(schema, dict) or not isinstance(payload, dict):
+        return payload
+    types = _field_types(schema)
+    return {k: canonical(*types.get(k, (None, None)), v) for k, v in payload.items()}
 
 
 def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None, bytes | None], Identified]:
@@ -61,8 +115,8 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None, bytes
         m = decode(key, value, key_schemas=o.key_schemas, value_schemas=o.value_schemas)
         if not m.key.ok or not m.value.ok or m.envelope is None or not isinstance(m.key.payload, dict):
             return (None, None, None) if key is not None else None
-        entity = digest(["e", topic, m.key.payload])
+        entity = digest(["e", topic, _key_form(m.key.payload, m.key.schema)])
         after = m.envelope.get("after")
-        return entity, digest(["v", m.op, after if isinstance(after, dict) else None]), None
+        return entity, digest(["v", m.op, _row_form(after, _types(m.value.schema, "after"))]), None
 
     return identify

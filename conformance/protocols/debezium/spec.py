@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...model.table import Column, ReplicaIdentity, Table
+from ...model.table import Column, DefaultKind, ReplicaIdentity, Table
 from ...model.types import Kind, SqlType
-from ...model.values import Date, DateTime, Json, Time, Value
+from ...model.values import Date, DateTime, Json, Time, Value, float32_shortest, to_float32
 from ..base import OptionSpec
 
 PROTOCOL = "debezium"
@@ -66,6 +66,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
                short="tx", doc="BEGIN/END events on <topic.prefix>.transaction and a transaction block in events."),
     OptionSpec("value.converter.schemas.enable", "true", ("true", "false"), matrix=True, kind=CONVERTER_PROPERTY,
                short="value-schemas", doc="JsonConverter: values as {schema, payload} (true) or the payload alone."),
+    OptionSpec("value.converter.replace.null.with.default", "true", ("true", "false"), kind=CONVERTER_PROPERTY,
+               short="null-default",
+               doc="JsonConverter (Kafka 3.5+): a null whose schema field has a default is written as the default."),
     OptionSpec("key.converter.schemas.enable", "true", ("true", "false"), kind=CONVERTER_PROPERTY,
                short="key-schemas", doc="JsonConverter: keys as {schema, payload} (true) or the payload alone."),
 )
@@ -81,6 +84,7 @@ class DbzOptions:
     transactions: bool = False
     value_schemas: bool = True
     key_schemas: bool = True
+    null_to_default: bool = True
 
     @classmethod
     def from_options(cls, o: Mapping[str, str]) -> DbzOptions:
@@ -100,7 +104,8 @@ def _parse(items: tuple[tuple[str, str], ...]) -> DbzOptions:
                       tombstones=o.get("tombstones.on.delete", "true") == "true",
                       transactions=o.get("provide.transaction.metadata", "false") == "true",
                       value_schemas=o.get("value.converter.schemas.enable", "true") == "true",
-                      key_schemas=o.get("key.converter.schemas.enable", "true") == "true")
+                      key_schemas=o.get("key.converter.schemas.enable", "true") == "true",
+                      null_to_default=o.get("value.converter.replace.null.with.default", "true") == "true")
 
 
 # -- topics -----------------------------------------------------------------------------------
@@ -121,21 +126,23 @@ def data_collection(table: Table) -> str:
 # -- keys and old images -------------------------------------------------------------------------
 
 def key_columns(t: Table) -> tuple[Column, ...]:
-    """The primary key; without one, the columns of the replica-identity index (the connector
-    "defaults to unique indices": what pgoutput flags as key). None: no key (a null Kafka key)."""
+    """The primary key; without one, a unique index whose columns are all NOT NULL (the
+    connector "defaults to unique indices" whatever the REPLICA IDENTITY: seen with FULL and
+    USING INDEX). None: no key (a null Kafka key)."""
     pk = t.primary_key
     if pk is not None:
         names = set(pk.columns)
         return tuple(c for c in t.columns if c.name in names)
-    if t.replica_identity is ReplicaIdentity.INDEX:
-        return t.handle_key_columns()
-    return ()
+    return t.handle_key_columns()
 
 
 def key_is_known(t: Table) -> bool:
-    """Whether the key is decided by the rules above. A table with neither a primary key nor an
-    identity index (REPLICA IDENTITY FULL) gets whatever pgoutput flags: not judged."""
-    return t.primary_key is not None or t.replica_identity in (ReplicaIdentity.INDEX, None, ReplicaIdentity.DEFAULT)
+    """Whether the key is decided by the rules above: a primary key, or exactly one candidate
+    unique index (which of several the connector picks is not documented: not judged)."""
+    if t.primary_key is not None:
+        return True
+    candidates = [ix for ix in t.indexes if ix.is_unique and all(not t.column(c).nullable for c in ix.columns)]
+    return len(candidates) <= 1
 
 
 def full_before(t: Table) -> bool:
@@ -323,14 +330,38 @@ def _unscaled_bytes(n: int) -> bytes:
     return n.to_bytes(length, "big", signed=True)
 
 
+def _unscaled(v: decimal.Decimal, scale: int) -> int:
+    """v * 10^scale exactly (no context rounding: DECIMAL(65, 30) has more digits than the
+    default context's 28), truncated as a stored value already is to its scale."""
+    sign, digits, exp = v.as_tuple()
+    assert isinstance(exp, int)
+    n = int("".join(map(str, digits)) or "0")
+    shift = exp + scale
+    n = n * 10**shift if shift >= 0 else n // 10 ** (-shift)
+    return int(-n if sign else n)
+
+
+def decimal_of(obj: Any) -> decimal.Decimal | None:
+    """The number a VariableScaleDecimal {scale, value} stands for."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("scale"), int) or not isinstance(obj.get("value"), str):
+        return None
+    try:
+        n = int.from_bytes(base64.b64decode(obj["value"], validate=True), "big", signed=True)
+    except ValueError:
+        return None
+    return decimal.Decimal(n).scaleb(-obj["scale"])
+
+
 def b64(b: bytes) -> str:
     return base64.b64encode(b).decode("ascii")
 
 
-def zoned_text(v: DateTime) -> str:
-    """ISO-8601 in UTC with `Z` (io.debezium.time.ZonedTimestamp); the fraction as the real
-    connector prints it at precision 6 (the checks compare the instant, not the digits)."""
-    frac = f".{v.microsecond:06d}" if v.microsecond else ""
+def zoned_text(v: DateTime, fsp: int | None = 6) -> str:
+    """ISO-8601 in UTC with `Z` (io.debezium.time.ZonedTimestamp), the fraction padded to the
+    column's precision as the real connector writes it (`2000-01-01T00:00:00.000000Z` for a
+    timestamptz(6)): keys carry this text, so it must be exact for a key to match."""
+    p = 6 if fsp is None else fsp
+    frac = f".{v.microsecond:06d}"[:p + 1] if p else ""
     return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}{frac}Z"
 
 
@@ -355,14 +386,28 @@ def _float(v: float) -> float | str:
 
 
 def json_value(c: Column, v: Value, o: DbzOptions) -> Any:
-    """The column's value as the JSON converter writes it."""
+    """The column's value as the JSON converter writes it: a null of a column with a literal
+    default is written as the default (the connector puts column defaults in the schema, and
+    JsonConverter's `replace.null.with.default` is on by default)."""
+    if v is None:
+        if o.null_to_default and c.default.kind is DefaultKind.VALUE and c.default.value is not None:
+            return _json_value(c, c.default.value, o)
+        return None
+    return _json_value(c, v, o)
+
+
+def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
     if v is None:
         return None
     t = c.type
     k = t.kind
     if k in (Kind.BOOLEAN, Kind.SMALLINT, Kind.INT, Kind.BIGINT):
         return v
-    if k in (Kind.FLOAT, Kind.DOUBLE):
+    if k is Kind.FLOAT:
+        assert isinstance(v, float)
+        # Jackson writes a Java float with Float.toString: the shortest digits of the float32.
+        return _float(v) if not math.isfinite(v) else float(float32_shortest(v))
+    if k is Kind.DOUBLE:
         assert isinstance(v, float)
         return _float(v)
     if k in (Kind.DECIMAL, Kind.NUMERIC):
@@ -371,10 +416,10 @@ def json_value(c: Column, v: Value, o: DbzOptions) -> Any:
             return _float(float(v))
         if o.decimal_mode == "string":
             return format(v, "f")
-        exp = v.as_tuple().exponent
-        assert isinstance(exp, int)
-        scale = t.scale if k is Kind.DECIMAL and t.scale is not None else max(0, -exp)
-        unscaled = int(v.scaleb(scale).to_integral_value())
+        tup = v.as_tuple()
+        assert isinstance(tup.exponent, int)
+        scale = t.scale if k is Kind.DECIMAL and t.scale is not None else max(0, -tup.exponent)
+        unscaled = _unscaled(v, scale)
         if k is Kind.NUMERIC:
             return {"scale": scale, "value": b64(_unscaled_bytes(unscaled))}
         return b64(_unscaled_bytes(unscaled))
@@ -405,7 +450,7 @@ def json_value(c: Column, v: Value, o: DbzOptions) -> Any:
         return us if ft.name == "io.debezium.time.MicroTimestamp" else us // 1000
     if k is Kind.TIMESTAMPTZ:
         assert isinstance(v, DateTime)
-        return zoned_text(v)
+        return zoned_text(v, t.fsp)
     if k in (Kind.JSON, Kind.JSONB):
         assert isinstance(v, Json)
         return json.dumps(v.data, ensure_ascii=False)
@@ -424,6 +469,10 @@ def same_value(c: Column, want: Any, got: Any, o: DbzOptions) -> bool:
         return want is None and got is None
     if k is Kind.TIMESTAMPTZ:
         return isinstance(got, str) and parse_zoned(got) == parse_zoned(want)
+    if k is Kind.NUMERIC and isinstance(want, dict):
+        # The same number: the connector may write 0.0000 at scale 0.
+        w, g = decimal_of(want), decimal_of(got)
+        return w is not None and g is not None and w == g
     if k in (Kind.JSON, Kind.JSONB):
         if not isinstance(got, str):
             return False
@@ -431,6 +480,9 @@ def same_value(c: Column, want: Any, got: Any, o: DbzOptions) -> bool:
             return _json_eq(json.loads(got), json.loads(want))
         except ValueError:
             return False
+    if k is Kind.FLOAT and isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        # The same float32, however many digits its text has.
+        return to_float32(float(got)) == to_float32(want) and math.copysign(1, got) == math.copysign(1, want)
     if k in (Kind.FLOAT, Kind.DOUBLE) or (k in (Kind.DECIMAL, Kind.NUMERIC) and o.decimal_mode == "double"):
         return _float_eq(want, got)
     return type(want) is type(got) and want == got

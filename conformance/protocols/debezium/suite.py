@@ -22,6 +22,16 @@ class DebeziumSuite(ProtocolSuite):
                            "Reference encoder: Debezium's PostgreSQL connector through Kafka Connect's JSON converter "
                            "(documented envelope and type mapping; transaction ids as the real connector writes them).")
 
+    def encoders(self) -> list[EncoderInfo]:
+        """The reference, its mutants, and real Debezium's embedded engine (a whole tool)."""
+        from ...encoders.debezium_engine import DebeziumEngineAdapter
+
+        return [*super().encoders(),
+                EncoderInfo(f"{self.name}/engine-postgres", self.name, EncoderKind.EXTERNAL, DebeziumEncoder,
+                            "Real Debezium (3.6.3 from the `.[debezium]` extra): the embedded engine's PostgreSQL "
+                            "connector reads --upstream's logical decoding; its JSON records go to Kafka as a "
+                            "Connect worker would send them.", bounds_own_calls=True, tool=DebeziumEngineAdapter)]
+
     def mutants(self) -> Sequence[MutantSpec]:
         from .mutants import MUTANTS
 
