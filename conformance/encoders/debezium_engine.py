@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InfrastructureError
-from ..model.events import Transaction, Workload
+from ..model.events import Watermark, Workload
 from .spi import Record
-from .tool import ToolFailed, ToolHung, ToolRun, group_in_order
+from .tool import ToolFailed, ToolHung, ToolRun
 
 MARKER_SCHEMA = "cc_marker"
 MARKER_TABLE = "tick"
@@ -191,15 +191,15 @@ class DebeziumEngineAdapter:
             while not marker_seen.wait(0.2):
                 if failure or (not thread.is_alive() and not marker_seen.is_set()):
                     why = failure[0] if failure else None
-                    return ToolRun(captured, self._batches(captured.workload, got), ToolFailed(
+                    return ToolRun(captured, self._batches(captured, got), ToolFailed(
                         f"Debezium stopped before it caught up: {type(why).__name__ if why else 'the engine exited'}"
                         f"{f': {why}' if why else ''}", self.log_tail()), seconds)
                 if time.monotonic() > deadline:
-                    return ToolRun(captured, self._batches(captured.workload, got), ToolHung(
+                    return ToolRun(captured, self._batches(captured, got), ToolHung(
                         f"Debezium did not deliver the marker row within {timeout:g} s "
                         f"({len(got)} records so far)", self.log_tail()), seconds)
             seconds["catch up"] = time.perf_counter() - t2
-            return ToolRun(captured, self._batches(captured.workload, got), None, seconds)
+            return ToolRun(captured, self._batches(captured, got), None, seconds)
         finally:
             if engine is not None:
                 with contextlib.suppress(Exception):
@@ -216,31 +216,60 @@ class DebeziumEngineAdapter:
                 drop.close()
 
     @staticmethod
-    def _batches(workload: Workload, got: list[tuple[str, str | None, str | None]]) -> list[list[Record]]:
-        """The engine's records grouped by source transaction (txId), in the order they came,
-        matched to the workload's transactions in commit order; the marker's left out."""
-        groups: dict[int | str, list[Record]] = {}
-        current: int | str | None = None
-        marker_tx: set[str] = set()
+    def _batches(captured: Any, got: list[tuple[str, str | None, str | None]]) -> list[list[Record]]:
+        """The engine's records grouped by source transaction (source.txId, or the txId part of
+        a BEGIN/END id; a tombstone goes with the delete before it), given to the captured
+        workload's transaction with that id (the upstream knows each one's xid); the marker's
+        left out. A group no transaction claims is kept for the last one (nothing is dropped)."""
+        groups: dict[int, list[Record]] = {}
+        marker: set[int] = set()
+        current: int | None = None
         for topic, key, value in got:
-            rec = Record(topic, None if key is None else key.encode("utf-8"),
-                         None if value is None else value.encode("utf-8"), None)
             txid = _txid(topic, value)
             if topic.endswith(f".{MARKER_SCHEMA}.{MARKER_TABLE}"):
                 if txid is not None:
-                    marker_tx.add(str(txid))
+                    marker.add(txid)
                 continue
             if txid is not None:
                 current = txid
-            if current is None:
-                continue  # nothing to attach it to (a tombstone before any change: cannot happen)
-            groups.setdefault(current, []).append(rec)
-        ordered = [recs for tx, recs in groups.items() if str(tx) not in marker_tx]
-        return group_in_order(workload.events, ordered,
-                              lambda e: isinstance(e, Transaction) and bool(e.changes))
+            if current is not None:
+                groups.setdefault(current, []).append(
+                    Record(topic, None if key is None else key.encode("utf-8"),
+                           None if value is None else value.encode("utf-8"), None))
+        for x in marker:
+            groups.pop(x, None)  # the marker's BEGIN/END
+        xids = _event_xids(captured)
+        out = [groups.pop(x, []) if x is not None else [] for x in xids]
+        strays = [r for recs in groups.values() for r in recs]
+        if strays and out:
+            # No transaction of the workload has them: still the tool's output, judged (as
+            # unexpected) rather than dropped.
+            last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
+            out[last] = out[last] + strays
+        return out
 
 
-def _txid(topic: str, value: str | None) -> int | str | None:
+def _event_xids(captured: Any) -> list[int | None]:
+    """The xid (32 bits, as Debezium's txId) of each event of the captured workload, in its order
+    (None for watermarks and where the upstream cannot tell)."""
+    truth = captured.truth
+    events = captured.workload.events
+    if truth is None:
+        return [None] * len(events)
+    by_index = truth.applied_by_index()
+    logged = iter([le for le in truth.logged if le.applied_index is not None])
+    out: list[int | None] = []
+    for e in events:
+        if isinstance(e, Watermark):
+            out.append(None)
+            continue
+        le = next(logged, None)
+        a = by_index.get(le.applied_index) if le is not None and le.applied_index is not None else None
+        out.append(None if a is None or a.txid is None else a.txid & 0xFFFFFFFF)
+    return out
+
+
+def _txid(topic: str, value: str | None) -> int | None:
     """The source transaction of a change event (source.txId) or of a BEGIN/END (the id's
     txId part); None for a tombstone."""
     if value is None:
@@ -253,9 +282,9 @@ def _txid(topic: str, value: str | None) -> int | str | None:
     if not isinstance(payload, dict):
         return None
     src = payload.get("source")
-    if isinstance(src, dict) and src.get("txId") is not None:
-        return int(src["txId"])
+    if isinstance(src, dict) and isinstance(src.get("txId"), int):
+        return int(src["txId"]) & 0xFFFFFFFF
     if topic.endswith(".transaction") and isinstance(payload.get("id"), str):
         head = payload["id"].split(":", 1)[0]
-        return int(head) if head.isdigit() else head
+        return int(head) & 0xFFFFFFFF if head.isdigit() else None
     return None

@@ -187,7 +187,7 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
 
         up = worker_upstream(spec.upstream)
         tool_run = worker_tool(info.name, info.tool, up, options).run(up, workload, options,
-                                                                       max(60.0, spec.encoder_timeout))
+                                                                       spec.encoder_timeout)
         captured = tool_run.captured
         tool_seconds = tool_run.seconds
         workload = captured.workload

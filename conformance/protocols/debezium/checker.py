@@ -55,8 +55,12 @@ class RecordEvidence:
     expected: Expected | None = None
 
     @property
+    def logical_topic(self) -> str:
+        return spec.logical_topic(self.record.topic, self.o, self.prefix)
+
+    @property
     def transaction_topic(self) -> bool:
-        return self.record.topic == self.prefix + self.o.transaction_topic
+        return self.logical_topic == self.o.transaction_topic
 
     @property
     def change(self) -> bool:

@@ -220,9 +220,9 @@ def topic_name(ev: RecordEvidence) -> Findings:
     if not isinstance(src.get("schema"), str) or not isinstance(src.get("table"), str):
         yield NotApplicable("source names no table")
         return
-    want = spec.topic_name(ev.o, src["schema"], src["table"], ev.prefix)
-    if ev.record.topic != want:
-        yield Failure("the topic is not <topic.prefix>.<schema>.<table>", expected=want, actual=ev.record.topic,
+    want = spec.topic_name(ev.o, src["schema"], src["table"])
+    if ev.logical_topic != want:
+        yield Failure("the topic is not <topic.prefix>.<schema>.<table>", expected=want, actual=ev.logical_topic,
                       location=ev.at(part="topic"))
 
 
@@ -247,9 +247,9 @@ def key_fields(ev: RecordEvidence) -> Findings:
                           location=ev.at(part="key"))
     if kp.enveloped and isinstance(kp.schema, dict):
         name = kp.schema.get("name")
-        if not (isinstance(name, str) and name == ev.record.topic[len(ev.prefix):] + ".Key"):
+        if not (isinstance(name, str) and name == ev.logical_topic + ".Key"):
             yield Failure("the key schema is not named <topic>.Key",
-                          expected=ev.record.topic[len(ev.prefix):] + ".Key", actual=name, location=ev.at(part="key"))
+                          expected=ev.logical_topic + ".Key", actual=name, location=ev.at(part="key"))
     e = ev.msg.envelope
     row = None
     if e is not None:

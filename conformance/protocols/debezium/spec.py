@@ -119,6 +119,21 @@ def topic_name(o: DbzOptions, schema: str, table: str, prefix: str = "") -> str:
     return prefix + _INVALID_TOPIC_CHAR.sub("_", f"{o.prefix}.{schema}.{table}")
 
 
+# A run's own topic prefix (`harness/stages.py: RunSpec.prefix`): records a run dumped carry it.
+_RUN_PREFIX = re.compile(r"^[a-z0-9]*c\d+w\d+-")
+
+
+def logical_topic(topic: str, o: DbzOptions, run_prefix: str = "") -> str:
+    """The topic as the connector named it: without the run's prefix (known in a run; in a
+    capture, recognised when what follows it is the connector's own `<topic.prefix>.`)."""
+    if run_prefix and topic.startswith(run_prefix):
+        return topic[len(run_prefix):]
+    m = _RUN_PREFIX.match(topic)
+    if m is not None and topic[m.end():].startswith(o.prefix + "."):
+        return topic[m.end():]
+    return topic
+
+
 def data_collection(table: Table) -> str:
     return f"{table.database}.{table.name}"
 

@@ -1,0 +1,67 @@
+"""Real Debezium (3.6.3, the `.[debezium]` extra) as an encoder under test, end to end: the suite
+applies generated SQL to the embedded PostgreSQL, Debezium's embedded engine captures it, the
+suite produces what it hands over to Kafka and judges it; `check --kafka` then reads Debezium's
+own topics. Skipped, with the reason, where the extra is not installed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cli.main import main
+from conformance.encoders.debezium_engine import available
+
+pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def results(path: Path) -> dict[str, dict[str, Any]]:
+    return {r["check"]: r for r in json.loads((path / "report.json").read_text())["results"]}
+
+
+def test_real_debezium_passes_on_generated_workloads(postgres_upstream: Any, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    url = postgres_upstream.shareable_url()
+    code, out = run(capsys, "run", "--protocol", "debezium", "--encoder", "debezium/engine-postgres",
+                    "--upstream", url, "--no-spark", "--no-matrix", "--option", "provide.transaction.metadata=true",
+                    "--examples", "8", "--seed", "engine-it", "--report-dir", str(tmp_path / "run"),
+                    "--dump-records", str(tmp_path / "records.jsonl"))
+    assert code == 0, out[-4000:]
+    res = results(tmp_path / "run")
+    for cid in ("debezium.row.values", "debezium.key.fields", "debezium.events.per-change",
+                "debezium.transaction.metadata", "delivery.no-loss", "source.stored-values"):
+        assert res[cid]["outcome"] == "passed", res[cid]
+    assert url not in out  # the server's credentials are never printed
+    # The same records through `check`, as a capture of Debezium's own topics.
+    code, out = run(capsys, "check", "--protocol", "debezium", "--input", str(tmp_path / "records.jsonl"),
+                    "--option", "provide.transaction.metadata=true", "--report-dir", str(tmp_path / "check"))
+    assert code == 0, out[-3000:]
+    assert results(tmp_path / "check")["debezium.envelope.fields"]["outcome"] == "passed"
+
+
+def test_a_tool_that_does_not_catch_up_is_unresponsive_with_its_log(postgres_upstream: Any, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "run", "--protocol", "debezium", "--encoder", "debezium/engine-postgres",
+                    "--upstream", postgres_upstream.shareable_url(), "--no-spark", "--kafka", "none", "--no-matrix",
+                    "--examples", "1", "--seed", "engine-hang", "--encoder-timeout", "0.01",
+                    "--report-dir", str(tmp_path))
+    assert code == 1, out[-3000:]
+    t = results(tmp_path)["encoder.responsive"]
+    assert t["outcome"] == "failed"
+    assert "marker row" in json.dumps(t["failures"])
+    assert "Traceback" not in out
+
+
+def test_without_an_upstream_the_tool_says_what_it_needs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "run", "--protocol", "debezium", "--encoder", "debezium/engine-postgres", "--no-spark",
+                    "--kafka", "none", "--no-matrix", "--examples", "1", "--report-dir", str(tmp_path))
+    assert code == 2
+    assert "--upstream" in out
