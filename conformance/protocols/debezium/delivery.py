@@ -19,7 +19,16 @@ from ...model.events import Transaction, Workload
 from ...model.values import to_float32
 from .decoder import decode
 from .encoder import DebeziumEncoder
-from .spec import DbzOptions, decimal_of, field_type, json_value, key_columns, parse_zoned, topic_name
+from .spec import (
+    DbzOptions,
+    decimal_of,
+    field_type,
+    json_value,
+    key_columns,
+    parse_zoned,
+    schema_default,
+    topic_name,
+)
 
 Identified = tuple[bytes | None, bytes | None, int | None] | None
 
@@ -49,12 +58,40 @@ def canonical(typ: Any, name: Any, v: Any) -> Any:
     return v
 
 
-def _row_form(row: Any, types: Mapping[str, tuple[Any, Any]] | None) -> Any:
+# Null and the default are one form where the schema carries a default: JsonConverter writes one
+# for the other (`replace.null.with.default`).
+NULL_OR_DEFAULT = ["null-or-default"]
+
+
+def _row_form(row: Any, fields: Mapping[Any, dict[str, Any]] | None) -> Any:
     """What a version is matched on: the canonical row where the message's schema says the
     types; without schemas (schemas.enable=false) nothing of the row: the op alone."""
-    if types is None or not isinstance(row, dict):
+    if fields is None or not isinstance(row, dict):
         return None
-    return {k: canonical(*types.get(k, (None, None)), v) for k, v in row.items()}
+    out = {}
+    for k, v in row.items():
+        f = fields.get(k, {})
+        if "default" in f and (v is None or v == f["default"]):
+            out[k] = NULL_OR_DEFAULT
+        else:
+            out[k] = canonical(f.get("type"), f.get("name"), v)
+    return out
+
+
+def _expected_form(t: Any, after: Any, o: DbzOptions) -> Any:
+    if after is None:
+        return None
+    out = {}
+    for c in t.columns:
+        v = after[c.name]
+        carried, default = schema_default(c, o)
+        rendered = json_value(c, v, o, replace_null=False)
+        if carried and (v is None or rendered == default):
+            out[c.name] = NULL_OR_DEFAULT
+        else:
+            ft = field_type(c.type, o)
+            out[c.name] = canonical(ft.type, ft.name, rendered)
+    return out
 
 
 def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:
@@ -80,18 +117,16 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
                 entity = digest(["e", topic, key])
                 n = seq.get(entity, 0)
                 seq[entity] = n + 1
-                types = {c.name: (field_type(c.type, o).type, field_type(c.type, o).name) for c in t.columns}
-                row = {c.name: json_value(c, after[c.name], o) for c in t.columns} if after is not None else None
-                form = _row_form(row, types if o.value_schemas else None)
+                form = _expected_form(t, after, o) if o.value_schemas else None
                 yield Version(entity, n, digest(["v", op, form]), None, topic)
 
 
-def _types(schema: Any, part: str) -> dict[Any, tuple[Any, Any]] | None:
+def _fields(schema: Any, part: str) -> dict[Any, dict[str, Any]] | None:
     if not isinstance(schema, dict):
         return None
     for f in schema.get("fields") or []:
         if isinstance(f, dict) and f.get("field") == part:
-            return _field_types(f)
+            return {c.get("field"): c for c in f.get("fields") or [] if isinstance(c, dict)}
     return None
 
 
@@ -117,6 +152,6 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None, bytes
             return (None, None, None) if key is not None else None
         entity = digest(["e", topic, _key_form(m.key.payload, m.key.schema)])
         after = m.envelope.get("after")
-        return entity, digest(["v", m.op, _row_form(after, _types(m.value.schema, "after"))]), None
+        return entity, digest(["v", m.op, _row_form(after, _fields(m.value.schema, "after"))]), None
 
     return identify

@@ -141,23 +141,25 @@ def data_collection(table: Table) -> str:
 # -- keys and old images -------------------------------------------------------------------------
 
 def key_columns(t: Table) -> tuple[Column, ...]:
-    """The primary key; without one, a unique index whose columns are all NOT NULL (the
-    connector "defaults to unique indices" whatever the REPLICA IDENTITY: seen with FULL and
-    USING INDEX). None: no key (a null Kafka key)."""
+    """The primary key; without one, the first unique index by name (JDBC's getIndexInfo order;
+    PostgreSQL compares names bytewise): the connector "defaults to unique indices" whatever the
+    REPLICA IDENTITY (seen with FULL and USING INDEX, and picking uk_1_… over uk_UPPER_… on a
+    table with both). None: no key (a null Kafka key)."""
     pk = t.primary_key
-    if pk is not None:
-        names = set(pk.columns)
-        return tuple(c for c in t.columns if c.name in names)
-    return t.handle_key_columns()
+    ix = pk
+    if ix is None:
+        uniques = sorted((i for i in t.indexes if i.is_unique), key=lambda i: i.name.encode("utf-8"))
+        ix = uniques[0] if uniques else None
+    if ix is None:
+        return ()
+    names = set(ix.columns)
+    return tuple(c for c in t.columns if c.name in names)
 
 
 def key_is_known(t: Table) -> bool:
-    """Whether the key is decided by the rules above: a primary key, or exactly one candidate
-    unique index (which of several the connector picks is not documented: not judged)."""
-    if t.primary_key is not None:
-        return True
-    candidates = [ix for ix in t.indexes if ix.is_unique and all(not t.column(c).nullable for c in ix.columns)]
-    return len(candidates) <= 1
+    """Whether `key.fields` judges the key: a primary key, or a single unique index (the choice
+    among several rests on one observation, good enough to pair messages, not to fail one)."""
+    return t.primary_key is not None or sum(1 for ix in t.indexes if ix.is_unique) <= 1
 
 
 def full_before(t: Table) -> bool:
@@ -244,6 +246,9 @@ def field_schema(c: Column, o: DbzOptions, *, optional: bool | None = None) -> d
         out["fields"] = [{"type": "int32", "optional": False, "field": "scale"},
                          {"type": "bytes", "optional": False, "field": "value"}]
         out["doc"] = "Variable scaled decimal"
+    carried, default = schema_default(c, o)
+    if carried:
+        out["default"] = default
     out["field"] = c.name
     return out
 
@@ -400,14 +405,40 @@ def _float(v: float) -> float | str:
     return v
 
 
-def json_value(c: Column, v: Value, o: DbzOptions) -> Any:
-    """The column's value as the JSON converter writes it: a null of a column with a literal
-    default is written as the default (the connector puts column defaults in the schema, and
-    JsonConverter's `replace.null.with.default` is on by default)."""
+# Kinds whose column default the connector does not put in the schema (seen with 3.6.3: a
+# numeric without scale, whose VariableScaleDecimal default it does not build; a bytea).
+DEFAULT_NOT_CARRIED = frozenset({Kind.NUMERIC, Kind.BYTEA})
+
+
+def schema_default(c: Column, o: DbzOptions) -> tuple[bool, Any]:
+    """Whether the connector puts a default in the column's field schema, and its JSON value
+    there (3.6.3 as seen): a literal default rendered like a value, except that a character(n)
+    default keeps the literal's text (the stored value is padded, the DDL's text is not) and a
+    time of 24:00:00 is LocalTime.MAX; for a timestamp DEFAULT CURRENT_TIMESTAMP, the epoch (0)."""
+    d = c.default
+    if d.kind is DefaultKind.VALUE and d.value is not None and c.type.kind not in DEFAULT_NOT_CARRIED:
+        if c.type.kind is Kind.CHAR and isinstance(d.value, str):
+            return True, d.value
+        if c.type.kind is Kind.TIME and isinstance(d.value, Time) and d.value.hours >= 24:
+            # A default of 24:00:00 becomes java.time.LocalTime.MAX (23:59:59.999999999).
+            return True, _json_value(c, Time(False, 23, 59, 59, 999999), o)
+        return True, _json_value(c, d.value, o)
+    if d.kind is DefaultKind.CURRENT_TIMESTAMP and c.type.kind is Kind.DATETIME:
+        return True, 0
+    return False, None
+
+
+def carries_default(c: Column) -> bool:
+    return schema_default(c, DbzOptions())[0]
+
+
+def json_value(c: Column, v: Value, o: DbzOptions, *, replace_null: bool = True) -> Any:
+    """The column's value as the JSON converter writes it: a null of a column whose schema
+    carries a default is written as the default (JsonConverter's `replace.null.with.default`,
+    on by default since Kafka 3.5)."""
     if v is None:
-        if o.null_to_default and c.default.kind is DefaultKind.VALUE and c.default.value is not None:
-            return _json_value(c, c.default.value, o)
-        return None
+        carried, default = schema_default(c, o)
+        return default if replace_null and o.null_to_default and carried else None
     return _json_value(c, v, o)
 
 
