@@ -26,7 +26,6 @@ from .spec import (
     json_value,
     key_columns,
     parse_zoned,
-    schema_default,
     topic_name,
 )
 
@@ -58,39 +57,23 @@ def canonical(typ: Any, name: Any, v: Any) -> Any:
     return v
 
 
-# Null and the default are one form where the schema carries a default: JsonConverter writes one
-# for the other (`replace.null.with.default`).
-NULL_OR_DEFAULT = ["null-or-default"]
-
-
 def _row_form(row: Any, fields: Mapping[Any, dict[str, Any]] | None) -> Any:
     """What a version is matched on: the canonical row where the message's schema says the
     types; without schemas (schemas.enable=false) nothing of the row: the op alone."""
     if fields is None or not isinstance(row, dict):
         return None
-    out = {}
-    for k, v in row.items():
-        f = fields.get(k, {})
-        if "default" in f and (v is None or v == f["default"]):
-            out[k] = NULL_OR_DEFAULT
-        else:
-            out[k] = canonical(f.get("type"), f.get("name"), v)
-    return out
+    return {k: canonical(fields.get(k, {}).get("type"), fields.get(k, {}).get("name"), v) for k, v in row.items()}
 
 
 def _expected_form(t: Any, after: Any, o: DbzOptions) -> Any:
+    """The same of the expected row: its values as the converter writes them (a null of a column
+    whose default the connector carries written as that default)."""
     if after is None:
         return None
     out = {}
     for c in t.columns:
-        v = after[c.name]
-        carried, default = schema_default(c, o)
-        rendered = json_value(c, v, o, replace_null=False)
-        if carried and (v is None or rendered == default):
-            out[c.name] = NULL_OR_DEFAULT
-        else:
-            ft = field_type(c.type, o)
-            out[c.name] = canonical(ft.type, ft.name, rendered)
+        ft = field_type(c.type, o)
+        out[c.name] = canonical(ft.type, ft.name, json_value(c, after[c.name], o))
     return out
 
 
