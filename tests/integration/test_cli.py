@@ -247,7 +247,10 @@ def test_list_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert {"id", "level", "clause", "protocol", "scope"} <= set(data["checks"][0])
     names = {e["name"] for e in data["encoders"]}
     assert "ticdc-avro/reference" in names and "ticdc-avro/mutant/float-as-double" in names
-    assert {e["kind"] for e in data["encoders"]} == {"reference", "mutant"}
+    # External: real tools under test (Debezium's embedded engine), listed even where their extra
+    # is not installed (running one then says what to install).
+    assert {e["kind"] for e in data["encoders"]} == {"reference", "mutant", "external"}
+    assert "debezium/engine-postgres" in names
 
 
 def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
