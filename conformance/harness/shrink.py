@@ -26,7 +26,6 @@ from ..model.events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Wate
 from ..model.sql import create_table
 from ..model.table import Table
 from ..model.values import Row
-from ..strategies.domains import simplest_value
 from ..strategies.history import sql_equal
 
 Predicate = Callable[[Workload], bool]
@@ -180,12 +179,17 @@ def _drop_column(w: Workload, lineage: int, name: str) -> Workload:
 
 
 def _simplify_column(w: Workload, lineage: int, name: str) -> Workload:
+    # The simplest value of the workload's own dialect (a PostgreSQL jsonb has no TiDB edge).
+    from ..strategies.dialect_domains import domain_for
+
+    edges = domain_for(str(w.meta.get("dialect", "tidb"))).edge_values
+
     def row_fn(t: Table, row: Row) -> Row:
         if name not in row or not t.has_column(name):
             return row
         col = t.column(name)
         out = dict(row)
-        out[name] = None if (col.nullable and row[name] is None) else simplest_value(col.type)
+        out[name] = None if (col.nullable and row[name] is None) else edges(col.type)[0]
         return out
 
     return _rewrite(w, lineage, lambda t: t, row_fn, lambda d: False)

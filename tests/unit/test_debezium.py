@@ -63,3 +63,18 @@ def test_garbage_is_a_finding_not_a_crash() -> None:
     tally = check_capture(recs, REAL, protocol="debezium")
     assert tally.checks["debezium.json.valid"].outcome is Outcome.FAILED
     assert not any(t.errored for t in tally)
+
+
+def test_shrinking_a_postgresql_workload_uses_its_own_values() -> None:
+    """The shrinker simplifies columns with the workload's dialect's values: PostgreSQL kinds
+    (jsonb, bytea, uuid…) have no TiDB edge (it crashed on jsonb, found by benchmarks/mutant_kill.py)."""
+    from conformance.harness.shrink import shrink
+    from conformance.model.types import Kind
+    from conformance.strategies import DEFAULT_SHAPE, sample_workload
+    from conformance.strategies.history import shape_for
+
+    shape = shape_for("postgresql", DEFAULT_SHAPE, kinds=(Kind.INT, Kind.JSONB, Kind.BYTEA, Kind.UUID))
+    w = next(w for s in range(40) if (w := sample_workload(s, 0, shape)).size > 3)
+    small = shrink(w, lambda c: c.size >= 1, max_seconds=5)
+    assert 1 <= small.size < w.size
+    assert small.meta.get("dialect") == "postgresql"
