@@ -81,14 +81,18 @@ class ReplayEncoder:
         self.ctx: EncoderContext | None = None
         self.index = 0
         self.last_with_records = max((i for i, b in enumerate(run.batches) if b), default=-1)
+        # Where each event sits in the captured workload: after a restart the harness resumes at
+        # its checkpoint, not at the first event.
+        events = getattr(getattr(run.captured, "workload", None), "events", ())
+        self.positions = {id(e): i for i, e in enumerate(events)}
 
     def open(self, ctx: EncoderContext) -> None:
         self.ctx = ctx
         self.index = 0
 
     def encode(self, event: Event) -> list[Record]:
-        i = self.index
-        self.index += 1
+        i = self.positions.get(id(event), self.index)
+        self.index = i + 1
         if self.run.problem is not None and i > self.last_with_records:
             raise self.run.problem
         prefix = self.ctx.topic_prefix if self.ctx is not None else ""
