@@ -53,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--encoder-cmd", default=None, metavar="COMMAND",
                    help="run a command as the encoder, in any language, through the subprocess protocol "
                         "(docs/subprocess-encoders.md); the same as --encoder 'cmd:COMMAND'")
+    r.add_argument("--tool-cmd", default=None, metavar="COMMAND",
+                   help="run a whole CDC tool that reads --upstream and writes to Kafka itself, per workload; "
+                        "placeholders {upstream} {host} {port} {user} {password} {database} {kafka} {registry} "
+                        "{topic_prefix} {option:NAME} (docs/tools.md); the same as --encoder 'tool:COMMAND'")
     r.add_argument("--examples", type=int, default=100, help="workloads per option combination (default 100)")
     r.add_argument("--seed", default=None, help="generation seed (default: random, printed)")
     r.add_argument("--shard", type=int, default=0, help="first shard to generate (replay one workload)")
@@ -221,7 +225,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
     protocol = _protocol(args.protocol)
-    encoder = _encoder(f"cmd:{args.encoder_cmd}" if args.encoder_cmd else args.encoder, protocol)
+    if args.encoder_cmd and args.tool_cmd:
+        raise UsageError("--encoder-cmd and --tool-cmd each name the encoder: give one")
+    encoder = _encoder(f"cmd:{args.encoder_cmd}" if args.encoder_cmd else
+                       f"tool:{args.tool_cmd}" if args.tool_cmd else args.encoder, protocol)
     pinned = parse_option_args(args.option)
     combos, left_out = supported_combos(encoder, protocol.matrix(pinned, full=not args.no_matrix), pinned)
     if not combos:

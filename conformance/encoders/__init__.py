@@ -55,11 +55,15 @@ def _installed() -> tuple[EncoderInfo, ...]:
 
 def find_encoder(name: str, protocol: str) -> EncoderInfo:
     """Look an encoder up by full name (`ticdc-avro/mutant/x`) or short name (`reference`);
-    `cmd:<command line>` runs that command through the subprocess protocol."""
+    `cmd:<command line>` runs that command through the subprocess protocol; `tool:<command line>`
+    runs it as a whole CDC tool that reads the upstream and writes to Kafka itself."""
     from .subprocess import COMMAND_PREFIX, command_encoder
+    from .tool_cmd import TOOL_PREFIX, tool_encoder
 
     if name.startswith(COMMAND_PREFIX):
         return command_encoder(name[len(COMMAND_PREFIX):], protocol=protocol)
+    if name.startswith(TOOL_PREFIX):
+        return tool_encoder(name[len(TOOL_PREFIX):], protocol=protocol)
     encs = all_encoders(protocol)
     for e in encs:
         if e.name == name or e.name == f"{protocol}/{name}":

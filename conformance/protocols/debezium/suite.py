@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ...checks.delivery import Version
 from ...checks.results import Tally
-from ...encoders.spi import EncoderInfo, EncoderKind
+from ...encoders.spi import EncoderInfo, EncoderKind, Record
+from ...encoders.tool import ToolRecord
 from ...model.events import Transaction, Workload
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
@@ -61,6 +63,33 @@ class DebeziumSuite(ProtocolSuite):
 
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         return False
+
+    def tool_record(self, record: Record) -> ToolRecord:
+        """A change event: its source table and txId, ordered by LSN; BEGIN / END (the id's txId
+        part) around them; a tombstone goes with the delete before it."""
+        if record.value is None:
+            return ToolRecord()
+        try:
+            doc = json.loads(record.value)
+        except ValueError:
+            return ToolRecord()
+        payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
+        if not isinstance(payload, dict):
+            return ToolRecord()
+        src = payload.get("source")
+        if isinstance(src, dict):
+            table = (src.get("schema"), src.get("table"))
+            tx = src.get("txId")
+            lsn = src.get("lsn")
+            return ToolRecord(table=table if all(isinstance(x, str) for x in table) else None,  # type: ignore[arg-type]
+                              tx=tx & 0xFFFFFFFF if isinstance(tx, int) else None,
+                              order=(1, lsn if isinstance(lsn, int) else 0))
+        status, tid = payload.get("status"), payload.get("id")
+        if status in ("BEGIN", "END") and isinstance(tid, str):
+            head = tid.split(":", 1)[0]
+            return ToolRecord(tx=int(head) & 0xFFFFFFFF if head.isdigit() else None,
+                              order=(0,) if status == "BEGIN" else (2,))
+        return ToolRecord()
 
 
 SUITE = DebeziumSuite(

@@ -7,7 +7,8 @@ from typing import Any
 
 from ...checks.delivery import Version
 from ...checks.results import Tally
-from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
+from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind, Record
+from ...encoders.tool import ToolRecord
 from ...model.events import Workload
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
@@ -49,6 +50,17 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
 
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         return True  # the GTID sequence, in every DML event
+
+    def tool_record(self, record: Record) -> ToolRecord:
+        """A DML event: its table and GTID, ordered by event_number; a schema event goes with the
+        DML event after it in the topic (it announces that event's table version)."""
+        from .decoder import decode
+
+        m = decode(record.key, record.value)
+        if m.kind == "dml":
+            g = m.gtid
+            return ToolRecord(table=m.table, tx=str(g) if g is not None else None, order=(1, m.event_number or 0))
+        return ToolRecord(table=m.table if m.kind == "schema" else None, with_next=True)
 
 
 SUITE = MaxScaleKafkaCDCSuite(
