@@ -89,8 +89,8 @@ def _server(upstream: Any) -> _Server:
     dialect = getattr(upstream, "dialect", None)
     if dialect == "postgresql":
         i = upstream.conninfo
-        return _Server(dialect, str(i.get("host", "127.0.0.1")), int(i.get("port", 5432)), str(i.get("user", "postgres")),
-                       str(i.get("password") or ""))
+        return _Server(dialect, str(i.get("host", "127.0.0.1")), int(i.get("port", 5432)),
+                       str(i.get("user", "postgres")), str(i.get("password") or ""))
     if dialect == "mariadb":
         e = upstream.endpoint
         return _Server(dialect, e.host, e.port, e.user, e.password or "")
@@ -317,8 +317,8 @@ class _Reader:
 
         self.prefix = prefix
         self.kafka = dict(kafka)
-        self.consumer = Consumer({**kafka, "group.id": f"cc-tool-reader-{uuid.uuid4().hex}", "enable.auto.commit": False,
-                                  "log_level": 0})
+        self.consumer = Consumer({**kafka, "group.id": f"cc-tool-reader-{uuid.uuid4().hex}",
+                                  "enable.auto.commit": False, "log_level": 0})
         self.assigned: set[tuple[str, int]] = set()
         self.records: list[Record] = []
         self.next_listing = 0.0
@@ -350,8 +350,11 @@ class _Reader:
                 continue  # end of partition and the like: the reader keeps going
             topic = m.topic()
             assert topic is not None
-            r = Record(topic, m.key(), m.value(), m.partition(), headers=tuple(m.headers() or ()),
-                       timestamp=m.timestamp()[1], offset=m.offset())
+            raw = m.headers() or []
+            headers = tuple((str(k), v.encode() if isinstance(v, str) else v)
+                            for k, v in (raw.items() if isinstance(raw, dict) else raw))
+            r = Record(topic, m.key(), m.value(), m.partition(), headers=headers, timestamp=m.timestamp()[1],
+                       offset=m.offset())
             out.append(r)
         self.records.extend(out)
         return out
@@ -360,7 +363,7 @@ class _Reader:
         """Read on to the end of every partition as it is now (what the tool wrote before the
         marker, on other partitions)."""
         from confluent_kafka import TopicPartition
-        from confluent_kafka.admin import AdminClient, OffsetSpec
+        from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
         self._refresh(force=True)
         deadline = time.monotonic() + timeout
@@ -368,8 +371,9 @@ class _Reader:
         if self.assigned:
             # One request for every partition's end (a watermark query per partition costs
             # half a second each against the embedded cluster).
-            admin = AdminClient({k: v for k, v in self.kafka.items()} | {"log_level": 0})
-            futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in self.assigned},
+            admin = AdminClient({**self.kafka, "log_level": 0})
+            futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest()  # type: ignore[no-untyped-call]
+                                          for t, p in self.assigned},
                                          request_timeout=max(1.0, timeout))
             for tp, f in futures.items():
                 with contextlib.suppress(Exception):

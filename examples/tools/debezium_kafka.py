@@ -10,7 +10,8 @@ It takes everything from the environment the suite gives a tool: CDC_HOST, CDC_P
 CDC_PASSWORD, CDC_DATABASE, CDC_KAFKA_CONFIG (the Kafka client properties), CDC_TOPIC_PREFIX, and
 CDC_OPTIONS (the run's protocol options, which for the debezium protocol are the connector's and
 the converter's own property names: they go to the engine as they are; the suite's topic prefix
-goes before every topic through a RegexRouter transform). `--prop K=V` adds or overrides a property. Needs `pip install -e '.[debezium]'`.
+goes before every topic through a RegexRouter transform). `--prop K=V` adds or overrides a
+property. Needs `pip install -e '.[debezium]'`.
 """
 
 from __future__ import annotations
