@@ -100,3 +100,15 @@ def test_placeholders_are_filled_in_and_quoted_for_the_shell() -> None:
     assert got == "tool --db 'postgresql://u:p w@h:1/d' --k 127.0.0.1:9092 --p cc-tool-x-dbserver1 {unknown} 'p w'"
     with pytest.raises(ConfigurationError, match="no option"):
         expand("tool {option:nope}", values, {})
+
+
+def test_a_primary_key_update_keeps_its_delete_before_its_create_across_partitions() -> None:
+    c = captured([7], ["0/1"])
+
+    def ev(op: str, partition: int) -> Record:
+        value = {"op": op, "source": {"schema": "public", "table": "a", "txId": 7, "lsn": 40}}
+        return Record("p.public.a", b"{}", json.dumps(value).encode(), partition)
+
+    records = [ev("c", 0), ev("d", 1), Record("p.public.a", b"{}", None, 1)]
+    out = group_by_transaction(c, records, DBZ.tool_record, lambda t: False)
+    assert [json.loads(r.value)["op"] if r.value else "tombstone" for r in out[0]] == ["d", "tombstone", "c"]

@@ -65,8 +65,9 @@ class DebeziumSuite(ProtocolSuite):
         return False
 
     def tool_record(self, record: Record) -> ToolRecord:
-        """A change event: its source table and txId, ordered by LSN; BEGIN / END (the id's txId
-        part) around them; a tombstone goes with the delete before it."""
+        """A change event: its source table and txId, ordered by LSN (then total_order, or a
+        delete before a create); BEGIN / END (the id's txId part) around them; a tombstone goes
+        with the delete before it."""
         if record.value is None:
             return ToolRecord()
         try:
@@ -81,9 +82,15 @@ class DebeziumSuite(ProtocolSuite):
             table = (src.get("schema"), src.get("table"))
             tx = src.get("txId")
             lsn = src.get("lsn")
+            # A primary-key update is a delete and a create at one LSN (on two keys: two
+            # partitions): the transaction block's total_order where there is one, else the
+            # delete first.
+            block = payload.get("transaction")
+            total = block.get("total_order") if isinstance(block, dict) else None
+            rank = total if isinstance(total, int) else (0 if payload.get("op") == "d" else 1)
             return ToolRecord(table=table if all(isinstance(x, str) for x in table) else None,  # type: ignore[arg-type]
                               tx=tx & 0xFFFFFFFF if isinstance(tx, int) else None,
-                              order=(1, lsn if isinstance(lsn, int) else 0))
+                              order=(1, lsn if isinstance(lsn, int) else 0, rank))
         status, tid = payload.get("status"), payload.get("id")
         if status in ("BEGIN", "END") and isinstance(tid, str):
             head = tid.split(":", 1)[0]
