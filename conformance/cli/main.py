@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--examples", type=int, default=100, help="workloads per option combination (default 100)")
     r.add_argument("--seed", default=None, help="generation seed (default: random, printed)")
     r.add_argument("--shard", type=int, default=0, help="first shard to generate (replay one workload)")
+    r.add_argument("--connector-config", default=None, metavar="FILE",
+                   help="the tool's own configuration (a Kafka Connect connector's JSON or .properties): its "
+                        "properties that are protocol options become them; --option wins")
     r.add_argument("--option", action="append", default=[], metavar="K=V",
                    help="pin a protocol option; repeat, or K=V1,V2 for several values")
     r.add_argument("--no-matrix", action="store_true",
@@ -98,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--registry", default=None,
                    help="registry URL or registry dump file (for protocols that use a registry)")
     c.add_argument("--option", action="append", default=[], metavar="K=V", help="protocol option the encoder used")
+    c.add_argument("--connector-config", default=None, metavar="FILE",
+                   help="the configuration the tool ran with (a Kafka Connect connector's JSON or .properties): "
+                        "its properties that are protocol options become them; --option wins")
     c.add_argument("--report-json", default=None, metavar="FILE", help="write the JSON report here")
     c.add_argument("--report-dir", default=None, help="write all reports here")
     c.add_argument("--strict", action="store_true", help="SHOULD-level failures also fail the check")
@@ -192,6 +198,23 @@ def _encoder(name: str, protocol: ProtocolSuite) -> EncoderInfo:
         raise UsageError(str(e)) from None
 
 
+def _pinned(args: argparse.Namespace, protocol: ProtocolSuite) -> dict[str, list[str]]:
+    """--option values over those of --connector-config."""
+    pinned: dict[str, list[str]] = {}
+    if args.connector_config:
+        from ..protocols.connector_config import read_connector_config
+
+        taken = protocol.connector_options(read_connector_config(args.connector_config))
+        pinned = {k: [v] for k, v in taken.options.items()}
+        console.print(f"[dim]--connector-config: {len(taken.options)} option(s) taken"
+                      f"{': ' + ', '.join(f'{k}={v}' for k, v in taken.options.items()) if taken.options else ''}[/]")
+        if taken.not_modelled:
+            console.print(f"[yellow]--connector-config: not modelled by the {protocol.name} checks (they assume the "
+                          f"defaults): {', '.join(sorted(taken.not_modelled))}[/]")
+    pinned.update(parse_option_args(args.option))
+    return pinned
+
+
 def _fault_schedule(faults: str | None) -> Any:
     """The parsed --faults schedule (None without one); a bad one is a usage error, found before
     any infrastructure starts."""
@@ -229,7 +252,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--encoder-cmd and --tool-cmd each name the encoder: give one")
     encoder = _encoder(f"cmd:{args.encoder_cmd}" if args.encoder_cmd else
                        f"tool:{args.tool_cmd}" if args.tool_cmd else args.encoder, protocol)
-    pinned = parse_option_args(args.option)
+    pinned = _pinned(args, protocol)
     combos, left_out = supported_combos(encoder, protocol.matrix(pinned, full=not args.no_matrix), pinned)
     if not combos:
         raise UsageError("no valid option combination to run")
@@ -410,7 +433,7 @@ def _run_over_kafka(args: argparse.Namespace, plan: Any, registry: Any, mode: st
 
 def cmd_check(args: argparse.Namespace) -> int:
     protocol = _protocol(args.protocol)
-    pinned = {k: v[0] for k, v in parse_option_args(args.option).items()}
+    pinned = {k: v[0] for k, v in _pinned(args, protocol).items()}
     options = protocol.resolve_options(pinned)
     if (args.input is None) == (args.kafka is None):
         raise UsageError("check needs exactly one of --input FILE (a capture) or --kafka URL --topics T1,T2")

@@ -23,6 +23,7 @@ from ..model.types import Kind
 
 if TYPE_CHECKING:
     from ..encoders.tool import ToolRecord
+    from .connector_config import ConnectorOptions
     from .mutants import MutantSpec
 
 
@@ -302,6 +303,19 @@ class ProtocolSuite(ABC):
     @abstractmethod
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         """Whether row messages carry their commit ts under these options."""
+
+    # -- the tool's own configuration -------------------------------------------------------------
+
+    #: Properties of the tool's configuration that do not change what it writes (names, or
+    #: prefixes ending in '.'); `--connector-config` leaves them out without a note.
+    config_irrelevant: tuple[str, ...] = ()
+
+    def connector_options(self, config: Mapping[str, str]) -> ConnectorOptions:
+        """The run's options from the tool's own configuration (`--connector-config`): its
+        properties that are options of this protocol; the others it cannot model are listed."""
+        from .connector_config import connector_options
+
+        return connector_options(config, {o.name for o in self.options}, self.config_irrelevant)
 
     # -- whole tools (black-box mode) -----------------------------------------------------------
 

@@ -8,17 +8,38 @@ from typing import Any
 
 from ...checks.delivery import Version
 from ...checks.results import Tally
-from ...encoders.spi import EncoderInfo, EncoderKind, Record
+from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind, Record
 from ...encoders.tool import ToolRecord
 from ...model.events import Transaction, Workload
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
+from ..connector_config import ConnectorOptions
 from ..mutants import MutantSpec
 from . import delivery, spec
 from .checker import DebeziumChecker
 from .encoder import DebeziumEncoder
 
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+
 
 class DebeziumSuite(ProtocolSuite):
+    # What a connector's configuration holds that does not change the records it writes.
+    config_irrelevant = (
+        "name", "connector.class", "tasks.max", "database.", "plugin.name", "slot.", "publication.", "snapshot.",
+        "offset.", "heartbeat.", "signal.", "incremental.snapshot.", "schema.include.list", "table.include.list",
+        "poll.interval.ms", "max.batch.size", "max.queue.size", "max.queue.size.in.bytes", "status.update.interval.ms",
+        "retriable.restart.connector.wait.ms", "errors.", "key.converter", "value.converter", "header.converter",
+        "topic.creation.", "producer.", "consumer.", "notification.", "schema.history.internal.",
+    )
+
+    def connector_options(self, config: Mapping[str, str]) -> ConnectorOptions:
+        """A connector's configuration as it is; its converters must be Connect's JSON converter
+        (the one this protocol models)."""
+        for side in ("key", "value"):
+            conv = config.get(f"{side}.converter")
+            if conv is not None and conv != JSON_CONVERTER:
+                raise ConfigurationError(f"--connector-config: {side}.converter={conv} is not modelled yet; the "
+                                         f"debezium protocol checks records of {JSON_CONVERTER}")
+        return super().connector_options(config)
     def reference(self) -> EncoderInfo:
         return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, DebeziumEncoder,
                            "Reference encoder: Debezium's PostgreSQL connector through Kafka Connect's JSON converter "
