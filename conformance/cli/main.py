@@ -17,7 +17,7 @@ import random
 import shlex
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -198,6 +198,22 @@ def _encoder(name: str, protocol: ProtocolSuite) -> EncoderInfo:
         raise UsageError(str(e)) from None
 
 
+def _fitting(protocol: ProtocolSuite, combos: list[dict[str, str]], pinned: Mapping[str, Any]
+             ) -> tuple[list[dict[str, str]], list[str]]:
+    """The combinations generated workloads can run under; a refused one that was asked for is
+    a usage error, an expanded one is left out (and said)."""
+    keep, out = [], []
+    for c in combos:
+        why = protocol.generation_fits(c)
+        if why is None:
+            keep.append(c)
+        elif all(c.get(k) == protocol.option(k).default for k in c if k not in pinned and k != "profile"):
+            raise UsageError(why)
+        else:
+            out.append(why)
+    return keep, sorted(set(out))
+
+
 def _pinned(args: argparse.Namespace, protocol: ProtocolSuite) -> dict[str, list[str]]:
     """--option values over those of --connector-config."""
     pinned: dict[str, list[str]] = {}
@@ -254,6 +270,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                        f"tool:{args.tool_cmd}" if args.tool_cmd else args.encoder, protocol)
     pinned = _pinned(args, protocol)
     combos, left_out = supported_combos(encoder, protocol.matrix(pinned, full=not args.no_matrix), pinned)
+    combos, unfit = _fitting(protocol, combos, pinned)
+    left_out += unfit
     if not combos:
         raise UsageError("no valid option combination to run")
     seed: int | str = args.seed if args.seed is not None else random.randrange(1 << 31)
@@ -340,7 +358,7 @@ def _dump_registry(plan: Any, protocol: ProtocolSuite, combos: list[dict[str, st
     if dump_path is None:
         return None
     cmd = f"conformance check --protocol {protocol.name} --input {dump_path}"
-    if server is not None and protocol.capabilities.needs_registry:
+    if server is not None and any(protocol.needs_registry(c) for c in combos):
         reg_path = dump_path.with_name(dump_path.stem + ".registry.json")
         reg_path.write_text(json.dumps(server.dump(), ensure_ascii=False) + "\n", encoding="utf-8")
         cmd += f" --registry {reg_path}"
@@ -452,9 +470,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
-def _registry_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> str | None:
-    """--registry, required by the protocols that use a registry and ignored by the others."""
-    needs = protocol.capabilities.needs_registry
+def _registry_arg(args: argparse.Namespace, protocol: ProtocolSuite, options: Mapping[str, str]) -> str | None:
+    """--registry, required by the protocols (and options) that use a registry, else ignored."""
+    needs = protocol.needs_registry(options)
     if needs and args.registry is None:
         raise UsageError(f"{protocol.name} needs --registry (the registry's URL, or a registry dump file)")
     return args.registry if needs else None
@@ -473,7 +491,7 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
         raise UsageError(f"--input {path} is a directory; pass a records.jsonl capture file")
     if not path.is_file():
         raise UsageError(f"input file {path} does not exist (pass a records.jsonl capture with --input)")
-    registry_spec = _registry_arg(args, protocol)
+    registry_spec = _registry_arg(args, protocol, options)
     if registry_spec is not None and not registry_spec.startswith(("http://", "https://", "embedded://",
                                                                    "container://")) \
             and not Path(registry_spec).is_file():
@@ -512,7 +530,7 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
 
     if not args.topics:
         raise UsageError("--kafka needs --topics T1[,T2…]")
-    registry_url = _registry_arg(args, protocol)
+    registry_url = _registry_arg(args, protocol, options)
     if registry_url is not None and not registry_url.startswith(("http://", "https://")):
         raise UsageError("with --kafka, --registry must be the live registry's http(s):// URL")
     topics = [t.strip() for t in args.topics.split(",") if t.strip()]

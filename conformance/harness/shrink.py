@@ -109,6 +109,18 @@ def _without_tables(w: Workload, lineage: int) -> Workload:
     return replace(w, events=tuple(events))
 
 
+def _render_ddl(w: Workload, e: Ddl) -> str:
+    """A rewritten DDL's SQL in the workload's own dialect (a PostgreSQL NUMERIC default has no
+    TiDB literal)."""
+    name = str(w.meta.get("dialect", "tidb"))
+    if name == "tidb":
+        assert e.table is not None
+        return create_table(e.table)
+    from ..model.dialects import dialect
+
+    return "\n".join(dialect(name).ddl_statements(e))
+
+
 def _rewrite(w: Workload, lineage: int, table_fn: Callable[[Table], Table],
              row_fn: Callable[[Table, Row], Row], drop_ddl: Callable[[Ddl], bool]) -> Workload:
     """Rewrite every version of one table and every row image of it; drop no-op updates."""
@@ -137,8 +149,10 @@ def _rewrite(w: Workload, lineage: int, table_fn: Callable[[Table], Table],
                 continue
             nt, npre = tab(e.table), tab(e.pre_table)
             rewritten = e.kind is DdlKind.CREATE_TABLE and nt is not None and nt is not e.table
-            sql = create_table(nt) if rewritten and nt is not None else e.sql
-            events.append(replace(e, table=nt, pre_table=npre, sql=sql))
+            ne = replace(e, table=nt, pre_table=npre)
+            if rewritten:
+                ne = replace(ne, sql=_render_ddl(w, ne))
+            events.append(ne)
         elif isinstance(e, Transaction):
             changes = []
             for c in e.changes:

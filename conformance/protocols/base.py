@@ -233,6 +233,16 @@ class ProtocolSuite(ABC):
     def check_combination(self, options: Mapping[str, str]) -> None:  # noqa: B027 - optional hook: most accept all
         """Raise ConfigurationError for contradictory options (protocol specific)."""
 
+    def needs_registry(self, options: Mapping[str, str]) -> bool:
+        """Whether records under these options are framed with registry ids (a capture then
+        needs the registry): the capability, unless the options decide (a converter choice)."""
+        return self.capabilities.needs_registry
+
+    def generation_fits(self, options: Mapping[str, str]) -> str | None:
+        """None when generated workloads can run under these options; else why not (a run leaves
+        the combination out, or refuses it when it was asked for). Most protocols fit all."""
+        return None
+
     def matrix(self, pinned: Mapping[str, Sequence[str]], *, full: bool = True) -> list[dict[str, str]]:
         """Option combinations to run: matrix axes expanded unless pinned (or `full` is off);
         pinned options may list several values."""

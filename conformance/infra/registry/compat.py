@@ -21,9 +21,13 @@ shaped this module (see :func:`parse_schema` and :func:`check_compatibility`):
 * The checker raises ``AvroRuntimeException("Unknown schema type: error")`` when both sides
   are ``"type": "error"`` records (valid Avro, records everywhere else); such schemas are
   compared through a twin parsed with ``error`` read as ``record``.
-* Field names are not validated (``"a-b"`` parses), record/enum names and namespaces are
-  (``default.1db`` is rejected, as in Java); enum ``symbols`` given as a string is accepted.
-  We keep avro's verdict: leniency here never rejects a schema Confluent accepts.
+* ``avro`` validates full names against an ASCII pattern, namespaces included; Java's Avro
+  (1.11, in Confluent's registry 7.x) validates only a named type's own name, with
+  ``Character.isLetter`` / ``isLetterOrDigit`` (Unicode letters pass, UTF-16 surrogates do not),
+  and never a namespace: Debezium's ``cdc.db1.9lives.Value`` is valid there, ``名前`` too. So
+  names are parsed unvalidated and named types' own names are checked by Java's rule (checked
+  against Java's parser). Field names are not validated (``"a-b"`` parses; Java refuses it):
+  leniency never rejects a schema Confluent accepts. Enum ``symbols`` as a string is accepted.
 * Deeply nested JSON makes ``json``/``avro`` raise ``RecursionError``; it is answered as a
   bad request like any other invalid input.
 """
@@ -42,6 +46,7 @@ import avro.compatibility
 import avro.errors
 import avro.schema
 
+from ...model.avro_names import java_valid_name
 from .errors import SchemaTextError
 
 COMPATIBILITY_LEVELS: Final[tuple[str, ...]] = (
@@ -110,7 +115,8 @@ def parse_schema(text: str) -> ParsedSchema:
     with _PARSE_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore", avro.errors.IgnoredLogicalType)
         try:
-            parsed = avro.schema.parse(text)
+            parsed = avro.schema.parse(text, validate_names=False)
+            _java_names(obj)
         # avro raises many exception types, and TypeError/KeyError on oddly shaped JSON.
         except Exception as exc:  # noqa: BLE001
             reason = str(exc) or type(exc).__name__
@@ -121,6 +127,22 @@ def parse_schema(text: str) -> ParsedSchema:
             with contextlib.suppress(Exception):
                 parsed = avro.schema.parse(json.dumps(_errors_as_records(obj)))
     return ParsedSchema(text=text, key=key, avro=parsed)
+
+
+def _java_names(obj: object) -> None:
+    """Raise for a record, enum or fixed whose own name Java's parser refuses (namespaces and
+    field names are not judged)."""
+    if isinstance(obj, list):
+        for v in obj:
+            _java_names(v)
+    elif isinstance(obj, dict):
+        if obj.get("type") in ("record", "error", "enum", "fixed") and isinstance(obj.get("name"), str):
+            short = obj["name"].rsplit(".", 1)[-1]
+            if not java_valid_name(short):
+                raise SchemaTextError(f"{short!r} is not a valid Avro name (Illegal character in: {short})")
+        for k, v in obj.items():
+            if k in ("type", "fields", "items", "values") or isinstance(v, (dict, list)):
+                _java_names(v)
 
 
 def _has_error_type(obj: object) -> bool:

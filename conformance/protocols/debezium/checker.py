@@ -22,7 +22,7 @@ from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
 from . import spec
-from .decoder import Message, decode
+from .decoder import Message, SchemaResolver, decode
 from .encoder import DebeziumEncoder
 from .spec import DbzOptions
 
@@ -42,7 +42,7 @@ class Expected:
         image = self.after if self.after is not None else self.before
         if not cols or image is None:
             return None
-        return {c.name: spec.json_value(c, image[c.name], o) for c in cols}
+        return {spec.field_name(c, o): spec.json_value(c, image[c.name], o) for c in cols}
 
 
 @dataclass(slots=True)
@@ -53,6 +53,7 @@ class RecordEvidence:
     o: DbzOptions
     prefix: str
     expected: Expected | None = None
+    resolver: SchemaResolver | None = None
 
     @property
     def logical_topic(self) -> str:
@@ -113,26 +114,36 @@ def key_text(raw: bytes | None) -> str | None:
     return json.dumps(doc, sort_keys=True)
 
 
+def _avro_key_text(msg: Message) -> str | None:
+    """An Avro key as comparable text: its payload, or its raw bytes where it does not decode."""
+    k = msg.key
+    if k.raw is None:
+        return None
+    return json.dumps(k.payload, sort_keys=True) if k.ok else k.raw.hex()
+
+
 class DebeziumChecker(CheckerBase):
     def __init__(self, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *, topic_prefix: str = "",
-                 partitions: int | None = None) -> None:
+                 partitions: int | None = None, registry: Any = None) -> None:
         super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
         self.o = DbzOptions.from_options(options)
+        self.resolver = SchemaResolver(registry)
         self.prefix = topic_prefix
         self.oracle = DebeziumEncoder()
         self.oracle.o = self.o
         self.streams: dict[str, StreamEvidence] = {}
 
     def evidence(self, record: Record, loc: Location) -> RecordEvidence:
-        msg = decode(record.key, record.value, key_schemas=self.o.key_schemas, value_schemas=self.o.value_schemas)
-        ev = RecordEvidence(record, loc, msg, self.o, self.prefix)
+        msg = decode(record.key, record.value, key_schemas=self.o.key_schemas, value_schemas=self.o.value_schemas,
+                     key_avro=self.o.key_avro, value_avro=self.o.value_avro, resolver=self.resolver)
+        ev = RecordEvidence(record, loc, msg, self.o, self.prefix, resolver=self.resolver)
         st = self.streams.get(record.topic)
         if st is None:
             st = self.streams[record.topic] = StreamEvidence(record.topic, o=self.o, complete=self.mode.complete)
         lg = st.logs.setdefault(record.partition or 0, [])
         offset = record.offset if record.offset is not None else len(lg)
         kind = "tombstone" if msg.tombstone else (msg.op or "other")
-        lg.append(Entry(offset, kind, key_text(record.key)))
+        lg.append(Entry(offset, kind, key_text(record.key) if not self.o.key_avro else _avro_key_text(msg)))
         return ev
 
     def check_record(self, record: Record, loc: Location) -> None:

@@ -36,8 +36,11 @@ def _brief(v: Any, n: int = 100) -> str:
               "twice); a tombstone is a null value")
 def json_valid(ev: RecordEvidence) -> Findings:
     """Key and value are JSON in UTF-8 (or null: a tombstone's value, a keyless table's key)."""
+    if ev.o.key_avro and ev.o.value_avro:
+        yield NotApplicable("keys and values are Avro")
+        return
     for part, p in (("key", ev.msg.key), ("value", ev.msg.value)):
-        if not p.ok:
+        if p.avro is None and not p.ok:
             yield Failure(f"the {part} is not a JSON document: {p.error}", expected="JSON",
                           actual=(p.raw or b"")[:120].decode("utf-8", "replace"), location=ev.at(part=part))
 
@@ -57,6 +60,81 @@ def converter_schemas(ev: RecordEvidence) -> Findings:
         elif not on and p.enveloped:
             yield Failure(f"the {part} carries a schema although {part}.converter.schemas.enable=false",
                           expected="the payload alone", actual=_brief(p.doc), location=ev.at(part=part))
+
+
+# == Confluent's Avro converter =======================================================================
+
+AVRO = ("Confluent Schema Registry, Wire format: a magic byte 0, the schema id (4 bytes, big-endian), then the "
+        "data in Avro's binary encoding")
+NOT_AVRO = NotApplicable("neither key nor value is Avro (key.converter / value.converter)")
+
+
+def _avro_parts(ev: RecordEvidence) -> list[tuple[str, Any]]:
+    return [(part, p) for part, p, on in (("key", ev.msg.key, ev.o.key_avro), ("value", ev.msg.value, ev.o.value_avro))
+            if on and p.raw is not None and p.avro is not None]
+
+
+@check("debezium.avro.framing", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{AVRO}; the id is one the registry knows, and the body is exactly one datum of that schema")
+def avro_framing(ev: RecordEvidence) -> Findings:
+    """Avro keys and values are framed: magic byte 0, a known schema id, one datum and nothing after it."""
+    parts = _avro_parts(ev)
+    if not parts and not (ev.o.key_avro or ev.o.value_avro):
+        yield NOT_AVRO
+        return
+    for part, p in parts:
+        if not p.ok:
+            yield Failure(f"the {part} is not a framed Avro datum ({p.avro.kind}): {p.error}",
+                          expected="0x00, schema id, Avro body", actual=(p.raw or b"")[:16].hex(),
+                          location=ev.at(part=part))
+
+
+@check("debezium.avro.subject", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="Confluent AvroConverter with the default key.subject.name.strategy / value.subject.name.strategy "
+              "(TopicNameStrategy): a key's schema is registered under <topic>-key, a value's under <topic>-value")
+def avro_subject(ev: RecordEvidence) -> Findings:
+    """Each Avro key's and value's schema id is registered under <topic>-key / <topic>-value."""
+    parts = [(part, p) for part, p in _avro_parts(ev) if p.avro.schema_id is not None and p.avro.schema is not None]
+    if not parts:
+        yield NOT_AVRO if not (ev.o.key_avro or ev.o.value_avro) else NotApplicable("no decodable Avro part")
+        return
+    assert ev.resolver is not None
+    for part, p in parts:
+        want = f"{ev.record.topic}-{part}"
+        subjects = ev.resolver.subjects(p.avro.schema_id, want)
+        if subjects is None:
+            yield NotApplicable("the registry cannot list the subjects of a schema id")
+            return
+        if want not in subjects:
+            yield Failure(f"the {part}'s schema id {p.avro.schema_id} is not registered under {want!r}",
+                          expected=want, actual=subjects, location=ev.at(part=part))
+
+
+@check("debezium.avro.schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause="Confluent AvroConverter (AvroData, connect.meta.data=true): a Connect struct is a record named after "
+              "it, int8/int16 carry connect.type, connect.name/version/parameters/default/doc carry the Connect "
+              "schema, Decimal is bytes with logicalType decimal, an optional schema is a union with null (null "
+              "first unless the schema has a default) and its field defaults to null")
+def avro_schema(ev: RecordEvidence) -> Findings:
+    """The registered Avro schema is exactly what the Avro converter makes of the Connect schema it stands for."""
+    from . import connect_avro
+
+    parts = [(part, p) for part, p in _avro_parts(ev) if p.ok and p.avro.schema is not None]
+    if not parts:
+        yield NOT_AVRO if not (ev.o.key_avro or ev.o.value_avro) else NotApplicable("no decodable Avro part")
+        return
+    for part, p in parts:
+        try:
+            want = connect_avro.to_avro_schema(p.schema)
+        except (connect_avro.AvroNameError, ValueError) as e:
+            yield Failure(f"the {part}'s schema stands for a Connect schema the converter cannot write: {e}",
+                          expected="a valid Avro schema", actual=_brief(p.avro.schema), location=ev.at(part=part))
+            continue
+        diff = connect_avro.first_difference(connect_avro.normal(want), connect_avro.normal(p.avro.schema))
+        if diff is not None:
+            where, w, g = diff
+            yield Failure(f"the {part}'s Avro schema is not the converter's rendering of its Connect schema "
+                          f"(at {where})", expected=_brief(w, 160), actual=_brief(g, 160), location=ev.at(part=part))
 
 
 # == the envelope =====================================================================================
@@ -247,9 +325,10 @@ def key_fields(ev: RecordEvidence) -> Findings:
                           location=ev.at(part="key"))
     if kp.enveloped and isinstance(kp.schema, dict):
         name = kp.schema.get("name")
-        if not (isinstance(name, str) and name == ev.logical_topic + ".Key"):
-            yield Failure("the key schema is not named <topic>.Key",
-                          expected=ev.logical_topic + ".Key", actual=name, location=ev.at(part="key"))
+        want_name = spec.schema_name(ev.logical_topic, "Key", ev.o)
+        if not (isinstance(name, str) and name == want_name):
+            yield Failure("the key schema is not named <topic>.Key (as schema.name.adjustment.mode adjusts it)",
+                          expected=want_name, actual=name, location=ev.at(part="key"))
     e = ev.msg.envelope
     row = None
     if e is not None:
@@ -265,7 +344,7 @@ def _same_key(ev: RecordEvidence, want: dict[str, Any] | None, got: Any) -> bool
     if want is None or not isinstance(got, dict):
         return bool(want == got)
     assert ev.expected is not None
-    cols = {c.name: c for c in spec.key_columns(ev.expected.table)}
+    cols = {spec.field_name(c, ev.o): c for c in spec.key_columns(ev.expected.table)}
     return set(got) == set(want) and all(spec.same_value(cols[n], want[n], got[n], ev.o) for n in want)
 
 
@@ -289,17 +368,18 @@ def row_values(ev: RecordEvidence) -> Findings:
             continue
         for c in x.table.columns:
             want = spec.json_value(c, image[c.name], ev.o)
-            if c.name not in row:
-                yield Failure(f"{part} lacks column {c.name!r}", expected=_brief(want), actual=None,
-                              location=ev.at(c.name, part))
+            f = spec.field_name(c, ev.o)
+            if f not in row:
+                yield Failure(f"{part} lacks column {f!r}", expected=_brief(want), actual=None,
+                              location=ev.at(f, part))
                 continue
-            if not spec.same_value(c, want, row[c.name], ev.o) and not (
-                    image[c.name] is None and c.default.is_non_null and row[c.name] is None):
+            if not spec.same_value(c, want, row[f], ev.o) and not (
+                    image[c.name] is None and c.default.is_non_null and row[f] is None):
                 # (A null where the column has a default: whether the connector carries that
                 # default in the schema, and so whether the converter substitutes it, is known
                 # per kind only from what it was seen to do: a plain null is accepted.)
-                yield Failure(f"{part}.{c.name} ({c.type.kind}) is not the stored value as mapped",
-                              expected=_brief(want), actual=_brief(row[c.name]), location=ev.at(c.name, part))
+                yield Failure(f"{part}.{f} ({c.type.kind}) is not the stored value as mapped",
+                              expected=_brief(want), actual=_brief(row[f]), location=ev.at(f, part))
 
 
 @check("debezium.column.types", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
@@ -323,19 +403,20 @@ def column_types(ev: RecordEvidence) -> Findings:
     got = {f.get("field"): f for f in after.get("fields") or [] if isinstance(f, dict)}
     for c in x.table.columns:
         want = spec.field_schema(c, ev.o)
-        g = got.get(c.name)
+        f = spec.field_name(c, ev.o)
+        g = got.get(f)
         if g is None:
             continue  # row.values reports a missing column
         for attr in ("type", "name", "parameters"):
             if g.get(attr) != want.get(attr):
-                yield Failure(f"column {c.name!r} ({c.type.kind}): wrong {attr}", expected=want.get(attr),
-                              actual=g.get(attr), location=ev.at(c.name, "value"))
+                yield Failure(f"column {f!r} ({c.type.kind}): wrong {attr}", expected=want.get(attr),
+                              actual=g.get(attr), location=ev.at(f, "value"))
         # A nullable column must be optional; a NOT NULL one may be declared optional too: the
         # real connector does so for columns added by ALTER TABLE (pgoutput's relation message
         # carries no nullability).
         if c.nullable and g.get("optional") is not True:
-            yield Failure(f"nullable column {c.name!r} is not optional", expected=True, actual=g.get("optional"),
-                          location=ev.at(c.name, "value"))
+            yield Failure(f"nullable column {f!r} is not optional", expected=True, actual=g.get("optional"),
+                          location=ev.at(f, "value"))
 
 
 @check("debezium.before.replica-identity", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
@@ -365,9 +446,10 @@ def before_image(ev: RecordEvidence) -> Findings:
     cols = x.table.columns if spec.full_before(x.table) else spec.key_columns(x.table)
     for c in cols:
         want = spec.json_value(c, x.before[c.name], ev.o)
-        if not spec.same_value(c, want, got.get(c.name), ev.o):
-            yield Failure(f"before.{c.name} is not the old value", expected=_brief(want),
-                          actual=_brief(got.get(c.name)), location=ev.at(c.name, "before"))
+        f = spec.field_name(c, ev.o)
+        if not spec.same_value(c, want, got.get(f), ev.o):
+            yield Failure(f"before.{f} is not the old value", expected=_brief(want),
+                          actual=_brief(got.get(f)), location=ev.at(f, "before"))
 
 
 @check("debezium.events.per-change", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,

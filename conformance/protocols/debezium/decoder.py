@@ -1,10 +1,16 @@
-"""Reading a Debezium message as a consumer would: strict JSON, then the converter's framing."""
+"""Reading a Debezium message as a consumer would: strict JSON, then the converter's framing; or
+Confluent's Avro framing, the schema from the registry, and the datum read back as the JSON
+converter would have written it (`connect_avro.py`), so that one set of checks judges both."""
 
 from __future__ import annotations
 
+import io
 import json
+import struct
 from dataclasses import dataclass
 from typing import Any
+
+from . import connect_avro
 
 
 class DuplicateKey(ValueError):
@@ -37,6 +43,7 @@ class Part:
     enveloped: bool | None = None  # {schema, payload} (schemas.enable=true) or the payload alone
     error: str | None = None
     bare_constant: bool = False
+    avro: AvroPart | None = None  # what the Avro framing said (None: a JSON part)
 
     @property
     def ok(self) -> bool:
@@ -106,5 +113,143 @@ class Message:
         return s if isinstance(s, dict) else None
 
 
-def decode(key: bytes | None, value: bytes | None, *, key_schemas: bool, value_schemas: bool) -> Message:
-    return Message(decode_part(key, key_schemas), decode_part(value, value_schemas))
+@dataclass(slots=True)
+class AvroPart:
+    """A Confluent-framed Avro key or value: its schema id and Avro schema (as registered), or
+    where the framing broke (`kind`: short, magic, unknown-id, schema, body, trailing)."""
+
+    schema_id: int | None = None
+    schema: Any = None
+    kind: str | None = None
+
+
+@dataclass(slots=True)
+class _View:
+    avro: Any = None
+    parsed: Any = None
+    connect: Any = None
+    error: str | None = None
+    subjects: list[str] | None = None
+
+
+class SchemaResolver:
+    """Schema ids to Avro and Connect schemas, through the registry; once per id."""
+
+    def __init__(self, registry: Any) -> None:
+        self.registry = registry
+        self.views: dict[int, _View | str] = {}
+
+    def view(self, schema_id: int) -> _View | str:
+        got = self.views.get(schema_id)
+        if got is not None:
+            return got
+        if self.registry is None:
+            got = f"schema id {schema_id}: no registry to ask (pass --registry)"
+        else:
+            from ...infra.registry.errors import RegistryUnavailable, Unauthorized
+
+            try:
+                text = self.registry.schema_by_id(schema_id)
+            except (RegistryUnavailable, Unauthorized, ConnectionError, TimeoutError):
+                raise  # the registry cannot answer: an infrastructure error, not a finding
+            except Exception as e:  # noqa: BLE001 - an unknown id (or garbage) is the encoder's finding
+                got = f"schema id {schema_id} is not in the registry ({type(e).__name__}: {str(e)[:120]})"
+            else:
+                got = _view_of(text)
+        self.views[schema_id] = got
+        return got
+
+    def subjects(self, schema_id: int, want: str) -> list[str] | None:
+        """The subjects that hold `schema_id` (None where the registry cannot say). Ids are global
+        and an identical schema may since have been registered under another subject: a list
+        without `want` is asked for again."""
+        v = self.view(schema_id)
+        if isinstance(v, str):
+            return None
+        if v.subjects is None or want not in v.subjects:
+            try:
+                try:
+                    pairs = self.registry.subjects_for_id(schema_id, fresh=v.subjects is not None)
+                except TypeError:  # a registry object without the `fresh` switch
+                    pairs = self.registry.subjects_for_id(schema_id)
+            except Exception:  # noqa: BLE001 - a registry without the lookup
+                return None
+            v.subjects = sorted(str(s) for s, _ in pairs)
+        return v.subjects
+
+
+def _view_of(text: str) -> _View:
+    import fastavro
+
+    v = _View()
+    try:
+        v.avro = json.loads(text)
+    except ValueError as e:
+        v.error = f"the registered schema is not JSON: {e}"
+        return v
+    try:
+        v.parsed = fastavro.parse_schema(_without_logical(v.avro), _ignore_default_error=True)
+    except Exception as e:  # noqa: BLE001
+        v.error = f"the registered schema is not valid Avro: {type(e).__name__}: {e}"
+        return v
+    try:
+        v.connect = connect_avro.from_avro_schema(v.avro)
+    except connect_avro.NotConnectAvro as e:
+        v.error = f"the registered schema is not one the Avro converter makes: {e}"
+    return v
+
+
+def _without_logical(a: Any) -> Any:
+    """The schema with `logicalType` removed: datums stay raw (bytes, ints) as the checks compare."""
+    if isinstance(a, list):
+        return [_without_logical(x) for x in a]
+    if isinstance(a, dict):
+        return {k: _without_logical(v) for k, v in a.items() if k != "logicalType"}
+    return a
+
+
+def decode_avro_part(raw: bytes | None, resolver: SchemaResolver) -> Part:
+    p = Part(raw, avro=AvroPart())
+    if raw is None:
+        return p
+    a = p.avro
+    assert a is not None
+    if len(raw) < 5:
+        a.kind, p.error = "short", f"{len(raw)} bytes: shorter than the 5-byte Confluent header"
+        return p
+    if raw[0] != 0:
+        a.kind, p.error = "magic", f"magic byte 0x{raw[0]:02x}, not 0x00"
+        return p
+    a.schema_id = struct.unpack(">i", raw[1:5])[0]
+    v = resolver.view(a.schema_id)
+    if isinstance(v, str):
+        a.kind, p.error = "unknown-id", v
+        return p
+    a.schema = v.avro
+    if v.error is not None or v.parsed is None:
+        a.kind, p.error = "schema", v.error or "unusable schema"
+        return p
+    import fastavro
+
+    buf = io.BytesIO(raw)
+    buf.seek(5)
+    try:
+        datum = fastavro.schemaless_reader(buf, v.parsed, None)
+    except Exception as e:  # noqa: BLE001 - garbage and truncated bodies are findings
+        a.kind, p.error = "body", f"the Avro body does not decode with schema {a.schema_id}: {type(e).__name__}: {e}"
+        return p
+    if buf.tell() != len(raw):
+        a.kind, p.error = "trailing", f"{len(raw) - buf.tell()} byte(s) left after the Avro body"
+        return p
+    p.schema = v.connect
+    p.payload = connect_avro.from_avro_datum(v.connect, datum)
+    p.doc = {"schema": p.schema, "payload": p.payload}
+    p.enveloped = True
+    return p
+
+
+def decode(key: bytes | None, value: bytes | None, *, key_schemas: bool, value_schemas: bool,
+           key_avro: bool = False, value_avro: bool = False, resolver: SchemaResolver | None = None) -> Message:
+    r = resolver if resolver is not None else SchemaResolver(None)
+    return Message(decode_avro_part(key, r) if key_avro else decode_part(key, key_schemas),
+                   decode_avro_part(value, r) if value_avro else decode_part(value, value_schemas))

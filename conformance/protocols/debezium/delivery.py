@@ -17,7 +17,8 @@ from typing import Any
 from ...checks.delivery import Version
 from ...model.events import Transaction, Workload
 from ...model.values import to_float32
-from .decoder import decode
+from . import spec
+from .decoder import SchemaResolver, decode
 from .encoder import DebeziumEncoder
 from .spec import (
     DbzOptions,
@@ -73,7 +74,7 @@ def _expected_form(t: Any, after: Any, o: DbzOptions) -> Any:
     out = {}
     for c in t.columns:
         ft = field_type(c.type, o)
-        out[c.name] = canonical(ft.type, ft.name, json_value(c, after[c.name], o))
+        out[spec.field_name(c, o)] = canonical(ft.type, ft.name, json_value(c, after[c.name], o))
     return out
 
 
@@ -94,7 +95,7 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
             for op, before, after in plan.events_of(ch):
                 image = after if after is not None else before
                 assert image is not None
-                key = {c.name: canonical(field_type(c.type, o).type, field_type(c.type, o).name,
+                key = {spec.field_name(c, o): canonical(field_type(c.type, o).type, field_type(c.type, o).name,
                                          json_value(c, image[c.name], o)) if o.key_schemas
                        else json_value(c, image[c.name], o) for c in cols}
                 entity = digest(["e", topic, key])
@@ -124,13 +125,16 @@ def _key_form(payload: Any, schema: Any) -> Any:
     return {k: canonical(*types.get(k, (None, None)), v) for k, v in payload.items()}
 
 
-def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None, bytes | None], Identified]:
+def identifier(options: Mapping[str, str], registry: Any = None
+               ) -> Callable[[str, bytes | None, bytes | None], Identified]:
     o = DbzOptions.from_options(options)
+    resolver = SchemaResolver(registry)
 
     def identify(topic: str, key: bytes | None, value: bytes | None) -> Identified:
         if value is None or topic.endswith(o.transaction_topic):
             return None  # a tombstone or a transaction boundary
-        m = decode(key, value, key_schemas=o.key_schemas, value_schemas=o.value_schemas)
+        m = decode(key, value, key_schemas=o.key_schemas, value_schemas=o.value_schemas, key_avro=o.key_avro,
+                   value_avro=o.value_avro, resolver=resolver)
         if not m.key.ok or not m.value.ok or m.envelope is None or not isinstance(m.key.payload, dict):
             return (None, None, None) if key is not None else None
         entity = digest(["e", topic, _key_form(m.key.payload, m.key.schema)])

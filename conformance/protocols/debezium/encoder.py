@@ -20,14 +20,18 @@ Every step is a method so that a mutant can break exactly one.
 
 from __future__ import annotations
 
+import io
 import json
+import struct
 from typing import Any
 
-from ...encoders.spi import EncoderContext, Record
+import fastavro
+
+from ...encoders.spi import EncoderContext, EncoderError, Record
 from ...model.events import Event, Op, RowChange, Transaction, tso_physical_ms
 from ...model.table import Table
 from ...model.values import Row
-from . import spec
+from . import connect_avro, decoder, spec
 from .spec import DbzOptions
 
 VERSION = "cdc-conformance-reference"
@@ -46,6 +50,7 @@ class DebeziumEncoder:
         self.txid = 700
         self.lsn = 24_000_000
         self.last_commit_lsn: int | None = None
+        self._avro: dict[tuple[str, str], tuple[int, Any]] = {}
 
     def open(self, ctx: EncoderContext) -> None:
         self.ctx = ctx
@@ -128,15 +133,61 @@ class DebeziumEncoder:
         cols = spec.key_columns(t)
         if not cols or image is None:
             return None
-        payload = {c.name: spec.json_value(c, image[c.name], self.o) for c in cols}
-        if self.o.key_schemas:
-            return dumps({"schema": spec.key_schema(t, self.logical_topic(t), self.o), "payload": payload})
+        payload = {spec.field_name(c, self.o): spec.json_value(c, image[c.name], self.o) for c in cols}
+        return self.part(self.topic(t), "key", spec.key_schema(t, self.logical_topic(t), self.o), payload)
+
+    def part(self, topic: str, side: str, schema: dict[str, Any], payload: Any) -> bytes:
+        """A key or value through its converter: JSON (with or without the schema) or Avro."""
+        if self.o.key_avro if side == "key" else self.o.value_avro:
+            return self.avro(topic, side, schema, payload)
+        if self.o.key_schemas if side == "key" else self.o.value_schemas:
+            return dumps({"schema": schema, "payload": payload})
         return dumps(payload)
 
+    # -- Confluent's Avro converter --------------------------------------------------------------
+
+    def avro(self, topic: str, side: str, schema: dict[str, Any], payload: Any) -> bytes:
+        """Register the Avro form of `schema` under `<topic>-<side>` (TopicNameStrategy), then the
+        Confluent header and the datum in Avro's binary encoding."""
+        schema_id, parsed = self.avro_schema(self.subject(topic, side), schema)
+        buf = io.BytesIO()
+        buf.write(b"\x00" + struct.pack(">i", schema_id))
+        fastavro.schemaless_writer(buf, parsed, connect_avro.to_avro_datum(schema, payload))
+        return buf.getvalue()
+
+    def subject(self, topic: str, side: str) -> str:
+        return f"{topic}-{side}"
+
+    def avro_form(self, schema: dict[str, Any]) -> Any:
+        """The Avro schema the converter makes of a Connect schema (AvroData)."""
+        return connect_avro.to_avro_schema(schema)
+
+    def avro_schema(self, subject: str, schema: dict[str, Any]) -> tuple[int, Any]:
+        text = json.dumps(schema, sort_keys=True)
+        got = self._avro.get((subject, text))
+        if got is None:
+            try:
+                avro = self.avro_form(schema)
+            except connect_avro.AvroNameError as e:
+                # What the converter throws (a SchemaParseException): the task stops.
+                raise EncoderError(f"the Avro converter cannot write {schema.get('name')}: {e} (set "
+                                   "field.name.adjustment.mode / schema.name.adjustment.mode)") from None
+            assert self.ctx is not None and self.ctx.registry is not None, "the Avro converter needs a registry"
+            try:
+                schema_id = self.ctx.registry.register(subject, json.dumps(avro))
+            except Exception as e:  # noqa: BLE001 - the registry's refusal stops the task, as Connect's does
+                raise EncoderError(f"registering the schema under {subject!r} failed: {e}") from e
+            got = self._avro[(subject, text)] = (schema_id, fastavro.parse_schema(
+                decoder._without_logical(avro), _ignore_default_error=True))
+        return got
+
     def row(self, t: Table, image: Row | None) -> dict[str, Any] | None:
+        """A row image; a NOT NULL column the image lacks (a key-only old row) gets what the
+        connector writes for it (its default, or its converter's fallback)."""
         if image is None:
             return None
-        return {c.name: spec.json_value(c, image[c.name], self.o) for c in t.columns}
+        return {spec.field_name(c, self.o): spec.json_value(c, image[c.name], self.o)
+                if image[c.name] is not None or c.nullable else spec.required_value(c, self.o) for c in t.columns}
 
     def source(self, t: Table, ts_ms: int, lsn: int, begin_lsn: int) -> dict[str, Any]:
         last = None if self.last_commit_lsn is None else str(self.last_commit_lsn)
@@ -156,8 +207,7 @@ class DebeziumEncoder:
                       begin_lsn: int, block: dict[str, Any] | None) -> Record:
         payload = self.envelope(t, op, before, after, ts_ms, lsn, begin_lsn, block)
         topic = self.topic(t)
-        value = dumps({"schema": spec.envelope_schema(t, self.logical_topic(t), self.o), "payload": payload}) \
-            if self.o.value_schemas else dumps(payload)
+        value = self.part(topic, "value", spec.envelope_schema(t, self.logical_topic(t), self.o), payload)
         return Record(topic, self.key_bytes(t, after if after is not None else before), value, None)
 
     def after_delete(self, t: Table, before: Row | None) -> list[Record]:
@@ -173,8 +223,6 @@ class DebeziumEncoder:
         payload = {"status": status, "id": tx_id, "event_count": end[0] if end else None,
                    "data_collections": [{"data_collection": c, "event_count": n} for c, n in end[1].items()]
                    if end else None, "ts_ms": ts_ms}
-        key = dumps({"schema": spec.TX_KEY_SCHEMA, "payload": key_payload}) if self.o.key_schemas \
-            else dumps(key_payload)
-        value = dumps({"schema": spec.TX_VALUE_SCHEMA, "payload": payload}) if self.o.value_schemas \
-            else dumps(payload)
-        return Record(prefix + self.o.transaction_topic, key, value, None)
+        topic = prefix + self.o.transaction_topic
+        return Record(topic, self.part(topic, "key", spec.TX_KEY_SCHEMA, key_payload),
+                      self.part(topic, "value", spec.TX_VALUE_SCHEMA, payload), None)

@@ -99,7 +99,7 @@ class KeyAllColumns(DebeziumEncoder):
     def key_bytes(self, t: Table, image: Row | None) -> bytes | None:
         if image is None:
             return None
-        payload = {c.name: spec.json_value(c, image[c.name], self.o) for c in t.columns}
+        payload = {spec.field_name(c, self.o): spec.json_value(c, image[c.name], self.o) for c in t.columns}
         return dumps({"schema": spec.key_schema(t, self.logical_topic(t), self.o), "payload": payload}) \
             if self.o.key_schemas else dumps(payload)
 
@@ -192,3 +192,44 @@ class HangOnUpdate(DebeziumEncoder):
         if any(op == "u" for op, _b, _a in out):
             time.sleep(3600)
         return out
+
+
+AVRO = {"value.converter": spec.AVRO_CONVERTER, "key.converter": spec.AVRO_CONVERTER,
+        "schema.name.adjustment.mode": "avro_unicode", "field.name.adjustment.mode": "avro_unicode"}
+
+
+@mutant("avro-trailing-byte", "avro.framing", needs=AVRO)
+class AvroTrailingByte(DebeziumEncoder):
+    """Writes one byte too many after every Avro value."""
+
+    def avro(self, topic: str, side: str, schema: dict[str, Any], payload: Any) -> bytes:
+        out = super().avro(topic, side, schema, payload)
+        return out + b"\x00" if side == "value" else out
+
+
+@mutant("avro-record-name-subject", "avro.subject", needs=AVRO)
+class AvroRecordNameSubject(DebeziumEncoder):
+    """Registers value schemas under the record's name (RecordNameStrategy) instead of <topic>-value."""
+
+    def subject(self, topic: str, side: str) -> str:
+        return f"{topic}.{side}-record" if side == "value" else super().subject(topic, side)
+
+
+@mutant("avro-optional-null-last", "avro.schema", needs=AVRO)
+class AvroOptionalNullLast(DebeziumEncoder):
+    """Writes optional fields as [T, "null"] unions even without a default (the converter puts null first)."""
+
+    def avro_form(self, schema: dict[str, Any]) -> Any:
+        return _null_last(super().avro_form(schema))
+
+
+def _null_last(a: Any) -> Any:
+    if isinstance(a, list):
+        return [_null_last(x) for x in a[1:]] + ["null"] if a and a[0] == "null" else [_null_last(x) for x in a]
+    if isinstance(a, dict):
+        out = {k: _null_last(v) for k, v in a.items()}
+        if isinstance(out.get("fields"), list):
+            out["fields"] = [{k: v for k, v in f.items() if not (k == "default" and v is None)}
+                             for f in out["fields"]]
+        return out
+    return a

@@ -31,7 +31,8 @@ from typing import Any
 from ...model.table import Column, DefaultKind, ReplicaIdentity, Table
 from ...model.types import Kind, SqlType
 from ...model.values import Date, DateTime, Json, Time, Value, float32_shortest, to_float32
-from ..base import OptionSpec
+from ..base import OptionSpec, Profile
+from .connect_avro import adjust
 
 PROTOCOL = "debezium"
 CONNECTOR = "postgresql"
@@ -44,6 +45,8 @@ KINDS: tuple[Kind, ...] = (
     Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM,
 )
 
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 CONNECTOR_PROPERTY = "connector property"
 CONVERTER_PROPERTY = "converter property"
 
@@ -71,6 +74,29 @@ OPTIONS: tuple[OptionSpec, ...] = (
                doc="JsonConverter (Kafka 3.5+): a null whose schema field has a default is written as the default."),
     OptionSpec("key.converter.schemas.enable", "true", ("true", "false"), kind=CONVERTER_PROPERTY,
                short="key-schemas", doc="JsonConverter: keys as {schema, payload} (true) or the payload alone."),
+    OptionSpec("value.converter", JSON_CONVERTER, (JSON_CONVERTER, AVRO_CONVERTER), kind=CONVERTER_PROPERTY,
+               short="value",
+               doc="Kafka Connect's JSON converter, or Confluent's Avro converter with the Schema Registry "
+                   "(subjects <topic>-value, Confluent framing)."),
+    OptionSpec("key.converter", JSON_CONVERTER, (JSON_CONVERTER, AVRO_CONVERTER), kind=CONVERTER_PROPERTY,
+               short="key", doc="The same for keys (subjects <topic>-key)."),
+    OptionSpec("schema.name.adjustment.mode", "none", ("none", "avro", "avro_unicode"), kind=CONNECTOR_PROPERTY,
+               short="schema-names",
+               doc="Schema names made valid Avro: characters Avro refuses become _ (avro) or _uXXXX "
+                   "(avro_unicode)."),
+    OptionSpec("field.name.adjustment.mode", "none", ("none", "avro", "avro_unicode"), kind=CONNECTOR_PROPERTY,
+               short="field-names",
+               doc="Field (column) names made valid Avro, likewise; Avro refuses names such as `x-1` or `名前`."),
+)
+
+#: `--option profile=avro`: Avro keys and values, names adjusted so that every generated name is
+#: valid Avro and no two columns of a table meet (Debezium's advice for non-Latin names).
+PROFILES: tuple[Profile, ...] = (
+    Profile("json", {}, "Kafka Connect's JSON converter (the default)."),
+    Profile("avro", {"value.converter": AVRO_CONVERTER, "key.converter": AVRO_CONVERTER,
+                     "schema.name.adjustment.mode": "avro_unicode", "field.name.adjustment.mode": "avro_unicode"},
+            "Confluent's Avro converter for keys and values with the Schema Registry; schema and field names "
+            "adjusted with avro_unicode."),
 )
 
 
@@ -85,6 +111,10 @@ class DbzOptions:
     value_schemas: bool = True
     key_schemas: bool = True
     null_to_default: bool = True
+    value_avro: bool = False
+    key_avro: bool = False
+    schema_adjust: str = "none"
+    field_adjust: str = "none"
 
     @classmethod
     def from_options(cls, o: Mapping[str, str]) -> DbzOptions:
@@ -103,9 +133,18 @@ def _parse(items: tuple[tuple[str, str], ...]) -> DbzOptions:
                       binary_mode=o.get("binary.handling.mode", "bytes"),
                       tombstones=o.get("tombstones.on.delete", "true") == "true",
                       transactions=o.get("provide.transaction.metadata", "false") == "true",
-                      value_schemas=o.get("value.converter.schemas.enable", "true") == "true",
-                      key_schemas=o.get("key.converter.schemas.enable", "true") == "true",
-                      null_to_default=o.get("value.converter.replace.null.with.default", "true") == "true")
+                      # The Avro converter always carries the schema (in the registry).
+                      value_schemas=o.get("value.converter.schemas.enable", "true") == "true"
+                      or o.get("value.converter") == AVRO_CONVERTER,
+                      key_schemas=o.get("key.converter.schemas.enable", "true") == "true"
+                      or o.get("key.converter") == AVRO_CONVERTER,
+                      # Avro: Connect's Struct.get gives a null field's default (AvroData 7.0 writes it).
+                      null_to_default=o.get("value.converter.replace.null.with.default", "true") == "true"
+                      or o.get("value.converter") == AVRO_CONVERTER,
+                      value_avro=o.get("value.converter") == AVRO_CONVERTER,
+                      key_avro=o.get("key.converter") == AVRO_CONVERTER,
+                      schema_adjust=o.get("schema.name.adjustment.mode", "none"),
+                      field_adjust=o.get("field.name.adjustment.mode", "none"))
 
 
 # -- topics -----------------------------------------------------------------------------------
@@ -249,13 +288,24 @@ def field_schema(c: Column, o: DbzOptions, *, optional: bool | None = None) -> d
     carried, default = schema_default(c, o)
     if carried:
         out["default"] = default
-    out["field"] = c.name
+    out["field"] = field_name(c, o)
     return out
+
+
+def field_name(c: Column, o: DbzOptions) -> str:
+    """The column's field name: its name, adjusted by `field.name.adjustment.mode`."""
+    return adjust(c.name, o.field_adjust, field=True) if o.field_adjust != "none" else c.name
+
+
+def schema_name(topic: str, suffix: str, o: DbzOptions) -> str:
+    """`<topic>.<suffix>` adjusted by `schema.name.adjustment.mode`."""
+    name = f"{topic}.{suffix}"
+    return adjust(name, o.schema_adjust, field=False) if o.schema_adjust != "none" else name
 
 
 def row_schema(t: Table, topic: str, o: DbzOptions, *, field: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "struct", "fields": [field_schema(c, o) for c in t.columns],
-                           "optional": True, "name": f"{topic}.Value"}
+                           "optional": True, "name": schema_name(topic, "Value", o)}
     if field is not None:
         out["field"] = field
     return out
@@ -263,7 +313,7 @@ def row_schema(t: Table, topic: str, o: DbzOptions, *, field: str | None = None)
 
 def key_schema(t: Table, topic: str, o: DbzOptions) -> dict[str, Any]:
     return {"type": "struct", "fields": [field_schema(c, o, optional=False) for c in key_columns(t)],
-            "optional": False, "name": f"{topic}.Key"}
+            "optional": False, "name": schema_name(topic, "Key", o)}
 
 
 SOURCE_FIELDS: tuple[tuple[str, str, bool], ...] = (
@@ -308,7 +358,7 @@ def envelope_schema(t: Table, topic: str, o: DbzOptions) -> dict[str, Any]:
         {"type": "int64", "optional": True, "field": "ts_ms"},
         {"type": "int64", "optional": True, "field": "ts_us"},
         {"type": "int64", "optional": True, "field": "ts_ns"}],
-        "optional": False, "name": f"{topic}.Envelope", "version": 2}
+        "optional": False, "name": schema_name(topic, "Envelope", o), "version": 2}
 
 
 TX_KEY_SCHEMA = {"type": "struct", "fields": [{"type": "string", "optional": False, "field": "id"}],
@@ -504,6 +554,41 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
         assert isinstance(v, uuid.UUID)
         return str(v)
     raise ValueError(f"{k} is not a kind this protocol maps")
+
+
+def required_value(c: Column, o: DbzOptions) -> Any:
+    """What the connector writes for a NOT NULL column it has no value of (a delete's old row
+    under REPLICA IDENTITY DEFAULT holds only the key): the schema's default where it carries one,
+    else its converter's fallback (JdbcValueConverters.convertValue: 0, false, "", no bytes, the
+    epoch; zero at the column's scale for a decimal)."""
+    carried, default = schema_default(c, o)
+    if carried:
+        return default
+    k = c.type.kind
+    zero: Value
+    if k is Kind.BOOLEAN:
+        zero = False
+    elif k in (Kind.SMALLINT, Kind.INT, Kind.BIGINT):
+        zero = 0
+    elif k in (Kind.FLOAT, Kind.DOUBLE):
+        zero = 0.0
+    elif k in (Kind.DECIMAL, Kind.NUMERIC):
+        zero = decimal.Decimal(0).scaleb(-(c.type.scale or 0)) if k is Kind.DECIMAL else decimal.Decimal(0)
+    elif k in (Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM):
+        return ""
+    elif k is Kind.BYTEA:
+        zero = b""
+    elif k is Kind.DATE:
+        zero = Date(1970, 1, 1)
+    elif k is Kind.TIME:
+        zero = Time(False, 0, 0, 0)
+    elif k is Kind.DATETIME:
+        zero = DateTime(1970, 1, 1)
+    elif k is Kind.TIMESTAMPTZ:
+        return "1970-01-01T00:00:00Z"
+    else:
+        return None
+    return _json_value(c, zero, o)
 
 
 def same_value(c: Column, want: Any, got: Any, o: DbzOptions) -> bool:

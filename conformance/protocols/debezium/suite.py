@@ -31,6 +31,26 @@ class DebeziumSuite(ProtocolSuite):
         "topic.creation.", "producer.", "consumer.", "notification.", "schema.history.internal.",
     )
 
+    def check_combination(self, options: Mapping[str, str]) -> None:
+        for side in ("key", "value"):
+            if options.get(f"{side}.converter") == spec.AVRO_CONVERTER and \
+                    options.get(f"{side}.converter.schemas.enable") == "false":
+                raise ConfigurationError(f"{side}.converter.schemas.enable is the JSON converter's setting: the Avro "
+                                         "converter always registers the schema")
+
+    def needs_registry(self, options: Mapping[str, str]) -> bool:
+        return spec.AVRO_CONVERTER in (options.get("key.converter"), options.get("value.converter"))
+
+    def generation_fits(self, options: Mapping[str, str]) -> str | None:
+        avro = spec.AVRO_CONVERTER in (options.get("key.converter"), options.get("value.converter"))
+        if avro and (options.get("field.name.adjustment.mode") != "avro_unicode"
+                     or options.get("schema.name.adjustment.mode") != "avro_unicode"):
+            return ("generated names include ones Avro refuses (x-1, 名前, 9lives) and ones that meet under the avro "
+                    "mode's `_`: with the Avro converter, generated workloads need field.name.adjustment.mode and "
+                    "schema.name.adjustment.mode avro_unicode (--option profile=avro); `check` judges a capture "
+                    "under any mode")
+        return None
+
     def connector_options(self, config: Mapping[str, str]) -> ConnectorOptions:
         """A connector's configuration as it is; its converters must be Connect's JSON converter
         (the one this protocol models)."""
@@ -62,7 +82,8 @@ class DebeziumSuite(ProtocolSuite):
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
                 topic_prefix: str = "", partitions: int | None = None) -> DebeziumChecker:
-        return DebeziumChecker(options, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
+        return DebeziumChecker(options, tally, mode, topic_prefix=topic_prefix, partitions=partitions,
+                               registry=registry)
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
         o = spec.DbzOptions.from_options(options)
@@ -80,7 +101,7 @@ class DebeziumSuite(ProtocolSuite):
         return delivery.expected_versions(workload, options, topic_prefix)
 
     def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
-        return delivery.identifier(options)
+        return delivery.identifier(options, registry)
 
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         return False
@@ -124,6 +145,7 @@ SUITE = DebeziumSuite(
     name=spec.PROTOCOL,
     title="Debezium (PostgreSQL connector, Kafka Connect JSON converter)",
     options=spec.OPTIONS,
+    profiles=spec.PROFILES,
     spec_sources=("Debezium PostgreSQL connector documentation", "Kafka Connect JsonConverter",
                   "tests/fixtures/debezium (real Debezium 3.6.3 output)"),
     # Connect's producer hashes keys over a topic's partitions: three in memory, so that a sink

@@ -1,0 +1,387 @@
+"""Kafka Connect data as Confluent's AvroConverter writes it, and back.
+
+A Debezium record is Connect data: a Connect schema and a value. The JSON converter writes them as
+`{"schema", "payload"}` (the form `spec.py` builds and the checks read); Confluent's AvroConverter
+turns the same schema into an Avro schema (`AvroData.fromConnectSchema`, Confluent 7.0 with its
+defaults: `connect.meta.data=true`, `enhanced.avro.schema.support=false`,
+`scrub.invalid.names=false`), registers it under `<topic>-key` / `<topic>-value`
+(TopicNameStrategy) and writes the value in Avro's binary encoding after the 5-byte header.
+
+So the reference writes Avro by translating its JSON-converter form, and the decoder reads Avro
+back into that form: every check of the JSON converter's schema and payload judges Avro records
+too, and `avro.schema` judges the translation itself. The rules (read from AvroData 7.0.16 and
+checked against it, `tests/unit/test_debezium_avro.py`):
+
+* int8 / int16 → `{"type": "int", "connect.type": "int8|int16"}`; int32 → int, int64 → long,
+  float32 → float, float64 → double, boolean, string, bytes;
+* a struct → a record named by the Connect name split at its last dot (no name:
+  `io.confluent.connect.avro.ConnectDefault`, numbered from the second), fields in order;
+* `connect.doc`, `connect.version`, `connect.parameters`, `connect.default` and `connect.name`
+  on every type that has them (not on unions); Decimal also gets `scale`, `precision` (its
+  `connect.decimal.precision` parameter, else 64) and `logicalType: decimal`; Connect's Date,
+  Time and Timestamp get `date`, `time-millis`, `timestamp-millis`;
+* an optional schema is a union: `["null", T]`, or `[T, "null"]` when it has a default; an
+  optional field's default is null unless the schema has one; a default of bytes is the bytes
+  as ISO-8859-1 text;
+* a named type met again is referred to by its full name;
+* field names are not changed: a name Java's Avro refuses (`x-1`, an emoji; Unicode letters
+  pass: `model/avro_names.py`) fails the conversion (Debezium's `field.name.adjustment.mode`
+  is how a deployment avoids that); namespaces are not judged.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import unicodedata
+from typing import Any
+
+from ...model.avro_names import java_valid_name
+from ...model.values import to_float32
+
+AVRO_NAMESPACE = "io.confluent.connect.avro"
+DEFAULT_NAME = "ConnectDefault"
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+LOGICAL = {"org.apache.kafka.connect.data.Date": "date", "org.apache.kafka.connect.data.Time": "time-millis",
+           "org.apache.kafka.connect.data.Timestamp": "timestamp-millis"}
+DECIMAL_PRECISION_DEFAULT = 64
+_PRIMITIVE = {"int8": "int", "int16": "int", "int32": "int", "int64": "long", "float": "float", "float32": "float",
+              "double": "double", "float64": "double", "boolean": "boolean", "string": "string", "bytes": "bytes"}
+
+
+class AvroNameError(ValueError):
+    """A name Avro refuses (what the Java converter raises as SchemaParseException)."""
+
+
+def split_name(full: str) -> tuple[str | None, str]:
+    i = full.rfind(".")
+    return (full[:i], full[i + 1:]) if i >= 0 else (None, full)
+
+
+class _Context:
+    def __init__(self) -> None:
+        self.defined: set[str] = set()
+        self.unnamed = 0
+
+
+def to_avro_schema(connect: dict[str, Any]) -> Any:
+    """The Avro schema (JSON form) AvroData makes of a Connect schema (JSON converter form)."""
+    return _to_avro(connect, _Context(), ignore_optional=False)
+
+
+def _to_avro(s: dict[str, Any], ctx: _Context, *, ignore_optional: bool) -> Any:
+    t = s.get("type")
+    optional = bool(s.get("optional"))
+    name = s.get("name")
+    if t == "struct":
+        if optional and not ignore_optional:
+            return ["null", _to_avro({**s, "optional": False}, ctx, ignore_optional=False)]
+        ns, short = split_name(name) if isinstance(name, str) else (AVRO_NAMESPACE, _default_name(ctx))
+        full = f"{ns}.{short}" if ns else short
+        if full in ctx.defined:
+            return full
+        if not java_valid_name(short):
+            raise AvroNameError(f"Illegal character in: {short}")
+        ctx.defined.add(full)
+        fields = []
+        for f in s.get("fields") or []:
+            fields.append(_field(f, ctx))
+        base: dict[str, Any] = {"type": "record", "name": short}
+        if ns:
+            base["namespace"] = ns
+        base["fields"] = fields
+    elif t == "array":
+        base = {"type": "array", "items": _to_avro(s.get("items") or {}, ctx, ignore_optional=False)}
+    elif t == "map":
+        base = {"type": "map", "values": _to_avro(s.get("values") or {}, ctx, ignore_optional=False)}
+    elif t in _PRIMITIVE:
+        base = {"type": _PRIMITIVE[t]}
+        if t == "bytes" and name == DECIMAL:
+            params = s.get("parameters") or {}
+            base["scale"] = int(params.get("scale", 0))
+            base["precision"] = int(params.get("connect.decimal.precision", DECIMAL_PRECISION_DEFAULT))
+    else:
+        raise ValueError(f"no Avro form for Connect type {t!r}")
+    # Metadata (connect.*), in AvroData's order.
+    if s.get("doc") is not None:
+        base["connect.doc"] = s["doc"]
+    if s.get("version") is not None:
+        base["connect.version"] = s["version"]
+    if s.get("parameters"):
+        base["connect.parameters"] = dict(s["parameters"])
+    if s.get("default") is not None:
+        base["connect.default"] = _avro_default(s, s["default"])
+    if name is not None:
+        base["connect.name"] = name
+    if t in ("int8", "int16"):
+        base["connect.type"] = t
+    if name == DECIMAL:
+        params = s.get("parameters") or {}
+        scale, precision = int(params.get("scale", 0)), int(params.get("connect.decimal.precision",
+                                                                      DECIMAL_PRECISION_DEFAULT))
+        if 0 <= scale <= precision:
+            base["logicalType"] = "decimal"
+    elif name in LOGICAL:
+        base["logicalType"] = LOGICAL[name]
+    out: Any = base["type"] if len(base) == 1 and isinstance(base["type"], str) else base
+    if optional and not ignore_optional:
+        return [out, "null"] if s.get("default") is not None else ["null", out]
+    return out
+
+
+def _default_name(ctx: _Context) -> str:
+    ctx.unnamed += 1
+    return DEFAULT_NAME + (str(ctx.unnamed) if ctx.unnamed > 1 else "")
+
+
+def _field(f: dict[str, Any], ctx: _Context) -> dict[str, Any]:
+    name = f.get("field")
+    if not isinstance(name, str) or not java_valid_name(name):
+        raise AvroNameError(f"Illegal character in: {name}")
+    out: dict[str, Any] = {"name": name, "type": _to_avro(f, ctx, ignore_optional=False)}
+    if f.get("default") is not None:
+        out["default"] = _avro_default(f, f["default"])
+    elif f.get("optional"):
+        out["default"] = None
+    return out
+
+
+def _avro_default(s: dict[str, Any], v: Any) -> Any:
+    """A Connect default (as the JSON converter writes it) as Avro writes defaults."""
+    if s.get("type") == "bytes" and isinstance(v, str):
+        return base64.b64decode(v).decode("latin-1")
+    return v
+
+
+# -- values ----------------------------------------------------------------------------------------
+
+def to_avro_datum(s: dict[str, Any], v: Any) -> Any:
+    """A JSON-converter payload as the Avro datum of `to_avro_schema(s)` (bytes from base64)."""
+    if v is None:
+        return None
+    t = s.get("type")
+    if t == "struct":
+        return {f["field"]: to_avro_datum(f, v.get(f["field"])) for f in s.get("fields") or []}
+    if t == "array":
+        return [to_avro_datum(s.get("items") or {}, x) for x in v]
+    if t == "map":
+        return {k: to_avro_datum(s.get("values") or {}, x) for k, x in v.items()}
+    if t == "bytes":
+        return base64.b64decode(v) if isinstance(v, str) else bytes(v)
+    if t in ("float", "float32", "double", "float64") and isinstance(v, str):
+        return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v)
+    return v
+
+
+# -- back: Avro as Connect data ---------------------------------------------------------------------
+
+class NotConnectAvro(ValueError):
+    """An Avro schema AvroData would not have made (the decoder reports why)."""
+
+
+def from_avro_schema(avro: Any) -> dict[str, Any]:
+    """The Connect schema (JSON converter form) an Avro schema stands for, as AvroData's
+    `toConnectSchema` reads it: unions with null are optional, connect.* props give name,
+    version, doc, parameters, default and the int8/int16 types."""
+    named: dict[str, Any] = {}
+    return _from_avro(avro, named, None)
+
+
+def _from_avro(a: Any, named: dict[str, Any], space: str | None) -> dict[str, Any]:
+    if isinstance(a, list):
+        branches = [b for b in a if b != "null"]
+        if len(a) != 2 or len(branches) != 1:
+            raise NotConnectAvro(f"a union other than null and one type: {a!r}"[:200])
+        inner = _from_avro(branches[0], named, space)
+        inner["optional"] = True
+        return inner
+    if isinstance(a, str):
+        if a in ("int", "long", "float", "double", "boolean", "string", "bytes"):
+            return {"type": _CONNECT[a], "optional": False}
+        ref = named.get(a) or (named.get(f"{space}.{a}") if space else None)
+        if ref is None:
+            raise NotConnectAvro(f"unknown type name {a!r}")
+        return dict(ref)
+    if not isinstance(a, dict):
+        raise NotConnectAvro(f"not a schema: {a!r}"[:200])
+    t = a.get("type")
+    out: dict[str, Any]
+    if t == "record":
+        ns = a.get("namespace", space)
+        full = f"{ns}.{a['name']}" if ns and "." not in a["name"] else a["name"]
+        out = {"type": "struct", "fields": [], "optional": False}
+        named[full] = out  # before the fields: a record may refer to itself
+        inner_space = split_name(full)[0]
+        for f in a.get("fields") or []:
+            fs = _from_avro(f.get("type"), named, inner_space)
+            fs = dict(fs)
+            if "default" in f and f["default"] is not None:
+                fs["default"] = _connect_default(fs, f["default"])
+            fs["field"] = f.get("name")
+            out["fields"].append(fs)
+        if a.get("connect.name") is None and full != f"{AVRO_NAMESPACE}.{DEFAULT_NAME}" and \
+                not full.startswith(f"{AVRO_NAMESPACE}.{DEFAULT_NAME}"):
+            out["name"] = full
+    elif t == "array":
+        out = {"type": "array", "items": _from_avro(a.get("items"), named, space), "optional": False}
+    elif t == "map":
+        out = {"type": "map", "keys": {"type": "string", "optional": False},
+               "values": _from_avro(a.get("values"), named, space), "optional": False}
+    elif t in _CONNECT:
+        out = {"type": _CONNECT[t], "optional": False}
+        ct = a.get("connect.type")
+        if t == "int" and ct in ("int8", "int16"):
+            out["type"] = ct
+    else:
+        raise NotConnectAvro(f"no Connect type for Avro {t!r}")
+    if a.get("connect.name") is not None:
+        out["name"] = a["connect.name"]
+    if a.get("connect.version") is not None:
+        out["version"] = a["connect.version"]
+    if a.get("connect.doc") is not None:
+        out["doc"] = a["connect.doc"]
+    if a.get("connect.parameters"):
+        out["parameters"] = dict(a["connect.parameters"])
+    if a.get("connect.default") is not None:
+        out["default"] = _connect_default(out, a["connect.default"])
+    if t == "record":
+        # The record's own fields list is filled above; a reference to it shares the dict.
+        pass
+    return out
+
+
+_CONNECT = {"int": "int32", "long": "int64", "float": "float", "double": "double", "boolean": "boolean",
+            "string": "string", "bytes": "bytes"}
+
+
+def _connect_default(s: dict[str, Any], v: Any) -> Any:
+    if s.get("type") == "bytes" and isinstance(v, str):
+        return base64.b64encode(v.encode("latin-1")).decode("ascii")
+    return v
+
+
+def from_avro_datum(s: dict[str, Any], v: Any) -> Any:
+    """An Avro datum as the JSON converter would write its payload (bytes as base64)."""
+    if v is None:
+        return None
+    t = s.get("type")
+    if t == "struct":
+        if not isinstance(v, dict):
+            return v
+        return {f["field"]: from_avro_datum(f, v.get(f["field"])) for f in s.get("fields") or []}
+    if t == "array":
+        return [from_avro_datum(s.get("items") or {}, x) for x in v] if isinstance(v, list) else v
+    if t == "map":
+        return {k: from_avro_datum(s.get("values") or {}, x) for k, x in v.items()} if isinstance(v, dict) else v
+    if t == "bytes" and isinstance(v, (bytes, bytearray)):
+        return base64.b64encode(bytes(v)).decode("ascii")
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return v
+
+
+# -- names -----------------------------------------------------------------------------------------
+
+def adjust(name: str, mode: str, *, field: bool) -> str:
+    """Debezium's `schema.name.adjustment.mode` / `field.name.adjustment.mode` (SchemaNameAdjuster):
+    `none`; `avro`: every character Avro refuses becomes `_` (a leading digit keeps itself after
+    the `_`); `avro_unicode`: it becomes `_uXXXX` (Java's UTF-16 units, hex lower case, padded to
+    four digits only from one or two). Full names keep their dots, field names do not."""
+    if mode == "none" or not name:
+        return name
+    unicode = mode == "avro_unicode"
+    units = name.encode("utf-16-be")
+    chars = [chr(int.from_bytes(units[i:i + 2], "big")) for i in range(0, len(units), 2)]
+
+    def first_ok(c: str) -> bool:
+        return ("a" <= c <= "z") or ("A" <= c <= "Z") or (c == "_" and not unicode)
+
+    def rest_ok(c: str) -> bool:
+        return first_ok(c) or ("0" <= c <= "9") or (c == "." and not field)
+
+    def replace(c: str) -> str:
+        if not unicode:
+            return "_"
+        h = format(ord(c), "x")
+        return "_u" + ("00" + h if len(h) <= 2 else h)
+
+    out = []
+    c0 = chars[0]
+    if first_ok(c0):
+        out.append(c0)
+    else:
+        out.append(replace(c0))
+        if unicodedata.category(c0) == "Nd" and not unicode:  # Java's Character.isDigit
+            out.append(c0)
+    for c in chars[1:]:
+        out.append(c if rest_ok(c) else replace(c))
+    return "".join(out)
+
+
+# -- comparing schemas --------------------------------------------------------------------------------
+
+def normal(a: Any, space: str | None = None) -> Any:
+    """An Avro schema with every name in full and namespaces resolved: JSON forms that differ only
+    in where they put namespaces (the Java library omits an inherited one) compare equal."""
+    if isinstance(a, list):
+        return [normal(x, space) for x in a]
+    if isinstance(a, str):
+        if a in ("null", "int", "long", "float", "double", "boolean", "string", "bytes") or "." in a or not space:
+            return a
+        return f"{space}.{a}"
+    if not isinstance(a, dict):
+        return a
+    out = dict(a)
+    if a.get("type") == "float" and _number(a.get("connect.default")):
+        out["connect.default"] = to_float32(float(a["connect.default"]))
+    if a.get("type") == "record" and isinstance(a.get("name"), str):
+        ns = a.get("namespace", space)
+        full = a["name"] if "." in a["name"] or not ns else f"{ns}.{a['name']}"
+        out.pop("namespace", None)
+        out["name"] = full
+        inner = split_name(full)[0]
+        out["fields"] = [_normal_field(f, inner) if isinstance(f, dict) else f for f in a.get("fields") or []]
+    elif a.get("type") == "array":
+        out["items"] = normal(a.get("items"), space)
+    elif a.get("type") == "map":
+        out["values"] = normal(a.get("values"), space)
+    return out
+
+
+def _normal_field(f: dict[str, Any], space: str | None) -> dict[str, Any]:
+    out = {**f, "type": normal(f.get("type"), space)}
+    t = f.get("type")
+    branch = t[0] if isinstance(t, list) and t else t
+    if (branch == "float" or (isinstance(branch, dict) and branch.get("type") == "float")) and \
+            _number(f.get("default")):
+        # A float32 default is the same number however many digits its text has (Java 17's
+        # Float.toString writes more than the shortest).
+        out["default"] = to_float32(float(f["default"]))
+    return out
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def first_difference(want: Any, got: Any, where: str = "$") -> tuple[str, Any, Any] | None:
+    """Where two JSON values first differ (a path, and both sides there), or None."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in list(want) + [k for k in got if k not in want]:
+            if k not in got or k not in want:
+                return f"{where}.{k}", want.get(k, "(absent)"), got.get(k, "(absent)")
+            d = first_difference(want[k], got[k], f"{where}.{k}")
+            if d is not None:
+                return d
+        return None
+    if isinstance(want, list) and isinstance(got, list):
+        if len(want) != len(got):
+            return where, want, got
+        for i, (w, g) in enumerate(zip(want, got, strict=True)):
+            d = first_difference(w, g, f"{where}[{i}]")
+            if d is not None:
+                return d
+        return None
+    if want != got or type(want) is not type(got):
+        return where, want, got
+    return None
