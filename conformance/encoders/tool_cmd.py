@@ -199,7 +199,7 @@ class CommandToolAdapter:
                         execute(f"UPDATE {schema}.ready SET n = n + 1 WHERE id = 1")
                         next_touch = time.monotonic() + TOUCH_EVERY_S
                     for r in reader.poll(0.2):
-                        place = suite.tool_record(r)
+                        place = suite.tool_record(r, options, env.registry)
                         if place is not None and place.table == (schema, table):
                             return None
                     assert self.proc is not None
@@ -216,8 +216,8 @@ class CommandToolAdapter:
                 # run's topics have the run's partition count, and the sink places each record by
                 # its key as the protocol's producer would.
                 read = reader.records if reader is not None else []
-                batches = group_by_transaction(captured, read, lambda r: suite.tool_record(r) or ToolRecord(),
-                                               is_marker)
+                batches = group_by_transaction(
+                    captured, read, lambda r: suite.tool_record(r, options, env.registry) or ToolRecord(), is_marker)
                 batches = [[Record(r.topic[len(prefix):], r.key, r.value, None, r.headers) for r in b]
                            for b in batches]
                 return ToolRun(captured, batches, problem, seconds)

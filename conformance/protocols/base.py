@@ -329,10 +329,11 @@ class ProtocolSuite(ABC):
 
     # -- whole tools (black-box mode) -----------------------------------------------------------
 
-    def tool_record(self, record: Record) -> ToolRecord | None:
+    def tool_record(self, record: Record, options: Mapping[str, str], registry: Any = None) -> ToolRecord | None:
         """Where one of a whole tool's records belongs: its table and source transaction (see
         `encoders.tool.ToolRecord`), so that records a tool wrote to Kafka on its own can be
-        grouped per event of the workload. None: this protocol cannot place them (the default)."""
+        grouped per event of the workload (`options`: the run's, `registry`: what framed records
+        are read with). None: this protocol cannot place them (the default)."""
         return None
 
     @property
@@ -343,7 +344,10 @@ class ProtocolSuite(ABC):
 def describe_options(options: Mapping[str, str], suite: ProtocolSuite) -> str:
     """Short label of an option combination: only what differs from the defaults."""
     short = {o.name: o.short or o.name for o in suite.options}
-    diffs = [f"{short[k]}={v}" for k, v in suite.non_default(options).items()]
+    prof = next((p for p in suite.profiles if p.name == options.get("profile")), None)
+    # What the profile set is said by its name alone.
+    set_by_profile = dict(prof.values) if prof is not None else {}
+    diffs = [f"{short[k]}={v}" for k, v in suite.non_default(options).items() if set_by_profile.get(k) != v]
     if "profile" in options:
         diffs.insert(0, f"profile={options['profile']}")
     return " ".join(diffs) or "defaults"

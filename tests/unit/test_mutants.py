@@ -70,6 +70,22 @@ def test_reference_passes(protocol: str) -> None:
     assert sum(1 for t in tally if t.outcome is Outcome.PASSED) >= 8
 
 
+def profiles() -> list[tuple[str, str]]:
+    from conformance.protocols import get_protocol
+
+    return [(p, prof.name) for p in PROTOCOLS for prof in get_protocol(p).profiles if prof.values]
+
+
+@pytest.mark.parametrize(("protocol", "profile"), profiles(), ids=[f"{p}-{n}" for p, n in profiles()])
+def test_reference_passes_under_every_profile(protocol: str, profile: str) -> None:
+    """A profile switches several options at once (Debezium's Avro converter, a TiCDC version):
+    the reference passes under each."""
+    tally = run_encoder("reference", {"profile": profile}, workloads=20, seed=f"contract-{protocol}-{profile}",
+                        protocol=protocol)
+    assert problems(tally) == {}
+    assert sum(1 for t in tally if t.outcome is Outcome.PASSED) >= 8
+
+
 @pytest.mark.parametrize("info", MEMORY_MUTANTS, ids=[e.name for e in MEMORY_MUTANTS])
 def test_mutant_is_caught_by_its_check(info) -> None:  # type: ignore[no-untyped-def]
     assert info.catches is not None

@@ -21,6 +21,14 @@ DBZ = get_protocol("debezium")
 MXS = get_protocol("maxscale-kafkacdc")
 
 
+def place_dbz(r: Record) -> Any:
+    return DBZ.tool_record(r, {})
+
+
+def place_mxs(r: Record) -> Any:
+    return MXS.tool_record(r, {})
+
+
 def captured(txids: list[int | None], positions: list[str]) -> Any:
     """A captured workload of len(txids) transactions (a watermark after the first)."""
     applied = tuple(AppliedEvent(i, None, (), True, positions[i], (), txids[i]) for i in range(len(txids)))  # type: ignore[arg-type]
@@ -56,7 +64,7 @@ def test_debezium_records_go_to_their_transaction_in_lsn_order_with_begin_end_an
         dbz("p.public.a", 7, 10, "a", partition=1),
         dbz("p.cc_marker.done", 99, 5, "done", "cc_marker"), dbz("p.transaction", 99, status="BEGIN"),
     ]
-    out = group_by_transaction(c, records, DBZ.tool_record, lambda t: t[0] == "cc_marker")
+    out = group_by_transaction(c, records, place_dbz, lambda t: t[0] == "cc_marker")
     assert len(out) == 3 and out[1] == []
     first = [(r.topic, json.loads(r.value)["payload"].get("source", {}).get("lsn") if r.value else "tomb")
              for r in out[0]]
@@ -68,7 +76,7 @@ def test_debezium_records_go_to_their_transaction_in_lsn_order_with_begin_end_an
 def test_records_no_transaction_claims_are_kept_in_the_last_batch() -> None:
     c = captured([7, 8], ["0/1", "0/2"])
     records = [dbz("p.public.a", 7, 1), dbz("p.public.a", 555, 2)]
-    out = group_by_transaction(c, records, DBZ.tool_record, lambda t: False)
+    out = group_by_transaction(c, records, place_dbz, lambda t: False)
     assert [len(b) for b in out] == [2, 0, 0]  # the stray is judged (as unexpected), not dropped
 
 
@@ -87,7 +95,7 @@ def test_maxscale_records_group_by_gtid_and_a_schema_record_goes_with_the_event_
     c = captured([None, None], ["0-1-5", "0-1-6"])
     records = [mxs("0-1-5", 1, schema_record=True), mxs("0-1-5", 1), mxs("0-1-5", 2),
                mxs("0-1-6", 1, "u", schema_record=True), mxs("0-1-6", 1, "u")]
-    out = group_by_transaction(c, records, MXS.tool_record, lambda t: False)
+    out = group_by_transaction(c, records, place_mxs, lambda t: False)
     assert [len(b) for b in out] == [3, 0, 2]
     assert b'"namespace"' in (out[0][0].value or b"") and b'"namespace"' in (out[2][0].value or b"")
 
@@ -110,5 +118,5 @@ def test_a_primary_key_update_keeps_its_delete_before_its_create_across_partitio
         return Record("p.public.a", b"{}", json.dumps(value).encode(), partition)
 
     records = [ev("c", 0), ev("d", 1), Record("p.public.a", b"{}", None, 1)]
-    out = group_by_transaction(c, records, DBZ.tool_record, lambda t: False)
+    out = group_by_transaction(c, records, place_dbz, lambda t: False)
     assert [json.loads(r.value)["op"] if r.value else "tombstone" for r in out[0]] == ["d", "tombstone", "c"]

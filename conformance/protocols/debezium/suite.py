@@ -16,12 +16,14 @@ from ..connector_config import ConnectorOptions
 from ..mutants import MutantSpec
 from . import delivery, spec
 from .checker import DebeziumChecker
+from .decoder import SchemaResolver, decode_avro_part
 from .encoder import DebeziumEncoder
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 
 class DebeziumSuite(ProtocolSuite):
+    _resolvers: dict[int, SchemaResolver] = {}  # noqa: RUF012 - a per-process cache
     # What a connector's configuration holds that does not change the records it writes.
     config_irrelevant = (
         "name", "connector.class", "tasks.max", "database.", "plugin.name", "slot.", "publication.", "snapshot.",
@@ -106,17 +108,22 @@ class DebeziumSuite(ProtocolSuite):
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         return False
 
-    def tool_record(self, record: Record) -> ToolRecord:
+    def tool_record(self, record: Record, options: Mapping[str, str], registry: Any = None) -> ToolRecord:
         """A change event: its source table and txId, ordered by LSN (then total_order, or a
         delete before a create); BEGIN / END (the id's txId part) around them; a tombstone goes
-        with the delete before it."""
+        with the delete before it. Avro values are read through the registry."""
         if record.value is None:
             return ToolRecord()
-        try:
-            doc = json.loads(record.value)
-        except ValueError:
-            return ToolRecord()
-        payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
+        o = spec.DbzOptions.from_options(options)
+        if o.value_avro:
+            part = decode_avro_part(record.value, self._resolver(registry))
+            payload = part.payload if part.ok else None
+        else:
+            try:
+                doc = json.loads(record.value)
+            except ValueError:
+                return ToolRecord()
+            payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
         if not isinstance(payload, dict):
             return ToolRecord()
         src = payload.get("source")
@@ -139,6 +146,14 @@ class DebeziumSuite(ProtocolSuite):
             return ToolRecord(tx=int(head) & 0xFFFFFFFF if head.isdigit() else None,
                               order=(0,) if status == "BEGIN" else (2,))
         return ToolRecord()
+
+    def _resolver(self, registry: Any) -> SchemaResolver:
+        """One schema cache per registry (a tool's records are read many times over)."""
+        key = id(registry)
+        got = self._resolvers.get(key)
+        if got is None or got.registry is not registry:
+            got = self._resolvers[key] = SchemaResolver(registry)
+        return got
 
 
 SUITE = DebeziumSuite(

@@ -51,7 +51,7 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         return True  # the GTID sequence, in every DML event
 
-    def tool_record(self, record: Record) -> ToolRecord:
+    def tool_record(self, record: Record, options: Mapping[str, str], registry: Any = None) -> ToolRecord:
         """A DML event: its table and GTID, ordered by event_number; a schema event goes with the
         DML event after it in the topic (it announces that event's table version)."""
         from .decoder import decode
