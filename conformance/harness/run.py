@@ -34,6 +34,7 @@ from ..protocols.base import ProtocolSuite
 from ..reporting.model import Section
 from ..strategies import DEFAULT_SHAPE, Shape
 from ..strategies.history import shape_for
+from .evolution import evolution
 from .runners import MemoryRunner, Runner
 from .shrink import shrink
 from .stages import ComboResult, HangLatch, RunSpec, generate, new_tally
@@ -122,6 +123,10 @@ def execute(plan: RunPlan, runner: Runner, spec: RunSpec, registry: Any, *,
     """Run every unit with `runner`, then add the reproductions of what failed."""
     sections = runner.run(spec, plan.shards, progress=progress)
     for combo, section in enumerate(sections):
+        # The registry's verdict on the schema changes this combination registered.
+        note = evolution(registry, f"{spec.run_id}c{combo}w").note()
+        if note:
+            section.notes.append(note)
         add_reproductions(plan, spec, combo, section, registry)
     return sections
 

@@ -166,10 +166,12 @@ class SchemaResolver:
         v = self.view(schema_id)
         if isinstance(v, str):
             return None
-        if v.subjects is None or want not in v.subjects:
+        for fresh in (False, True):
+            if v.subjects is not None and want in v.subjects:
+                break
             try:
                 try:
-                    pairs = self.registry.subjects_for_id(schema_id, fresh=v.subjects is not None)
+                    pairs = self.registry.subjects_for_id(schema_id, fresh=fresh)
                 except TypeError:  # a registry object without the `fresh` switch
                     pairs = self.registry.subjects_for_id(schema_id)
             except Exception:  # noqa: BLE001 - a registry without the lookup

@@ -1,0 +1,139 @@
+"""What the registry did with the schema changes of a run: its verdict per change.
+
+An encoder that writes Avro registers a new version of a subject when a table changes (a column
+added, dropped or retyped). After a run, every subject of one option combination that has more
+than one version is read back from the registry; each change between consecutive versions is
+classified from the two schemas (per record: fields added, removed, retyped) and judged again at
+the subject's compatibility level with the registry's own rules (`infra/registry/compat.py`).
+Every version in the registry was accepted by it; a change that the rules say the level forbids
+is reported as the registry's divergence (not the encoder's). Refused registrations never reach
+the registry: they are the encoder's `encoder.no-crash` finding, with the registry's answer.
+
+The summary is a note of the run's report section, e.g. `registry (BACKWARD): 14 schema changes
+accepted: field added 6, field removed 5, type changed 3 (int → long 3)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..infra.registry.compat import check_compatibility
+
+
+@dataclass(slots=True)
+class Evolution:
+    changes: Counter[str] = field(default_factory=Counter)
+    retypes: Counter[str] = field(default_factory=Counter)
+    levels: set[str] = field(default_factory=set)
+    subjects: int = 0
+    versions: int = 0
+    divergent: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return self.versions
+
+    def note(self) -> str | None:
+        if not self.versions:
+            return None
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.changes.items(), key=lambda kv: (-kv[1], kv[0])))
+        retypes = ", ".join(f"{k} {n}" for k, n in sorted(self.retypes.items(), key=lambda kv: (-kv[1], kv[0])))
+        text = (f"registry ({'/'.join(sorted(self.levels))}): {self.versions} schema change(s) of {self.subjects} "
+                f"subject(s) accepted" + (f": {kinds}" if kinds else "") + (f" ({retypes})" if retypes else ""))
+        if self.divergent:
+            text += (f"; {len(self.divergent)} accepted although the level forbids them (the registry's divergence, "
+                     f"not the encoder's): {'; '.join(self.divergent[:3])}")
+        return text
+
+
+def evolution(registry: Any, prefix: str) -> Evolution:
+    """The schema changes of every subject that starts with `prefix`."""
+    out = Evolution()
+    if registry is None or not hasattr(registry, "subjects"):
+        return out
+    try:
+        subjects = [s for s in registry.subjects() if s.startswith(prefix)]
+    except Exception:  # noqa: BLE001 - a registry that cannot list: nothing to say
+        return out
+    for subject in sorted(subjects):
+        try:
+            versions = registry.versions(subject)
+            if len(versions) < 2:
+                continue
+            texts = [registry.version(subject, v).schema for v in versions]
+            level = registry.get_compatibility(subject)
+        except Exception:  # noqa: BLE001
+            continue
+        out.subjects += 1
+        out.levels.add(str(level).upper())
+        for i in range(1, len(texts)):
+            out.versions += 1
+            for kind, detail in classify(texts[i - 1], texts[i]):
+                out.changes[kind] += 1
+                if detail:
+                    out.retypes[detail] += 1
+            try:
+                verdict = check_compatibility(texts[i], texts[:i], str(level))
+            except Exception:  # noqa: BLE001 - a schema the rules cannot read: no verdict
+                continue
+            if not verdict.compatible:
+                out.divergent.append(f"{subject} v{versions[i]}")
+    return out
+
+
+def classify(old: str, new: str) -> list[tuple[str, str | None]]:
+    """The changes from one schema to the next, per record they define: ("field added", None),
+    ("field removed", None), ("type changed", "int → long"), ("record added", None), or
+    ("attributes changed", None)."""
+    a, b = _records(json.loads(old)), _records(json.loads(new))
+    out: list[tuple[str, str | None]] = []
+    for name in sorted(set(a) & set(b)):
+        fa, fb = a[name], b[name]
+        out += [("field added", None)] * len([f for f in fb if f not in fa])
+        out += [("field removed", None)] * len([f for f in fa if f not in fb])
+        for f in fa:
+            if f in fb and _brief(fa[f]) != _brief(fb[f]):
+                out.append(("type changed", f"{_brief(fa[f])} → {_brief(fb[f])}"))
+    out += [("record added", None)] * len(set(b) - set(a))
+    if not out:
+        # The same fields with the same types: a type's attributes changed (a decimal's
+        # precision, a connect.parameters entry, a default).
+        out.append(("attributes changed", None))
+    return out
+
+
+def _records(schema: Any, space: str | None = None, out: dict[str, dict[str, Any]] | None = None
+             ) -> dict[str, dict[str, Any]]:
+    out = {} if out is None else out
+    if isinstance(schema, list):
+        for s in schema:
+            _records(s, space, out)
+    elif isinstance(schema, dict):
+        if schema.get("type") == "record" and isinstance(schema.get("name"), str):
+            ns = schema.get("namespace", space)
+            name = schema["name"] if "." in schema["name"] or not ns else f"{ns}.{schema['name']}"
+            inner = name.rsplit(".", 1)[0] if "." in name else None
+            fields = {str(f.get("name")): f.get("type") for f in schema.get("fields") or [] if isinstance(f, dict)}
+            out[name] = fields
+            for t in fields.values():
+                _records(t, inner, out)
+        elif schema.get("type") == "array":
+            _records(schema.get("items"), space, out)
+        elif schema.get("type") == "map":
+            _records(schema.get("values"), space, out)
+    return out
+
+
+def _brief(t: Any) -> str:
+    """A field type in a few characters: its Avro type, nullable with `?`."""
+    if isinstance(t, list):
+        inner = [x for x in t if x != "null"]
+        return (_brief(inner[0]) if len(inner) == 1 else "union") + ("?" if "null" in t else "")
+    if isinstance(t, dict):
+        if t.get("type") in ("record", "enum", "fixed"):
+            return str(t.get("name"))
+        return str(t.get("logicalType") or t.get("type"))
+    return str(t)

@@ -1,0 +1,49 @@
+"""The registry's verdict per schema change, as the run's report says it (`harness/evolution.py`)."""
+
+from __future__ import annotations
+
+import json
+
+from conformance.harness.evolution import classify, evolution
+from conformance.infra.registry import open_registry
+
+V1 = {"type": "record", "name": "Value", "namespace": "cdc.s.t",
+      "fields": [{"name": "a", "type": "int"}, {"name": "b", "type": ["null", "string"], "default": None}]}
+
+
+def schema(**changes: object) -> str:
+    return json.dumps({**V1, **changes})
+
+
+def test_changes_are_classified_per_record() -> None:
+    added = schema(fields=[*V1["fields"], {"name": "c", "type": ["null", "long"], "default": None}])
+    assert classify(json.dumps(V1), added) == [("field added", None)]
+    removed = schema(fields=V1["fields"][:1])
+    assert classify(json.dumps(V1), removed) == [("field removed", None)]
+    widened = schema(fields=[{"name": "a", "type": "long"}, V1["fields"][1]])
+    assert classify(json.dumps(V1), widened) == [("type changed", "int → long")]
+    assert classify(json.dumps(V1), schema(doc="x")) == [("attributes changed", None)]
+
+
+def test_the_note_counts_accepted_changes_and_names_the_level() -> None:
+    with open_registry("embedded://") as reg:
+        reg.register("r1c0w0-cdc.s.t-value", json.dumps(V1))
+        reg.register("r1c0w0-cdc.s.t-value", schema(fields=[*V1["fields"], {"name": "c", "type": ["null", "long"],
+                                                                             "default": None}]))
+        reg.register("r1c1w0-cdc.s.t-value", json.dumps(V1))  # another combination
+        ev = evolution(reg, "r1c0w")
+        assert (ev.subjects, ev.versions, dict(ev.changes)) == (1, 1, {"field added": 1})
+        note = ev.note()
+        assert note is not None and "BACKWARD" in note and "1 schema change(s)" in note and "field added 1" in note
+        assert evolution(reg, "r1c1w").note() is None  # one version: no change
+
+
+def test_a_change_the_level_forbids_is_the_registrys_divergence() -> None:
+    required = schema(fields=[*V1["fields"], {"name": "c", "type": "long"}])  # no default: BACKWARD forbids
+    with open_registry("embedded://") as reg:
+        reg.register("r2c0w0-cdc.s.t-value", json.dumps(V1))
+        reg.set_compatibility("NONE", "r2c0w0-cdc.s.t-value")
+        reg.register("r2c0w0-cdc.s.t-value", required)
+        reg.set_compatibility("BACKWARD", "r2c0w0-cdc.s.t-value")  # as if the registry had ignored its level
+        note = evolution(reg, "r2c0w").note()
+        assert note is not None and "the registry's divergence" in note and "r2c0w0-cdc.s.t-value v2" in note
