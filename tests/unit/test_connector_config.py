@@ -42,8 +42,11 @@ def test_options_are_taken_connection_properties_left_out_and_the_rest_reported(
 
 
 def test_a_converter_the_protocol_does_not_model_is_refused() -> None:
-    with pytest.raises(ConfigurationError, match="AvroConverter is not modelled"):
-        DBZ.connector_options({"value.converter": "io.confluent.connect.avro.AvroConverter"})
+    with pytest.raises(ConfigurationError, match="ProtobufConverter is not modelled"):
+        DBZ.connector_options({"value.converter": "io.confluent.connect.protobuf.ProtobufConverter"})
+    got = DBZ.connector_options({"value.converter": "io.confluent.connect.avro.AvroConverter",
+                                 "value.converter.schema.registry.url": "http://registry:8081"})
+    assert got.options == {"value.converter": "io.confluent.connect.avro.AvroConverter"} and not got.not_modelled
 
 
 def test_run_takes_the_options_from_the_file_and_option_wins(tmp_path: Path, capsys: pytest.CaptureFixture[str]

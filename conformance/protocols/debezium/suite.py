@@ -31,6 +31,9 @@ class DebeziumSuite(ProtocolSuite):
         "poll.interval.ms", "max.batch.size", "max.queue.size", "max.queue.size.in.bytes", "status.update.interval.ms",
         "retriable.restart.connector.wait.ms", "errors.", "key.converter", "value.converter", "header.converter",
         "topic.creation.", "producer.", "consumer.", "notification.", "schema.history.internal.",
+        # The registry is the run's (--registry), not the converter's.
+        "key.converter.schema.registry.url", "value.converter.schema.registry.url",
+        "key.converter.basic.auth.", "value.converter.basic.auth.",
     )
 
     def check_combination(self, options: Mapping[str, str]) -> None:
@@ -54,13 +57,13 @@ class DebeziumSuite(ProtocolSuite):
         return None
 
     def connector_options(self, config: Mapping[str, str]) -> ConnectorOptions:
-        """A connector's configuration as it is; its converters must be Connect's JSON converter
-        (the one this protocol models)."""
+        """A connector's configuration as it is; its converters must be ones this protocol models
+        (Connect's JSON converter, Confluent's Avro converter)."""
         for side in ("key", "value"):
             conv = config.get(f"{side}.converter")
-            if conv is not None and conv != JSON_CONVERTER:
+            if conv is not None and conv not in (spec.JSON_CONVERTER, spec.AVRO_CONVERTER):
                 raise ConfigurationError(f"--connector-config: {side}.converter={conv} is not modelled yet; the "
-                                         f"debezium protocol checks records of {JSON_CONVERTER}")
+                                         f"debezium protocol checks {spec.JSON_CONVERTER} and {spec.AVRO_CONVERTER}")
         return super().connector_options(config)
     def reference(self) -> EncoderInfo:
         return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, DebeziumEncoder,
@@ -158,7 +161,7 @@ class DebeziumSuite(ProtocolSuite):
 
 SUITE = DebeziumSuite(
     name=spec.PROTOCOL,
-    title="Debezium (PostgreSQL connector, Kafka Connect JSON converter)",
+    title="Debezium (PostgreSQL connector; Kafka Connect JSON or Confluent Avro converter)",
     options=spec.OPTIONS,
     profiles=spec.PROFILES,
     spec_sources=("Debezium PostgreSQL connector documentation", "Kafka Connect JsonConverter",
