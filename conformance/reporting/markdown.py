@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import runs_with_results
+from .model import grouped_notes, runs_with_results
 
 ICON = {"passed": "✅", "failed": "❌", "errored": "💥", "skipped": "⏭", "not-applicable": "➖"}
 
@@ -27,4 +27,8 @@ def render(report: dict[str, Any]) -> str:
             out.append(f"- {ICON[r['outcome']]} `{r['check']}` [{r['level']}] ({run['label']}): {first}")
     for e in report.get("errors", []):
         out.append(f"- 💥 {e}")
+    notes = grouped_notes(runs)
+    if notes:
+        out += ["", "### Notes", ""]
+        out += [f"- ({who}) {note}" for note, who in notes]
     return "\n".join(out) + "\n"

@@ -122,6 +122,21 @@ def runs_with_results(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**run, "results": by_run.get(run.get("run", i), [])} for i, run in enumerate(report.get("runs", []))]
 
 
+def grouped_notes(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Each distinct note of the runs once, with where it was made: a note every combination
+    shares (the same workloads, the same fault schedule) says "all N combinations"."""
+    labels: dict[str, list[str]] = {}
+    for run in runs:
+        for note in run.get("notes", []):
+            labels.setdefault(note, []).append(run["label"])
+    out = []
+    for note, where in labels.items():
+        who = where[0] if len(where) == 1 else (
+            f"all {len(where)} combinations" if len(where) == len(runs) else ", ".join(where))
+        out.append((note, who))
+    return out
+
+
 _ACTORS = {"encoder": "the encoder under test", "capture": "whoever wrote the captured input",
            "suite": "cdc-conformance (a bug in the suite: please report it)",
            "infrastructure": "the broker / registry / environment"}

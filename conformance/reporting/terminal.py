@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .model import Report, runs_with_results, who_acts
+from .model import Report, grouped_notes, runs_with_results, who_acts
 
 #: Failures printed at most (the reports hold them all).
 MAX_SHOWN = 25
@@ -42,13 +42,7 @@ def print_summary(report: Report, paths: dict[str, Path] | None, console: Consol
             _print_result(console, run, r, repro.get(r["check"]))
     # A note that every combination shares (the same workloads, the same fault schedule) is
     # printed once; the report keeps each section's own.
-    labels: dict[str, list[str]] = {}
-    for run in runs:
-        for note in run.get("notes", []):
-            labels.setdefault(note, []).append(run["label"])
-    for note, where in labels.items():
-        who = where[0] if len(where) == 1 else (
-            f"all {len(where)} combinations" if len(where) == len(runs) else ", ".join(where))
+    for note, who in grouped_notes(runs):
         console.print(f"note ({who}): {note}", style="dim", markup=False)
     for e in data["errors"]:
         err.print(f"[bold magenta]error:[/] {e}")

@@ -65,3 +65,21 @@ def test_without_an_upstream_the_tool_says_what_it_needs(tmp_path: Path, capsys:
                     "--kafka", "none", "--no-matrix", "--examples", "1", "--report-dir", str(tmp_path))
     assert code == 2
     assert "--upstream" in out
+
+
+def test_real_debezium_with_the_avro_converter_passes_and_evolves_schemas(
+        postgres_upstream: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Connect records through Confluent's own AvroConverter (the extra's jars) against the run's
+    registry: framing, subjects and the Avro schemas match the model, and schema changes between
+    DML register new versions the registry accepts (the report's note says so)."""
+    code, out = run(capsys, "run", "--protocol", "debezium", "--encoder", "debezium/engine-postgres",
+                    "--upstream", postgres_upstream.shareable_url(), "--no-spark", "--no-matrix",
+                    "--option", "profile=avro", "--examples", "12", "--seed", "engine-avro",
+                    "--report-dir", str(tmp_path))
+    assert code == 0, out[-4000:]
+    res = results(tmp_path)
+    for cid in ("debezium.avro.framing", "debezium.avro.subject", "debezium.avro.schema", "debezium.row.values",
+                "debezium.column.types", "delivery.no-loss"):
+        assert res[cid]["outcome"] == "passed", res[cid]
+    notes = [n for r in json.loads((tmp_path / "report.json").read_text())["runs"] for n in r.get("notes", [])]
+    assert any(n.startswith("registry (BACKWARD):") and "accepted" in n for n in notes), notes
