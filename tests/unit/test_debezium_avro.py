@@ -60,6 +60,17 @@ def test_round_trip_through_avro_keeps_the_connect_schema_and_the_payload() -> N
             assert ca.from_avro_schema(ca.to_avro_schema(s)) == s, s.get("name")
 
 
+def test_a_named_type_optional_in_one_field_and_required_in_another_reads_back_as_it_was() -> None:
+    vsd = {"type": "struct", "name": "io.debezium.data.VariableScaleDecimal", "version": 1,
+           "doc": "Variable scaled decimal", "fields": [{"type": "int32", "optional": False, "field": "scale"},
+                                                         {"type": "bytes", "optional": False, "field": "value"}]}
+    s = {"type": "struct", "name": "a.Value", "optional": False,
+         "fields": [{**vsd, "optional": True, "field": "x"}, {**vsd, "optional": False, "field": "y"}]}
+    avro = ca.to_avro_schema(s)
+    assert avro["fields"][1]["type"] == "io.debezium.data.VariableScaleDecimal"  # a reference, required
+    assert ca.from_avro_schema(avro) == s
+
+
 def test_names_avro_refuses_fail_as_the_converter_does() -> None:
     s = {"type": "struct", "name": "a.Value", "optional": False,
          "fields": [{"type": "int32", "optional": False, "field": "x-1.y"}]}

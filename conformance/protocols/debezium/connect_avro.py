@@ -192,7 +192,9 @@ def _from_avro(a: Any, named: dict[str, Any], space: str | None) -> dict[str, An
         branches = [b for b in a if b != "null"]
         if len(a) != 2 or len(branches) != 1:
             raise NotConnectAvro(f"a union other than null and one type: {a!r}"[:200])
-        inner = _from_avro(branches[0], named, space)
+        # A copy: a named record's dict is shared with later references to it, which may be
+        # required where this one is optional.
+        inner = dict(_from_avro(branches[0], named, space))
         inner["optional"] = True
         return inner
     if isinstance(a, str):
