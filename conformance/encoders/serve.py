@@ -120,10 +120,10 @@ def capabilities_of(info: EncoderInfo) -> Capabilities:
     from ..protocols import get_protocol
 
     suite = get_protocol(info.protocol)
-    # `needs_registry` is not (yet) part of the declared ProtocolSuite contract.
-    needs_registry = getattr(suite, "needs_registry", None)
-    return Capabilities(options={o.name: o.choices for o in suite.options},
-                        registers_schemas=bool(needs_registry()) if callable(needs_registry) else False,
+    # It registers schemas when some option of its protocol makes records registry-framed.
+    registers = suite.capabilities.needs_registry or any(
+        suite.needs_registry({o.name: c}) for o in suite.options for c in (o.choices or ()))
+    return Capabilities(options={o.name: o.choices for o in suite.options}, registers_schemas=registers,
                         needs_ticks=True)
 
 
