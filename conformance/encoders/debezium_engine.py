@@ -365,12 +365,18 @@ class _Engine:
                             eng.markers.add(marker)
                             eng.cond.notify_all()
 
-        self.admin.execute(f"CREATE SCHEMA {MARKER_SCHEMA}")
-        self.admin.execute(f"CREATE TABLE {MARKER_SCHEMA}.{MARKER_TABLE} (id integer PRIMARY KEY)")
-        self.admin.execute(f'CREATE PUBLICATION "cc_dbz_{self.tag}" FOR ALL TABLES')
-        self.admin.execute(f"SELECT pg_create_logical_replication_slot('cc_dbz_{self.tag}', 'pgoutput')")
-        self.engine = DebeziumEngine(properties=adapter.properties(upstream, self.database, self.tag, options),
-                                     handler=Handler(), format="json" if converters is None else "connect")
+        self.engine: Any = None
+        self.thread: threading.Thread | None = None
+        try:
+            self.admin.execute(f"CREATE SCHEMA {MARKER_SCHEMA}")
+            self.admin.execute(f"CREATE TABLE {MARKER_SCHEMA}.{MARKER_TABLE} (id integer PRIMARY KEY)")
+            self.admin.execute(f'CREATE PUBLICATION "cc_dbz_{self.tag}" FOR ALL TABLES')
+            self.admin.execute(f"SELECT pg_create_logical_replication_slot('cc_dbz_{self.tag}', 'pgoutput')")
+            self.engine = DebeziumEngine(properties=adapter.properties(upstream, self.database, self.tag, options),
+                                         handler=Handler(), format="json" if converters is None else "connect")
+        except BaseException:
+            self.close(upstream)  # the database and the slot do not outlive a failed start
+            raise
 
         def run_engine() -> None:
             try:
@@ -393,7 +399,7 @@ class _Engine:
         return self.env.registry_url
 
     def alive(self) -> bool:
-        return self.thread.is_alive() and not self.failure
+        return self.thread is not None and self.thread.is_alive() and not self.failure
 
     def drop_schemas(self) -> None:
         for name in sorted(self.schemas):
@@ -408,7 +414,7 @@ class _Engine:
         deadline = time.monotonic() + bound
         with self.cond:
             while n not in self.markers:
-                if self.failure or not self.thread.is_alive():
+                if self.failure or self.thread is None or not self.thread.is_alive():
                     why = self.failure[0] if self.failure else None
                     what = f"{type(why).__name__}: {why}" if why else "the engine exited"
                     return ToolFailed(f"Debezium stopped before it caught up: {what}", self.adapter.log_tail())
@@ -425,9 +431,11 @@ class _Engine:
         return out
 
     def close(self, upstream: Any) -> None:
-        with contextlib.suppress(Exception):
-            self.engine.close()
-        self.thread.join(10)
+        if self.engine is not None:
+            with contextlib.suppress(Exception):
+                self.engine.close()
+        if self.thread is not None:
+            self.thread.join(10)
         with contextlib.suppress(Exception):
             self.admin.execute(f"SELECT pg_drop_replication_slot('cc_dbz_{self.tag}')")
         with contextlib.suppress(Exception):

@@ -73,3 +73,12 @@ def test_a_bad_value_in_the_file_is_a_usage_error(tmp_path: Path, capsys: pytest
                  "--connector-config", str(cfg), "--report-dir", str(tmp_path / "r")])
     out = capsys.readouterr()
     assert code == 2 and "decimal.handling.mode" in out.out + out.err
+
+
+def test_avro_without_name_adjustment_is_refused_for_generated_workloads(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Generated names include ones Avro refuses: asked for explicitly, the run says what to set."""
+    code = main(["run", "--protocol", "debezium", "--option", "value.converter=io.confluent.connect.avro.AvroConverter",
+                 "--kafka", "none", "--examples", "1", "--report-dir", str(tmp_path)])
+    out = capsys.readouterr()
+    assert code == 2 and "profile=avro" in out.out + out.err
