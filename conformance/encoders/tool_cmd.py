@@ -158,7 +158,9 @@ class CommandToolAdapter:
                                      "--kafka embedded, or kafka://host:port), not the in-memory log")
         server = _server(upstream)
         tag = uuid.uuid4().hex[:10]
-        prefix = f"cc-tool-{tag}-"
+        # The unit's own prefix with a `t` before it: apart from the run's replayed topics, and in
+        # the run-prefix form (`…c<combo>w<shard>-`) a later `check` of these topics recognises.
+        prefix = f"t{env.topic_prefix}" if env.topic_prefix else f"t{tag}c0w0-"
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
         pg = server.dialect == "postgresql"

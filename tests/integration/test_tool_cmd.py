@@ -7,6 +7,7 @@ its output's tail and no credentials."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -101,3 +102,27 @@ def test_on_mariadb_the_markers_live_in_a_database_of_their_own(mariadb_upstream
         cur.execute("SHOW DATABASES LIKE 'cc\\_marker\\_%'")
         assert cur.fetchall() == ()  # dropped after the workload
     conn.close()
+
+
+@pytest.mark.skipif(available() is not None, reason=str(available()))
+def test_check_kafka_judges_the_topics_debezium_wrote_itself(postgres_upstream: Any, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Debezium's own topics on a Kafka that outlives the run: `check --kafka` reads them as a
+    user's deployment would be read, with nothing but the protocol's options."""
+    from conformance.infra.kafka import open_kafka
+
+    with open_kafka("embedded://?brokers=1&partitions=3") as k:
+        bootstrap = f"kafka://{k.bootstrap.split(',')[0]}"
+        code, out = run(capsys, "run", "--protocol", "debezium", "--tool-cmd", f"{sys.executable} {EXAMPLE}",
+                        "--upstream", postgres_upstream.shareable_url(), "--kafka", bootstrap, "--no-spark",
+                        "--no-matrix", "--examples", "2", "--seed", "tool-check-kafka",
+                        "--report-dir", str(tmp_path / "run"))
+        assert code == 0, out[-3000:]
+        written = sorted(t for t in k.topics() if re.match(r"^t[a-z0-9]*c\d+w\d+-cdc\.", t))
+        assert any(".transaction" not in t and "cc_marker" not in t for t in written), written
+        code, out = run(capsys, "check", "--protocol", "debezium", "--kafka", bootstrap, "--topics",
+                        ",".join(written), "--report-dir", str(tmp_path / "check"))
+        assert code == 0, out[-3000:]
+        res = results(tmp_path / "check")
+        assert res["debezium.envelope.fields"]["outcome"] == "passed"
+        assert res["debezium.key.fields"]["outcome"] == "passed"
