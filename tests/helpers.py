@@ -3,8 +3,10 @@ the same in-memory pipeline `conformance run --kafka none` uses."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from conformance.checks.results import Tally
@@ -20,6 +22,20 @@ from conformance.protocols import get_protocol
 from conformance.strategies import DEFAULT_SHAPE, Shape
 
 _counter = [0]
+
+
+def cli(capsys: Any, *args: str) -> tuple[int, str]:
+    """`conformance ARGS` in this process: its exit code and everything it printed."""
+    from conformance.cli.main import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def report_results(path: Path) -> dict[str, dict[str, Any]]:
+    """The results of a report directory's report.json, by check id."""
+    return {r["check"]: r for r in json.loads((path / "report.json").read_text())["results"]}
 
 
 def protocol_shape(protocol: str, shape: Shape = DEFAULT_SHAPE) -> Shape:

@@ -10,21 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import cli as run
+from helpers import report_results as results
 
-from conformance.cli.main import main
 from conformance.encoders.debezium_engine import available
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out + err
-
-
-def results(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["check"]: r for r in json.loads((path / "report.json").read_text())["results"]}
 
 
 def test_real_debezium_passes_on_generated_workloads(postgres_upstream: Any, tmp_path: Path,

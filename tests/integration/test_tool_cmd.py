@@ -13,22 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import cli as run
+from helpers import report_results as results
 
-from conformance.cli.main import main
 from conformance.encoders import tool_cmd
 from conformance.encoders.debezium_engine import available
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tools" / "debezium_kafka.py"
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out + err
-
-
-def results(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["check"]: r for r in json.loads((path / "report.json").read_text())["results"]}
 
 
 @pytest.mark.skipif(available() is not None, reason=str(available()))

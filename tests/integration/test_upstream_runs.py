@@ -14,22 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import cli as run
+from helpers import report_results as results
 
-from conformance.cli.main import main
 from conformance.harness import stages
 from conformance.upstream import UpstreamLost
 
 WORKLOADS = int(os.environ.get("CONFORMANCE_REFERENCE_WORKLOADS", "200"))
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out + err
-
-
-def results(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["check"]: r for r in json.loads((path / "report.json").read_text())["results"]}
 
 
 @pytest.mark.parametrize("protocol", ["ticdc-avro", "ticdc-simple"])

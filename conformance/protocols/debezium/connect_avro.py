@@ -45,6 +45,9 @@ DECIMAL = "org.apache.kafka.connect.data.Decimal"
 LOGICAL = {"org.apache.kafka.connect.data.Date": "date", "org.apache.kafka.connect.data.Time": "time-millis",
            "org.apache.kafka.connect.data.Timestamp": "timestamp-millis"}
 DECIMAL_PRECISION_DEFAULT = 64
+# A Connect schema's metadata and the Avro property that carries it, in AvroData's order.
+_META = (("doc", "connect.doc"), ("version", "connect.version"), ("parameters", "connect.parameters"),
+         ("default", "connect.default"), ("name", "connect.name"))
 _PRIMITIVE = {"int8": "int", "int16": "int", "int32": "int", "int64": "long", "float": "float", "float32": "float",
               "double": "double", "float64": "double", "boolean": "boolean", "string": "string", "bytes": "bytes"}
 
@@ -66,16 +69,16 @@ class _Context:
 
 def to_avro_schema(connect: dict[str, Any]) -> Any:
     """The Avro schema (JSON form) AvroData makes of a Connect schema (JSON converter form)."""
-    return _to_avro(connect, _Context(), ignore_optional=False)
+    return _to_avro(connect, _Context())
 
 
-def _to_avro(s: dict[str, Any], ctx: _Context, *, ignore_optional: bool) -> Any:
+def _to_avro(s: dict[str, Any], ctx: _Context) -> Any:
     t = s.get("type")
     optional = bool(s.get("optional"))
     name = s.get("name")
     if t == "struct":
-        if optional and not ignore_optional:
-            return ["null", _to_avro({**s, "optional": False}, ctx, ignore_optional=False)]
+        if optional:
+            return ["null", _to_avro({**s, "optional": False}, ctx)]
         ns, short = split_name(name) if isinstance(name, str) else (AVRO_NAMESPACE, _default_name(ctx))
         full = f"{ns}.{short}" if ns else short
         if full in ctx.defined:
@@ -91,9 +94,9 @@ def _to_avro(s: dict[str, Any], ctx: _Context, *, ignore_optional: bool) -> Any:
             base["namespace"] = ns
         base["fields"] = fields
     elif t == "array":
-        base = {"type": "array", "items": _to_avro(s.get("items") or {}, ctx, ignore_optional=False)}
+        base = {"type": "array", "items": _to_avro(s.get("items") or {}, ctx)}
     elif t == "map":
-        base = {"type": "map", "values": _to_avro(s.get("values") or {}, ctx, ignore_optional=False)}
+        base = {"type": "map", "values": _to_avro(s.get("values") or {}, ctx)}
     elif t in _PRIMITIVE:
         base = {"type": _PRIMITIVE[t]}
         if t == "bytes" and name == DECIMAL:
@@ -103,28 +106,20 @@ def _to_avro(s: dict[str, Any], ctx: _Context, *, ignore_optional: bool) -> Any:
     else:
         raise ValueError(f"no Avro form for Connect type {t!r}")
     # Metadata (connect.*), in AvroData's order.
-    if s.get("doc") is not None:
-        base["connect.doc"] = s["doc"]
-    if s.get("version") is not None:
-        base["connect.version"] = s["version"]
-    if s.get("parameters"):
-        base["connect.parameters"] = dict(s["parameters"])
-    if s.get("default") is not None:
-        base["connect.default"] = _avro_default(s, s["default"])
-    if name is not None:
-        base["connect.name"] = name
+    for connect_key, avro_key in _META:
+        v = s.get(connect_key)
+        if v is not None and (v or connect_key != "parameters"):
+            base[avro_key] = _avro_default(s, v) if connect_key == "default" else (
+                dict(v) if isinstance(v, dict) else v)
     if t in ("int8", "int16"):
         base["connect.type"] = t
-    if name == DECIMAL:
-        params = s.get("parameters") or {}
-        scale, precision = int(params.get("scale", 0)), int(params.get("connect.decimal.precision",
-                                                                      DECIMAL_PRECISION_DEFAULT))
-        if 0 <= scale <= precision:
+    if "scale" in base:  # a Decimal
+        if 0 <= base["scale"] <= base["precision"]:
             base["logicalType"] = "decimal"
     elif name in LOGICAL:
         base["logicalType"] = LOGICAL[name]
     out: Any = base["type"] if len(base) == 1 and isinstance(base["type"], str) else base
-    if optional and not ignore_optional:
+    if optional:
         return [out, "null"] if s.get("default") is not None else ["null", out]
     return out
 
@@ -138,7 +133,7 @@ def _field(f: dict[str, Any], ctx: _Context) -> dict[str, Any]:
     name = f.get("field")
     if not isinstance(name, str) or not java_valid_name(name):
         raise AvroNameError(f"Illegal character in: {name}")
-    out: dict[str, Any] = {"name": name, "type": _to_avro(f, ctx, ignore_optional=False)}
+    out: dict[str, Any] = {"name": name, "type": _to_avro(f, ctx)}
     if f.get("default") is not None:
         out["default"] = _avro_default(f, f["default"])
     elif f.get("optional"):
@@ -236,19 +231,11 @@ def _from_avro(a: Any, named: dict[str, Any], space: str | None) -> dict[str, An
             out["type"] = ct
     else:
         raise NotConnectAvro(f"no Connect type for Avro {t!r}")
-    if a.get("connect.name") is not None:
-        out["name"] = a["connect.name"]
-    if a.get("connect.version") is not None:
-        out["version"] = a["connect.version"]
-    if a.get("connect.doc") is not None:
-        out["doc"] = a["connect.doc"]
-    if a.get("connect.parameters"):
-        out["parameters"] = dict(a["connect.parameters"])
-    if a.get("connect.default") is not None:
-        out["default"] = _connect_default(out, a["connect.default"])
-    if t == "record":
-        # The record's own fields list is filled above; a reference to it shares the dict.
-        pass
+    for connect_key, avro_key in _META:
+        v = a.get(avro_key)
+        if v is not None and (v or connect_key != "parameters"):
+            out[connect_key] = _connect_default(out, v) if connect_key == "default" else (
+                dict(v) if isinstance(v, dict) else v)
     return out
 
 
