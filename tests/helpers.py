@@ -46,11 +46,14 @@ def protocol_shape(protocol: str, shape: Shape = DEFAULT_SHAPE) -> Shape:
     from conformance.strategies.history import shape_for
 
     caps = get_protocol(protocol).capabilities
+    if caps.evolutions and not shape.evolutions:
+        shape = replace(shape, evolutions=caps.evolutions)
     if shape.dialect == caps.dialect:
         return shape
     changed = {f.name: getattr(shape, f.name) for f in fields(Shape)
-               if f.name != "dialect" and getattr(shape, f.name) != getattr(DEFAULT_SHAPE, f.name)}
-    return replace(shape_for(caps.dialect, DEFAULT_SHAPE, kinds=caps.kinds), **changed)
+               if f.name not in ("dialect", "evolutions") and getattr(shape, f.name) != getattr(DEFAULT_SHAPE, f.name)}
+    base = replace(DEFAULT_SHAPE, evolutions=shape.evolutions)
+    return replace(shape_for(caps.dialect, base, kinds=caps.kinds), **changed)
 
 
 def _spec(protocol: str, encoder: str, options: Mapping[str, str] | None, seed: Any, shape: Shape,

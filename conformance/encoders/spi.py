@@ -163,6 +163,9 @@ class EncoderInfo:
     sink: str = "reference"
     # A broker fault schedule that exposes the defect (it then needs a broker that injects faults).
     faults: str | None = None
+    # A registry fault (`harness/compatibility.REGISTRY_FAULTS`): the reference against a registry
+    # that breaks its own rules, for the check that must blame the registry.
+    registry_fault: str | None = None
     # The encoder runs elsewhere (a subprocess, a tool) and its adapter bounds every call itself
     # with the context's `call_timeout`, reporting a hang as EncoderHung: the harness then guards
     # the adapter with a longer timeout (process start included), so that the adapter reports

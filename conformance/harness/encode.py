@@ -206,6 +206,10 @@ class Encoded:
     encoded: int = 0  # events fully encoded (all of them unless it crashed or hung)
     crashed: bool = False
     hung: bool = False
+    # Where the encoder stopped with an error the harness expected (a schema change the registry
+    # refuses: the documented error state), and that error.
+    stopped: int | None = None
+    stop_error: str = ""
 
 
 def _event_table(event: Event) -> str | None:
@@ -218,11 +222,14 @@ def _event_table(event: Event) -> str | None:
 
 def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: Sequence[Event], policy: SinkPolicy,
                   transport: Transport, checker: Checker, tally: Tally, guard: Guard, *, flush_timeout: float = 30.0,
-                  pace: Callable[[], None] | None = None) -> Encoded:
+                  pace: Callable[[], None] | None = None,
+                  excuse: Callable[[int, BaseException], bool] | None = None) -> Encoded:
     """Encode `events` and send their records through `policy` and `transport`, restarting from
     the checkpoint on failed deliveries as the policy says; each event's records are checked once
     (the first pass). A crash or hang of the encoder is recorded in `tally` and ends the
-    encoding; an invalid option (ConfigurationError) is the user's and propagates."""
+    encoding, unless `excuse(event, error)` says the error was expected there (it then ends the
+    encoding as `Encoded.stopped`); an invalid option (ConfigurationError) is the user's and
+    propagates."""
     out = Encoded()
     res = out.sink
     start, checked, attempt = 0, -1, 0
@@ -274,7 +281,10 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
             try:
                 records = list(guard.call(enc.encode, event)) + list(guard.call(enc.tick, now) or [])
             except Exception as e:  # noqa: BLE001 - the encoder's failure is a finding
-                failed(f"encode() of event {i} ({type(event).__name__})", e)
+                if excuse is not None and not isinstance(e, EncoderHung) and excuse(i, e):
+                    out.stopped, out.stop_error = i, f"{type(e).__name__}: {e}"
+                else:
+                    failed(f"encode() of event {i} ({type(event).__name__})", e)
                 break
             bad = [r for r in records if not isinstance(r, Record)]
             if bad:
@@ -305,7 +315,7 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
             for m in res.ledger:
                 if m.attempt == attempt and not m.acked and m.error is None:
                     m.error = "no delivery report within the flush timeout"
-        if out.crashed or out.hung or not policy.restart_on_failure:
+        if out.crashed or out.hung or out.stopped is not None or not policy.restart_on_failure:
             break
         # Checkpoint: every event before the first one with an unacknowledged message.
         pending = [m.event for m in res.ledger if m.attempt == attempt and not m.acked]

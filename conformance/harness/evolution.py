@@ -91,7 +91,8 @@ def classify(old: str, new: str) -> list[tuple[str, str | None]]:
     a, b = _records(json.loads(old)), _records(json.loads(new))
     out: list[tuple[str, str | None]] = []
     for name in sorted(set(a) & set(b)):
-        fa, fb = a[name], b[name]
+        fa = {f: d.get("type") for f, d in a[name].items()}
+        fb = {f: d.get("type") for f, d in b[name].items()}
         out += [("field added", None)] * len([f for f in fb if f not in fa])
         out += [("field removed", None)] * len([f for f in fa if f not in fb])
         for f in fa:
@@ -105,8 +106,62 @@ def classify(old: str, new: str) -> list[tuple[str, str | None]]:
     return out
 
 
-def _records(schema: Any, space: str | None = None, out: dict[str, dict[str, Any]] | None = None
-             ) -> dict[str, dict[str, Any]]:
+#: Avro's promotions (a reader of the right type reads a writer of the left one).
+_PROMOTIONS = frozenset({("int", "long"), ("int", "float"), ("int", "double"), ("long", "float"),
+                         ("long", "double"), ("float", "double"), ("string", "bytes"), ("bytes", "string")})
+
+
+def change_label(old: str, new: str) -> str:
+    """What one registration changed, named as the DDL that makes it ("column added (NOT NULL, no
+    default)", "type narrowed", …): the one kind of change, or "several changes at once"."""
+    a, b = _records(json.loads(old)), _records(json.loads(new))
+    labels: list[str] = []
+    for name in sorted(set(a) & set(b)):
+        fa, fb = a[name], b[name]
+        removed = [fa[f] for f in fa if f not in fb]
+        added = [fb[f] for f in fb if f not in fa]
+        if len(removed) == 1 and len(added) == 1 and _brief(removed[0].get("type")) == _brief(added[0].get("type")):
+            labels.append("column renamed")
+        else:
+            labels += ["column dropped"] * len(removed)
+            labels += [_added(f) for f in added]
+        for f in fa:
+            if f in fb:
+                labels += _changed(fa[f], fb[f])
+    labels += ["table added"] * len(set(b) - set(a))
+    kinds = sorted(set(labels))
+    if not kinds:
+        return "attributes changed"
+    return kinds[0] if len(kinds) == 1 else "several changes at once"
+
+
+def _added(f: dict[str, Any]) -> str:
+    if _brief(f.get("type")).endswith("?"):
+        return "column added (nullable)"
+    return "column added (NOT NULL, with default)" if "default" in f else "column added (NOT NULL, no default)"
+
+
+def _changed(fa: dict[str, Any], fb: dict[str, Any]) -> list[str]:
+    ta, tb = _brief(fa.get("type")), _brief(fb.get("type"))
+    if ta != tb:
+        ba, bb = ta.rstrip("?"), tb.rstrip("?")
+        if ba == bb:
+            return ["column made nullable" if tb.endswith("?") else "column made NOT NULL"]
+        if (ba, bb) in _PROMOTIONS:
+            return ["type widened"]
+        if (bb, ba) in _PROMOTIONS:
+            return ["type narrowed"]
+        return ["type changed"]
+    if fa.get("default", _NO) != fb.get("default", _NO):
+        return ["default changed"]
+    return ["attributes changed"] if fa != fb else []
+
+
+_NO = object()
+
+
+def _records(schema: Any, space: str | None = None, out: dict[str, dict[str, dict[str, Any]]] | None = None
+             ) -> dict[str, dict[str, dict[str, Any]]]:
     out = {} if out is None else out
     if isinstance(schema, list):
         for s in schema:
@@ -116,10 +171,10 @@ def _records(schema: Any, space: str | None = None, out: dict[str, dict[str, Any
             ns = schema.get("namespace", space)
             name = schema["name"] if "." in schema["name"] or not ns else f"{ns}.{schema['name']}"
             inner = name.rsplit(".", 1)[0] if "." in name else None
-            fields = {str(f.get("name")): f.get("type") for f in schema.get("fields") or [] if isinstance(f, dict)}
+            fields = {str(f.get("name")): f for f in schema.get("fields") or [] if isinstance(f, dict)}
             out[name] = fields
-            for t in fields.values():
-                _records(t, inner, out)
+            for f in fields.values():
+                _records(f.get("type"), inner, out)
         elif schema.get("type") == "array":
             _records(schema.get("items"), space, out)
         elif schema.get("type") == "map":

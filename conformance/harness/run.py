@@ -82,6 +82,8 @@ class RunPlan:
         caps = self.protocol.capabilities
         dialect = (self.upstream.dialect if self.upstream is not None else None) or caps.dialect
         shape = self.shape
+        if caps.evolutions and not shape.evolutions:
+            shape = replace(shape, evolutions=caps.evolutions)
         if dialect != shape.dialect:
             shape = shape_for(dialect, shape, kinds=caps.kinds)
         overrides = {**dict(self.encoder.shape), **self.shape_overrides}

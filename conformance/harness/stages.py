@@ -18,14 +18,14 @@ import dataclasses
 import functools
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.delivery import Anomaly, DeliveryEvidence, LogEntry, Sent, analyse, delivery_checks
-from ..checks.registry import Location, all_checks
+from ..checks.registry import Location, all_checks, get_check
 from ..checks.results import Tally
 from ..checks.source import SOURCE_CHECKS, judge_source
 from ..encoders import find_encoder
@@ -138,6 +138,8 @@ class UnitResult:
     hung: bool = False
     skipped: bool = False  # not run: an encoder hung earlier in this worker
     seconds: dict[str, float] = field(default_factory=dict)  # per stage (generate, upstream, encode)
+    # (schema change, outcome) counts at the unit's registry level (`harness/compatibility.py`).
+    compat: Counter[tuple[str, str]] = field(default_factory=Counter)
     # The workload the encoder got (captured from a real server's log, with `--upstream`); kept
     # for the judge stage in the same worker, never shipped.
     workload: Workload | None = field(default=None, repr=False, compare=False)
@@ -149,6 +151,23 @@ class UnitResult:
         for k, v in state.items():
             setattr(self, k, v)
         self.workload = None
+
+
+def _gate(suite: ProtocolSuite, registry: Any, options: Mapping[str, str], prefix: str, info: EncoderInfo,
+          tally: Tally) -> Any:
+    """The unit's compatibility gate (None where no level applies: nothing registered, or a
+    protocol without the `registry.*` checks; those checks are then skipped, saying why)."""
+    ids = [cid for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection")
+           if cid in tally.checks]
+    level = suite.registry_level(options) if registry is not None else None
+    if level is None or len(ids) < 2:
+        for cid in ids:
+            tally.skip(cid, "nothing is registered under these options" if registry is not None
+                       else "the run has no Schema Registry")
+        return None
+    from .compatibility import Gate
+
+    return Gate(suite, registry, options, prefix, level, info)
 
 
 #: How much longer than --encoder-timeout the harness waits for an adapter that bounds its own
@@ -177,6 +196,9 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
         return UnitResult(combo, shard, tally, skipped=True)
     factory = info.factory
     tool_seconds: dict[str, float] = {}
+    gate = _gate(suite, registry, options, prefix, info, tally)
+    if gate is not None:
+        gate.set_levels(workload)
     if info.tool is not None:
         if not spec.upstream:
             raise InfrastructureError(f"{info.name} is a whole CDC tool that reads a database's change log: "
@@ -215,7 +237,11 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     if prepare is not None:
         prepare(res.topics)
     checker = suite.checker(options, registry, tally, ENCODE, topic_prefix=prefix, partitions=spec.partitions)
-    ctx = EncoderContext(options=options, registry=registry, clock=ManualClock(), partitions=spec.partitions,
+    encoder_registry = registry
+    if gate is not None:
+        gate.predict(workload, partitions=spec.partitions, time_zone=spec.time_zone)
+        encoder_registry = gate.encoder_registry()
+    ctx = EncoderContext(options=options, registry=encoder_registry, clock=ManualClock(), partitions=spec.partitions,
                          topic_prefix=prefix, time_zone=spec.time_zone, registry_url=spec.registry_url or None,
                          call_timeout=spec.encoder_timeout)
     pace_end = spec.pace_until or (time.time() + spec.pace_s if spec.pace_s else 0.0)
@@ -230,7 +256,8 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     t3 = time.perf_counter()
     try:
         out = encode_events(factory, ctx, workload.events, SINKS[info.sink](), transport, checker, tally, guard,
-                            flush_timeout=spec.flush_timeout, pace=pace if spec.event_interval_s else None)
+                            flush_timeout=spec.flush_timeout, pace=pace if spec.event_interval_s else None,
+                            excuse=gate.excuse if gate is not None else None)
     finally:
         guard.close()
     checker.finish()
@@ -242,6 +269,16 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     else:
         tally.passed(ENCODER_RESPONSIVE)
     res.records, res.encoded, res.hung = out.records, out.encoded, out.hung
+    if gate is not None:
+        t4 = time.perf_counter()
+        ev = gate.evidence(workload, out)
+        for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection"):
+            tally.evaluate(get_check(cid), ev)
+        if ev.refusal is not None and not ev.registry_took_it:
+            # Delivery is owed for what came before the refused change only.
+            res.encoded = min(res.encoded, ev.refusal.event)
+        res.compat = gate.outcomes(ev)
+        res.seconds["registry verdicts"] = time.perf_counter() - t4
     res.restarts, res.gave_up = out.sink.restarts, out.sink.gave_up
     identify = suite.identifier(options, registry)
     for m in out.sink.ledger:
@@ -348,12 +385,14 @@ class ComboResult:
     not_run: int = 0  # units not run after a hang
     errors: list[str] = field(default_factory=list)  # infrastructure errors that stopped a worker
     seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))  # per stage, summed
+    compat: Counter[tuple[str, str]] = field(default_factory=Counter)  # (schema change, outcome)
 
     def add_unit(self, u: UnitResult) -> None:
         self.tally.merge(u.tally)
         if u.skipped:
             self.not_run += 1
             return
+        self.compat.update(u.compat)
         for k, v in u.seconds.items():
             self.seconds[k] += v
         self.workloads += 1
@@ -378,6 +417,7 @@ class ComboResult:
         self.hung.extend(other.hung)
         self.not_run += other.not_run
         self.errors.extend(e for e in other.errors if e not in self.errors)
+        self.compat.update(other.compat)
         for k, v in other.seconds.items():
             self.seconds[k] += v
 
@@ -413,6 +453,8 @@ def sections(spec: RunSpec, results: Mapping[int, ComboResult], *, notes: Sequen
         sec.notes.extend(r.delivery.notes())
         sec.notes.extend(notes)
         sec.timings = {**dict(driver_seconds or {}), **dict(r.seconds)}
+        for (change, outcome), n in sorted(r.compat.items()):
+            sec.compatibility.setdefault(change, {})[outcome] = n
         out.append(sec)
     return out
 

@@ -18,6 +18,7 @@ from ..checks.delivery import TsScope, Version
 from ..checks.registry import NEEDS_SOURCE, Location, Scope, applicable_checks
 from ..checks.results import Tally
 from ..encoders.spi import ConfigurationError, EncoderInfo, Record
+from ..infra.registry.compat import COMPATIBILITY_LEVELS
 from ..model.events import Event, Workload
 from ..model.types import Kind
 
@@ -41,6 +42,13 @@ class OptionSpec:
     kind: str = "sink-uri"
     # Short name used in report labels (e.g. "ext" for enable-tidb-extension).
     short: str | None = None
+    # The values the default matrix tries (all `choices` when None); `--option NAME=all` asks for
+    # every choice.
+    matrix_choices: tuple[str, ...] | None = None
+    # A matrix axis spread over the other axes' combinations instead of multiplying them: each
+    # combination takes one value in turn (every value meets every value of each other axis
+    # when there are enough combinations), so the axis costs no extra combination.
+    cycle: bool = False
 
     def validate(self, value: str) -> str:
         v = value.strip()
@@ -51,6 +59,17 @@ class OptionSpec:
                     f"option {self.name}={value!r} is not one of: {', '.join(self.choices)}")
             return lowered[v.lower()]
         return v
+
+
+#: The Schema Registry compatibility level of every subject a run's encoder registers (set per
+#: subject before the encoder runs, on whatever registry the run uses). The default matrix spreads
+#: NONE and BACKWARD over its combinations; `--option registry-compatibility=all` runs all seven.
+REGISTRY_COMPATIBILITY = OptionSpec(
+    "registry-compatibility", "BACKWARD", COMPATIBILITY_LEVELS,
+    doc="Schema Registry compatibility level of the run's subjects (PUT /config/{subject}); a schema change "
+        "the level refuses must stop the encoder (TiCDC's changefeed enters an error state), all before it "
+        "delivered, nothing of that table after it",
+    matrix=True, kind="registry config", short="compat", matrix_choices=("NONE", "BACKWARD"), cycle=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +102,8 @@ class Capabilities:
     otherwise.
     `kinds`: the column kinds its encoders know (None: every kind of the dialect); a workload for
     another upstream keeps to these.
+    `evolutions`: the schema changes its generated workloads make for their effect on a registered
+    schema (`strategies.history.EVOLUTIONS`; those the dialect cannot render are left out).
     """
 
     memory_partitions: int = 1
@@ -92,6 +113,7 @@ class Capabilities:
     delivery_options: Mapping[str, str] = field(default_factory=dict)
     dialect: str = "tidb"
     kinds: tuple[Kind, ...] | None = None
+    evolutions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,16 +267,23 @@ class ProtocolSuite(ABC):
 
     def matrix(self, pinned: Mapping[str, Sequence[str]], *, full: bool = True) -> list[dict[str, str]]:
         """Option combinations to run: matrix axes expanded unless pinned (or `full` is off);
-        pinned options may list several values."""
+        pinned options may list several values (`all`: every choice). A `cycle` axis is spread
+        over the other axes' combinations (see `OptionSpec.cycle`)."""
         axes: list[tuple[str, Sequence[str]]] = []
+        cycled: list[OptionSpec] = []
         for name, values in pinned.items():
             if name != "profile":
-                self.option(name)
+                o = self.option(name)
+                if o.choices and any(v.strip().lower() == "all" for v in values):
+                    values = o.choices
             axes.append((name, values))
         if full:
             for o in self.options:
                 if o.matrix and o.name not in pinned and o.choices:
-                    axes.append((o.name, o.choices))
+                    if o.cycle:
+                        cycled.append(o)
+                    else:
+                        axes.append((o.name, o.matrix_choices or o.choices))
         combos = []
         for values in itertools.product(*(v for _, v in axes)):
             given = {name: value for (name, _), value in zip(axes, values, strict=True)}
@@ -264,7 +293,48 @@ class ProtocolSuite(ABC):
                 if full and not all(n in pinned for n in given):
                     continue  # an expanded axis produced an invalid combination: skip it
                 raise
+        for o in cycled:
+            choices = o.matrix_choices or o.choices or ()
+            n = len(choices)
+            relevant = [c for c in combos if self.option_matters(o.name, c)]
+            # k + k // n: consecutive combinations differ in their last axis, and also take
+            # different values here across each block of n, so every pair of values meets.
+            for k, c in enumerate(relevant):
+                c[o.name] = choices[(k + k // n) % n]
+            if len(relevant) < n and relevant:
+                # Too few combinations to carry every value: add the missing ones to the first.
+                for v in choices[len(relevant):]:
+                    combos.append({**relevant[0], o.name: v})
         return combos
+
+    def option_matters(self, name: str, options: Mapping[str, str]) -> bool:
+        """Whether option `name` changes anything under the other `options` (the registry level
+        does not where nothing is registered)."""
+        if name == REGISTRY_COMPATIBILITY.name:
+            return self.needs_registry(options)
+        return True
+
+    def registry_options(self) -> dict[str, str]:
+        """Options under which the encoders register schemas (a converter choice), for the
+        registry mutants; none where they always do."""
+        return {}
+
+    def registry_level(self, options: Mapping[str, str]) -> str | None:
+        """The compatibility level the run sets on the subjects of a unit under `options` (None:
+        the protocol has no such option, or nothing is registered under these options)."""
+        level = options.get(REGISTRY_COMPATIBILITY.name)
+        if not level or not self.needs_registry(options):
+            return None
+        return level.upper()
+
+    def subjects(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
+        """The registry subjects the encoder registers a workload's schemas under."""
+        return {s for t in self.topics(workload, options, topic_prefix) for s in self.topic_subjects(t)}
+
+    def topic_subjects(self, topic: str) -> set[str]:
+        """The subjects of one topic's key and value schemas: Confluent's TopicNameStrategy
+        (`<topic>-key`, `<topic>-value`) unless the protocol names them otherwise."""
+        return {f"{topic}-key", f"{topic}-value"}
 
     def non_default(self, options: Mapping[str, str]) -> dict[str, str]:
         """The options that differ from the defaults (what a replay command must pin), in the

@@ -98,6 +98,13 @@ def encoder_infos(suite: ProtocolSuite) -> list[EncoderInfo]:
         out.append(EncoderInfo(f"{suite.name}/mutant/{m.name}", suite.name, EncoderKind.MUTANT, m.factory,
                                m.description, catches=m.catches, needs_options=m.needs_options, shape=m.shape,
                                faults=m.faults))
+    if any(o.name == "registry-compatibility" for o in suite.options):
+        out.append(EncoderInfo(
+            f"{suite.name}/mutant/registry-accepts-incompatible", suite.name, EncoderKind.MUTANT, ref.factory,
+            "The reference against a registry that accepts the schema changes its level refuses.",
+            catches=f"{suite.name}.registry.verdict",
+            needs_options={**suite.registry_options(), "registry-compatibility": "FULL_TRANSITIVE"},
+            shape={"ddl_rate": 0.4, "transactions": (6, 14)}, registry_fault="lenient"))
     for name, sink in SINKS.items():
         if sink.catches is None:
             continue

@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from .model import grouped_notes, runs_with_results
+from .model import compatibility_table, grouped_notes, runs_with_results
 
 _SYMBOL = {"passed": "✓", "failed": "✗", "errored": "!", "skipped": "·", "not-applicable": "–"}
 
@@ -37,7 +37,10 @@ table.matrix{border-collapse:collapse;background:#fff;border:1px solid #d0d7de}
 .cell a{color:inherit;text-decoration:none;display:block}
 .passed{background:#dafbe1;color:#1a7f37}.failed{background:#ffebe9;color:#cf222e}
 .failed.should{background:#fff8c5;color:#9a6700}.errored{background:#fbefff;color:#8250df}
-.skipped{background:#f6f8fa;color:#8c959f}.not-applicable{background:#fff;color:#afb8c1}
+.skipped{background:#f6f8fa;color:#8c959f}
+table.compat{border-collapse:collapse;background:#fff;border:1px solid #d0d7de;font-size:13px}
+.compat th,.compat td{border:1px solid #eaeef2;padding:3px 8px;text-align:left}.compat th{font-weight:normal}
+.compat td.refused{background:#fff8c5;color:#6e4b00}.not-applicable{background:#fff;color:#afb8c1}
 .level{font-size:11px;color:#57606a;margin-left:4px}
 .legend span{display:inline-block;padding:1px 8px;margin-right:6px;border-radius:4px}
 section.finding{background:#fff;border:1px solid #d0d7de;border-left:4px solid #cf222e;border-radius:6px;
@@ -182,6 +185,17 @@ def render(report: dict[str, Any]) -> str:
         out.append("</section>")
     if not any_finding:
         out.append("<p>No findings.</p>")
+    levels, rows = compatibility_table(runs)
+    if rows:
+        # Which schema changes a deployment survives at its registry's level, and whether the
+        # encoder stopped where the registry refused one.
+        out.append("<h2>Schema changes × registry compatibility level</h2><table class=compat><thead><tr>"
+                   "<th>schema change</th>" + "".join(f"<th>{_e(lv)}</th>" for lv in levels) + "</tr></thead><tbody>")
+        for key, cells in rows:
+            out.append(f"<tr><th>{_e(key)}</th>" + "".join(
+                f"<td class='{'failed' if tone == 'bad' else ('refused' if 'refused' in text else 'passed') if tone else ''}'>"
+                f"{_e(text or '–')}</td>" for text, tone in cells) + "</tr>")
+        out.append("</tbody></table>")
     notes = grouped_notes(runs)
     if notes:
         # What the run observed without judging: delivery counts, sink restarts, the registry's

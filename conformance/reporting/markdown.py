@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import grouped_notes, runs_with_results
+from .model import compatibility_table, grouped_notes, runs_with_results
 
 ICON = {"passed": "✅", "failed": "❌", "errored": "💥", "skipped": "⏭", "not-applicable": "➖"}
 
@@ -27,6 +27,12 @@ def render(report: dict[str, Any]) -> str:
             out.append(f"- {ICON[r['outcome']]} `{r['check']}` [{r['level']}] ({run['label']}): {first}")
     for e in report.get("errors", []):
         out.append(f"- 💥 {e}")
+    levels, rows = compatibility_table(runs)
+    if rows:
+        out += ["", "### Schema changes × registry compatibility level", "",
+                "| schema change | " + " | ".join(levels) + " |", "|---|" + "---|" * len(levels)]
+        out += [f"| {key} | " + " | ".join(("❌ " if tone == "bad" else "") + (text or "–") for text, tone in cells) + " |"
+                for key, cells in rows]
     notes = grouped_notes(runs)
     if notes:
         out += ["", "### Notes", ""]

@@ -46,6 +46,9 @@ class Section:
     # Where the time went, per stage, in seconds summed over the workers (CPU-bound stages add
     # up beyond the wall time on several cores): what the next optimisation should look at.
     timings: dict[str, float] = field(default_factory=dict)
+    # At the section's registry level: schema change -> outcome -> registrations (see
+    # `harness/compatibility.py`: accepted, refused with the encoder stopped or going on…).
+    compatibility: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def verdict(self, strict: bool = False) -> str:
         failed = [t for t in self.tally if t.outcome is Outcome.FAILED
@@ -67,6 +70,7 @@ class Section:
             "results": [t.to_json() for t in self.tally],
             "reproductions": self.reproductions, "notes": self.notes,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            **({"compatibility": self.compatibility} if self.compatibility else {}),
         }
 
 
@@ -135,6 +139,40 @@ def grouped_notes(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
             f"all {len(where)} combinations" if len(where) == len(runs) else ", ".join(where))
         out.append((note, who))
     return out
+
+
+#: Outcome -> the short cell text of the compatibility table.
+_COMPAT_CELL = {"accepted": "accepted", "refused: encoder stopped": "refused, stopped",
+                "refused: encoder went on": "refused, WENT ON", "refused by the rules, accepted by the registry":
+                "registry accepted (forbidden)"}
+
+
+def compatibility_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, list[tuple[str, str]]]]]:
+    """Per protocol and encoder, schema change × registry level: the levels (columns) and each
+    change's cells (text, tone: "ok" accepted or refused as it must be, "bad" the encoder went
+    on or the registry accepted what it must refuse, "" none seen). Keys are
+    "<protocol> <encoder>: <change>"."""
+    from ..infra.registry.compat import COMPATIBILITY_LEVELS
+
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for run in runs:
+        level = str(run.get("options", {}).get("registry-compatibility", "")).upper()
+        for change, outcomes in (run.get("compatibility") or {}).items():
+            row = counts.setdefault(f"{run['protocol']} {run['encoder']}: {change}", {})
+            cell = row.setdefault(level, {})
+            for outcome, n in outcomes.items():
+                cell[outcome] = cell.get(outcome, 0) + n
+    levels = [lv for lv in COMPATIBILITY_LEVELS if any(lv in row for row in counts.values())]
+    rows = []
+    for key in sorted(counts):
+        cells = []
+        for lv in levels:
+            cell = counts[key].get(lv, {})
+            text = ", ".join(f"{_COMPAT_CELL.get(o, o)} {n}" for o, n in sorted(cell.items()))
+            bad = any(o in ("refused: encoder went on", "refused by the rules, accepted by the registry") for o in cell)
+            cells.append((text, "bad" if bad else ("ok" if cell else "")))
+        rows.append((key, cells))
+    return levels, rows
 
 
 _ACTORS = {"encoder": "the encoder under test", "capture": "whoever wrote the captured input",

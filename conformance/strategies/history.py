@@ -70,6 +70,9 @@ class Shape:
     # from. Each DDL and each transaction takes the next GTID (`Transaction.position`), as a
     # MariaDB server logs them; protocols that carry GTIDs (MaxScale KafkaCDC) need one per event.
     gtid_origin: tuple[int, int, int] = (0, 1, 0)
+    # Schema changes chosen for their effect on a registered schema (`EVOLUTIONS`), drawn beside
+    # `ddl_kinds` by protocols whose encoders register schemas: workloads that mean to evolve.
+    evolutions: tuple[str, ...] = ()
 
     def scaled(self, *, transactions: int | None = None, columns: int | None = None) -> Shape:
         s = self
@@ -81,6 +84,17 @@ class Shape:
 
 
 DEFAULT_SHAPE = Shape()
+
+#: Schema changes a workload may make for their effect on the next registered schema: a NOT NULL
+#: column added without a default (existing rows take the type's zero value, as MySQL and TiDB
+#: fill them), a column renamed, a type widened or narrowed (narrowed only where every stored
+#: value fits), a column made nullable or NOT NULL (only without NULLs), its default changed,
+#: and a dropped column's name re-added with another type. All but the last are TiDB's
+#: `ALTER TABLE … MODIFY/RENAME COLUMN` (rendered in TiDB's SQL only).
+EVOLUTIONS: tuple[str, ...] = ("add-required", "rename-column", "widen", "narrow", "nullability", "set-default",
+                               "re-add")
+#: The ones every dialect's rendering knows (an ADD COLUMN, an ALTER COLUMN … TYPE).
+PORTABLE_EVOLUTIONS: tuple[str, ...] = ("re-add", "widen")
 
 
 def shape_for(dialect_name: str, base: Shape = DEFAULT_SHAPE, *, kinds: tuple[Kind, ...] | None = None) -> Shape:
@@ -98,8 +112,10 @@ def shape_for(dialect_name: str, base: Shape = DEFAULT_SHAPE, *, kinds: tuple[Ki
         # ALTER COLUMN ... TYPE (widening): schema changes of every kind a PostgreSQL connector
         # follows (add, drop, retype) between the DML.
         ddl = (*ddl, DdlKind.MODIFY_COLUMN)
+    evolutions = base.evolutions if dialect_name == "tidb" else tuple(
+        e for e in base.evolutions if e in PORTABLE_EVOLUTIONS and (e != "widen" or dialect_name == "postgresql"))
     return replace(base, dialect=dialect_name, kinds=ks, key_kinds=key_kinds, generated_rate=generated,
-                   ddl_kinds=ddl)
+                   ddl_kinds=ddl, evolutions=evolutions)
 
 
 def sql_equal(t: SqlType, a: Value, b: Value) -> bool:
@@ -131,6 +147,17 @@ class _TableState:
 # precise DECIMAL loses its default; Debezium's PostgreSQL connector carries none for numeric
 # without scale or bytea (seen with 3.6.3 and its Avro converter: "Failed to serialize Avro data").
 _NO_REQUIRED_ADD = frozenset({Kind.DECIMAL, Kind.NUMERIC, Kind.BYTEA})
+
+# The value existing rows take when a NOT NULL column without a default is added (MySQL's and
+# TiDB's implicit default of the type); kinds whose zero is plain.
+_ZERO: dict[Kind, Value] = {Kind.TINYINT: 0, Kind.SMALLINT: 0, Kind.MEDIUMINT: 0, Kind.INT: 0, Kind.BIGINT: 0,
+                            Kind.VARCHAR: "", Kind.TEXT: "", Kind.DOUBLE: 0.0}
+
+
+def _float32_exact(v: Value) -> bool:
+    import struct
+
+    return isinstance(v, float) and v == v and struct.unpack("<f", struct.pack("<f", v))[0] == v
 
 
 def _widenable(t: SqlType) -> bool:
@@ -359,12 +386,26 @@ class HistoryBuilder:
         state.table = new
         self._append_ddl(Ddl(kind, ts, sql, new, old, new.database))
 
-    def add_column(self, state: _TableState) -> bool:
+    def add_column(self, state: _TableState, *, required: bool = False, readd: bool = False) -> bool:
+        """ADD COLUMN; `required`: NOT NULL without a default (existing rows take the type's zero
+        value); `readd`: under the name of a dropped column, with another type."""
         t = state.table
         pool = NamePool()
         for name in (*(c.name for c in t.columns), *state.retired):
             pool.take(name)
         col = self._new_column(pool, t.next_column_id(), for_add=True)
+        if required:
+            kinds = [k for k in self.shape.kinds if k in _ZERO and k in self.domain.kinds]
+            if not kinds:
+                return False
+            k = self.src.choice(kinds)
+            col = replace(col, type=self.domain.sample_type(self.src, (k,)), nullable=False, default=NO_DEFAULT)
+        if readd:
+            names = sorted(n for n in state.retired if n not in {c.name for c in t.columns})
+            if not names:
+                return False
+            name = self.src.choice(names)
+            col = replace(col, name=name)
         cols = list(t.columns)
         pos = "" if not self.dialect.column_positions or not self.src.rare(0.3) \
             else self.src.choice(("FIRST", "AFTER"))
@@ -378,6 +419,8 @@ class HistoryBuilder:
             cols.append(col)
         ts = self.next_ts()
         fill = col.default.value if col.default.kind is DefaultKind.VALUE else None
+        if required:
+            fill = _ZERO[col.type.kind]
         for row in state.rows.values():
             row[col.name] = fill
         sql = f"ALTER TABLE {qualified(t)} ADD COLUMN {column_definition(col)}{' ' + pos if pos else ''};" \
@@ -424,6 +467,98 @@ class HistoryBuilder:
         self._replace_table(state, new, DdlKind.MODIFY_COLUMN, sql, ts)
         return True
 
+    # -- schema changes for their effect on a registered schema (Shape.evolutions) ----------------
+
+    def evolve(self, state: _TableState, what: str) -> bool:
+        if what == "add-required":
+            return self.add_column(state, required=True)
+        if what == "re-add":
+            return self.add_column(state, readd=True)
+        if what == "widen":
+            return self.modify_column(state)
+        if not self._tidb:
+            return False  # rendered in TiDB's SQL only (see EVOLUTIONS)
+        cols = self._plain_columns(state.table)
+        if not cols:
+            return False
+        col = self.src.choice(cols)
+        new: Column | None
+        if what == "rename-column":
+            pool = NamePool()
+            for name in (*(c.name for c in state.table.columns), *state.retired):
+                pool.take(name)
+            new = replace(col, name=column_name(pool, self.src, odd_rate=self.shape.odd_name_rate))
+        elif what == "narrow":
+            new = self._narrowed(state, col)
+        elif what == "nullability":
+            if col.nullable:
+                if any(row.get(col.name) is None for row in state.rows.values()):
+                    return False
+                new = replace(col, nullable=False,
+                              default=NO_DEFAULT if col.default.kind is DefaultKind.NULL else col.default)
+            else:
+                new = replace(col, nullable=True)
+        elif what == "set-default":
+            if not self.domain.default_allowed(col.type) or col.type.kind in (Kind.DECIMAL, Kind.DATETIME,
+                                                                              Kind.TIMESTAMP):
+                return False
+            value = self.domain.sample_value(self.src, col.type, edge_rate=self.shape.edge_rate)
+            new = replace(col, default=Default(DefaultKind.VALUE, value))
+        else:
+            raise ValueError(f"unknown schema change {what!r}")
+        if new is None or new == col:
+            return False
+        return self._change_column(state, col, new)
+
+    def _plain_columns(self, t: Table) -> list[Column]:
+        """Columns a MODIFY/RENAME COLUMN may touch: not indexed, not generated, no generated
+        column reads them."""
+        indexed = {c for ix in t.indexes for c in ix.columns}
+        depended = {n for c in t.columns if c.generated is not None for n in c.generated.depends_on}
+        return [c for c in t.columns if c.name not in indexed and c.name not in depended and c.generated is None]
+
+    def _narrowed(self, state: _TableState, col: Column) -> Column | None:
+        """A narrower type that still holds every stored value (a server refuses the change otherwise)."""
+        t, values = col.type, [row.get(col.name) for row in state.rows.values()]
+        present = [v for v in values if v is not None]
+        order = (Kind.TINYINT, Kind.SMALLINT, Kind.MEDIUMINT, Kind.INT, Kind.BIGINT)
+        if t.kind in order[1:]:
+            for k in order[:order.index(t.kind)][::-1]:
+                lo, hi = SqlType(k, unsigned=t.unsigned).int_range()
+                if all(isinstance(v, int) and lo <= v <= hi for v in present):
+                    return replace(col, type=SqlType(k, unsigned=t.unsigned), default=self._fitting_default(col, k))
+            return None
+        if t.kind is Kind.DOUBLE and not t.unsigned and all(_float32_exact(v) for v in present):
+            return replace(col, type=SqlType(Kind.FLOAT), default=NO_DEFAULT if col.default.kind is DefaultKind.VALUE
+                           else col.default)
+        if t.kind is Kind.VARCHAR and t.length is not None:
+            longest = max((len(v) for v in present if isinstance(v, str)), default=0)
+            if longest < t.length:
+                return replace(col, type=replace(t, length=self.src.integer(max(longest, 1), t.length - 1)),
+                               default=NO_DEFAULT if col.default.kind is DefaultKind.VALUE else col.default)
+        return None
+
+    def _fitting_default(self, col: Column, k: Kind) -> Default:
+        d = col.default
+        if d.kind is DefaultKind.VALUE:
+            lo, hi = SqlType(k, unsigned=col.type.unsigned).int_range()
+            if not (isinstance(d.value, int) and lo <= d.value <= hi):
+                return NO_DEFAULT
+        return d
+
+    def _change_column(self, state: _TableState, col: Column, new: Column) -> bool:
+        t = state.table
+        ts = self.next_ts()
+        if new.name != col.name:
+            for row in state.rows.values():
+                row[new.name] = row.pop(col.name)
+            sql = f"ALTER TABLE {qualified(t)} RENAME COLUMN {quote_ident(col.name)} TO {quote_ident(new.name)};"
+        else:
+            sql = f"ALTER TABLE {qualified(t)} MODIFY COLUMN {column_definition(new)};"
+        table = t.with_columns([new if c.name == col.name else c for c in t.columns], version=ts)
+        self._replace_table(state, table, DdlKind.MODIFY_COLUMN, sql, ts)
+        return True
+
     def truncate_table(self, state: _TableState) -> bool:
         t = state.table
         ts = self.next_ts()
@@ -449,6 +584,8 @@ class HistoryBuilder:
         if not self.tables or not self.shape.ddl_kinds or self._pending:
             return False
         state = self.src.choice(list(self.tables.values()))
+        if self.shape.evolutions and self.src.rare(0.6):
+            return self.evolve(state, self.src.choice(self.shape.evolutions))
         kind = self.src.choice(self.shape.ddl_kinds)
         return {
             DdlKind.ADD_COLUMN: self.add_column,

@@ -46,3 +46,15 @@ def test_pipeline_over_container_kafka_and_registry(tmp_path) -> None:  # type: 
     code = main(["run", "--kafka", "container://", "--registry", "container://", "--no-spark", "--no-matrix",
                  "--examples", "3", "--seed", "1", "--report-dir", str(tmp_path)])
     assert code == 0
+
+
+@pytest.mark.parametrize("level", ["BACKWARD", "FULL_TRANSITIVE"])
+def test_confluent_registry_agrees_with_the_predicted_verdicts(confluent_registry_url: str, level: str) -> None:
+    """Issue 15: the Confluent image refuses and accepts exactly what the rules predict, on
+    generated schema evolutions (registry.verdict holds against it, as against the embedded one)."""
+    from helpers import problems, run_encoder, shape_with
+
+    tally = run_encoder("reference", {"registry-compatibility": level}, workloads=25, seed=f"confluent-{level}",
+                        shape=shape_with(ddl_rate=0.4), registry=RegistryClient(confluent_registry_url))
+    assert problems(tally) == {}
+    assert tally.checks["ticdc-avro.registry.verdict"].passed == 25

@@ -315,6 +315,14 @@ class RegistryClient(ClosesOnExit):
     def subjects(self) -> list[str]:
         return [str(s) for s in self._call("GET", "/subjects")]
 
+    def test_compatibility(self, subject: str, schema: str, version: int | str | None = None) -> bool:
+        """``POST /compatibility/subjects/{subject}/versions[/{version}]``: would ``schema`` be
+        accepted (against every version the subject's level says, or against one version)?"""
+        path = f"/compatibility/subjects/{self._subject_path(subject)}/versions" + (
+            "" if version is None else f"/{version}")
+        answer = self._call("POST", path, {"schema": schema})
+        return bool(answer.get("is_compatible")) if isinstance(answer, dict) else False
+
     def set_compatibility(self, level: str, subject: str | None = None) -> str:
         """Set the global (or a subject's) compatibility level; return the level now in force."""
         path = "/config" if subject is None else f"/config/{self._subject_path(subject)}"

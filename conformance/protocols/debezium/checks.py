@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ...checks import compatibility
 from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, check
 from . import spec
 from .checker import EventEvidence, RecordEvidence, StreamEvidence
 
 P = spec.PROTOCOL
+# What the registry and the encoder do with a schema change its level refuses (checks/compatibility.py).
+compatibility.declare(P)
 Findings = Iterator[Failure | NotApplicable]
 D = spec.DOCS
 NOT_CHANGE = NotApplicable("not a change event")

@@ -8,12 +8,14 @@ import json
 import time
 from typing import Any
 
-from ...encoders.spi import Record
+import fastavro
+
+from ...encoders.spi import EncoderError, Record
 from ...model.table import Table
 from ...model.types import Kind
 from ...model.values import Row
 from ..mutants import MutantRegistry
-from . import spec
+from . import decoder, spec
 from .encoder import DebeziumEncoder, dumps
 
 mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
@@ -233,3 +235,26 @@ def _null_last(a: Any) -> Any:
                              for f in out["fields"]]
         return out
     return a
+
+
+@mutant("stale-id-after-rejection", "registry.rejection",
+        needs={"profile": "avro", "registry-compatibility": "FORWARD_TRANSITIVE"},
+        shape={"ddl_rate": 0.4, "transactions": (6, 14), "evolutions": ("widen", "re-add")})
+class StaleIdAfterRejection(DebeziumEncoder):
+    """When the registry refuses a table's new schema, goes on writing with the schema id it had before."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_ids: dict[str, int] = {}
+
+    def avro_schema(self, subject: str, schema: dict[str, Any]) -> tuple[int, Any]:
+        try:
+            schema_id, parsed = super().avro_schema(subject, schema)
+        except EncoderError:
+            if subject not in self._last_ids:
+                raise
+            avro = self.avro_form(schema)
+            schema_id = self._last_ids[subject]
+            parsed = fastavro.parse_schema(decoder._without_logical(avro), _ignore_default_error=True)
+        self._last_ids[subject] = schema_id
+        return schema_id, parsed

@@ -31,7 +31,7 @@ from typing import Any
 from ...model.table import Column, DefaultKind, ReplicaIdentity, Table
 from ...model.types import Kind, SqlType
 from ...model.values import Date, DateTime, Json, Time, Value, float32_shortest, to_float32
-from ..base import OptionSpec, Profile
+from ..base import REGISTRY_COMPATIBILITY, OptionSpec, Profile
 from .connect_avro import adjust
 
 PROTOCOL = "debezium"
@@ -87,6 +87,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("field.name.adjustment.mode", "none", ("none", "avro", "avro_unicode"), kind=CONNECTOR_PROPERTY,
                short="field-names",
                doc="Field (column) names made valid Avro, likewise; Avro refuses names such as `x-1` or `名前`."),
+    REGISTRY_COMPATIBILITY,
 )
 
 #: `--option profile=avro`: Avro keys and values, names adjusted so that every generated name is

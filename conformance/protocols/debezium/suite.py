@@ -11,6 +11,7 @@ from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind, Record
 from ...encoders.tool import ToolRecord
 from ...model.events import Transaction, Workload
+from ...strategies.history import EVOLUTIONS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..connector_config import ConnectorOptions
 from ..mutants import MutantSpec
@@ -42,6 +43,9 @@ class DebeziumSuite(ProtocolSuite):
                     options.get(f"{side}.converter.schemas.enable") == "false":
                 raise ConfigurationError(f"{side}.converter.schemas.enable is the JSON converter's setting: the Avro "
                                          "converter always registers the schema")
+
+    def registry_options(self) -> dict[str, str]:
+        return {"profile": "avro"}
 
     def needs_registry(self, options: Mapping[str, str]) -> bool:
         return spec.AVRO_CONVERTER in (options.get("key.converter"), options.get("value.converter"))
@@ -169,6 +173,6 @@ SUITE = DebeziumSuite(
     # Connect's producer hashes keys over a topic's partitions: three in memory, so that a sink
     # that scatters a key shows. The upstream is PostgreSQL, kept to the kinds the mapping covers.
     capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="entity",
-                              dialect="postgresql", kinds=spec.KINDS),
+                              dialect="postgresql", kinds=spec.KINDS, evolutions=EVOLUTIONS),
     check_modules=("conformance.protocols.debezium.checks",),
 )

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...checks.delivery import Anomaly
+from ...checks import compatibility
 from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, Verdict, check
 from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
@@ -32,6 +33,8 @@ from .evidence import EventEvidence, RecordEvidence, StreamEntry, StreamEvidence
 from .spec import Family
 
 P = spec.PROTOCOL
+# What the registry and the encoder do with a schema change its level refuses (checks/compatibility.py).
+compatibility.declare(P)
 NOTES = "spec/notes/ticdc.md"
 
 Findings = Iterator[Failure | NotApplicable]

@@ -15,14 +15,16 @@ import time
 import zlib
 from typing import Any
 
-from ...encoders.spi import Record
-from ...model.events import Ddl, Event, Op, RowChange, Transaction
+import fastavro
+
+from ...encoders.spi import EncoderError, Record
+from ...model.events import Ddl, DdlKind, Event, Op, RowChange, Transaction
 from ...model.table import Column, DefaultKind, Table
 from ...model.types import Kind
 from ...model.values import Row, bit_bytes_min, bit_bytes_padded, to_float32
 from ..mutants import MutantRegistry
 from . import spec, watermark
-from .encoder import TiCDCAvroEncoder
+from .encoder import TiCDCAvroEncoder, _Plan, strip_logical_types
 
 mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
 
@@ -715,6 +717,72 @@ class WatermarkBeforeRows(TiCDCAvroEncoder):
         if out:
             out, self._held = out + self._held, []
         return out
+
+
+# -- schema evolution and the registry's verdicts ----------------------------------------------
+
+_EVOLVING = {"ddl_rate": 0.4, "transactions": (6, 14)}
+
+
+@mutant("stale-id-after-rejection", "registry.rejection", needs={"registry-compatibility": "BACKWARD"},
+        shape={**_EVOLVING, "evolutions": ("add-required", "narrow", "nullability")})
+class StaleIdAfterRejection(TiCDCAvroEncoder):
+    """When the registry refuses a table's new schema, goes on writing with the schema id it had before."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_ids: dict[tuple[str, str], int] = {}
+
+    def plan(self, table: Table, topic: str, part: str) -> _Plan:
+        try:
+            p = super().plan(table, topic, part)
+        except EncoderError:
+            old = self._last_ids.get((topic, part))
+            if old is None:
+                raise
+            schema = self.schema_dict(table, part)
+            cols = self.key_columns(table) if part == "key" else self.value_columns(table)
+            p = _Plan(old, fastavro.parse_schema(strip_logical_types(schema), _ignore_default_error=True), cols,
+                      tuple(self.field_name(c) for c in cols))
+            self._plans[(topic, table.table_id, table.version, part)] = p
+        self._last_ids[(topic, part)] = p.schema_id
+        return p
+
+
+@mutant("subject-of-old-name", "registry.subject", needs={"registry-compatibility": "NONE"},
+        shape={"ddl_rate": 0.5, "transactions": (6, 14), "ddl_kinds": (DdlKind.RENAME_TABLE,), "evolutions": ()})
+class SubjectOfOldName(TiCDCAvroEncoder):
+    """After RENAME TABLE, registers the table's schemas under the subject of its first name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._first: dict[int, str] = {}
+        self._topic: str | None = None
+
+    def plan(self, table: Table, topic: str, part: str) -> _Plan:
+        self._topic = self._first.setdefault(table.table_id, topic)
+        return super().plan(table, topic, part)
+
+    def subject(self, topic: str, part: str) -> str:
+        return spec.subject(self._topic or topic, part)
+
+
+@mutant("skip-registration-default-only", "schema.default",
+        shape={**_EVOLVING, "evolutions": ("set-default",), "default_rate": 0.6})
+class SkipRegistrationDefaultOnly(TiCDCAvroEncoder):
+    """Registers no new schema when only a column's default changed: records keep the old schema id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_shape: dict[tuple[Any, ...], _Plan] = {}
+
+    def plan(self, table: Table, topic: str, part: str) -> _Plan:
+        cols = self.key_columns(table) if part == "key" else self.value_columns(table)
+        k = (topic, table.table_id, part, tuple((c.name, c.type, c.nullable) for c in cols))
+        p = self._by_shape.get(k)
+        if p is None:
+            p = self._by_shape[k] = super().plan(table, topic, part)
+        return p
 
 
 # -- the encoder as a program -----------------------------------------------------------------

@@ -39,7 +39,7 @@ from ...model.values import (
     set_text,
     twos_complement_min,
 )
-from ..base import OptionSpec, Profile
+from ..base import REGISTRY_COMPATIBILITY, OptionSpec, Profile
 
 PROTOCOL = "ticdc-avro"
 
@@ -83,6 +83,7 @@ OPTIONS = (
                doc="BIT values as tiflow writes them (big-endian, leading zero bytes trimmed, 0 as 00) or as "
                    "new-architecture TiCDC (pingcap/ticdc) does, padded to ceil(M/8) bytes from TiDB's chunk "
                    "(notes §1.12, derived from TiDB's chunk decoder)."),
+    REGISTRY_COMPATIBILITY,
 )
 
 PROFILES = (

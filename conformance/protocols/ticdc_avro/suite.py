@@ -10,6 +10,7 @@ from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
 from ...model.events import Workload
 from ...model.types import TIDB_KINDS
+from ...strategies.history import EVOLUTIONS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
 from . import delivery, spec, watermark
@@ -48,6 +49,10 @@ class TiCDCAvroSuite(ProtocolSuite):
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         return spec.AvroOptions.from_options(options).extension
 
+    def topic_subjects(self, topic: str) -> set[str]:
+        """`<topic with . replaced by _>-key|-value` (spec/notes/ticdc.md §1)."""
+        return {spec.subject(topic, "key"), spec.subject(topic, "value")}
+
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
         """The rows' topics, and with avro-enable-watermark those of the DDL and checkpoint records."""
         out = {v.topic for v in self.expected_versions(workload, options, topic_prefix) if v.topic is not None}
@@ -66,7 +71,7 @@ SUITE = TiCDCAvroSuite(
     # In-memory runs give every topic three partitions, so that broadcasts (avro-enable-watermark)
     # and the table dispatcher are exercised as on a real topic. Rows carry their commit ts only
     # with the TiDB extension, so delivery mutants run with it.
-    capabilities=Capabilities(memory_partitions=3, needs_registry=True,
+    capabilities=Capabilities(memory_partitions=3, needs_registry=True, evolutions=EVOLUTIONS,
                               delivery_options={"enable-tidb-extension": "true"}, kinds=TIDB_KINDS),
     check_modules=("conformance.protocols.ticdc_avro.checks",),
     default=True,

@@ -1,0 +1,116 @@
+"""Schema Registry compatibility: what the registry and the encoder do with a schema change.
+
+When a table changes, an encoder that writes Avro registers the table's next schema under its
+subject, and the registry judges it at the subject's compatibility level. The documents say
+what must follow (spec 000 and 003, "schema evolution"): accepted, the following records carry
+the new id; refused, "the registration fails … the changefeed enters an error state" — the
+encoder stops with an error, everything before the change delivered, no record of that table
+written after it with a stale or a missing schema id. Debezium's Avro converter fails its task
+the same way (a `DataException` from the converter).
+
+The run predicts each verdict from the registry's rules (`infra/registry/compat.py`: Avro schema
+resolution, transitive where the level says so) over the schemas the reference would register,
+and gathers what happened (`harness/compatibility.py`). Two checks judge it, declared for every
+protocol that registers schemas (`declare`):
+
+* `<protocol>.registry.verdict`: the registry applied its level — every version it holds is one
+  the level allows after the earlier ones, every refusal it answered is one the level demands,
+  its compatibility endpoint answered as registration then did, and the subject's level is the
+  one the run set. A divergence is the registry's (actor: infrastructure), not the encoder's.
+* `<protocol>.registry.rejection`: after a refused registration, the encoder stopped there with
+  an error and wrote no record of that table from that change on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .registry import Actor, Failure, Level, Location, NotApplicable, Scope, check
+
+CLAUSE = ("spec 000/003 (schema evolution): a schema change the subject's compatibility level refuses fails the "
+          "registration and the changefeed enters an error state; Confluent Schema Registry: a new version is "
+          "accepted only if compatible with the latest (or, transitive, every) version per the level")
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A registration the rules refuse: the first of the unit (the encoder must stop there)."""
+
+    event: int  # index of the source event whose records needed the schema
+    subject: str
+    table: str
+    change: str  # the schema change that caused it ("add NOT NULL column without default", …)
+    reason: str  # the rules' messages, shortened
+
+
+@dataclass(slots=True)
+class Divergence:
+    """Where the registry did not do what its level says."""
+
+    subject: str
+    message: str
+    expected: str
+    actual: str
+
+
+@dataclass(slots=True)
+class CompatibilityEvidence:
+    """What one work unit's registrations came to, at the level the run set."""
+
+    level: str
+    refusal: Refusal | None = None
+    # The registry holds the schema the rules refuse (it diverged): the encoder was right to go on.
+    registry_took_it: bool = False
+    stopped_at: int | None = None  # the event where the encoder stopped with an error (None: it went on)
+    stop_error: str = ""
+    crashed_before: bool = False  # it stopped earlier, for another reason (encoder.no-crash says so)
+    # Records of the refused table written from the refused change on: (topic, partition, offset, event).
+    after: list[tuple[str, int | None, int | None, int]] = field(default_factory=list)
+    divergences: list[Divergence] = field(default_factory=list)
+    observed: bool = False  # the registrations were seen as they happened (an in-process encoder)
+
+
+def declare(protocol: str) -> None:
+    """Declare `<protocol>.registry.verdict` and `<protocol>.registry.rejection`."""
+
+    @check(f"{protocol}.registry.verdict", level=Level.MUST, scope=Scope.RUN, protocol=protocol, clause=CLAUSE)
+    def registry_verdict(ev: CompatibilityEvidence) -> Iterator[Failure | NotApplicable]:
+        """The registry applies the subject's compatibility level: it accepts what the level allows and
+        refuses what it forbids, and its compatibility endpoint agrees with what registration does."""
+        for d in ev.divergences:
+            yield Failure(d.message, expected=d.expected, actual=d.actual, location=Location(subject=d.subject),
+                          actor=Actor.INFRASTRUCTURE,
+                          hint="The registry is at fault, not the encoder: report it to the registry's maintainers, "
+                               "or run against a registry that applies Confluent's rules.")
+
+    @check(f"{protocol}.registry.rejection", level=Level.MUST, scope=Scope.RUN, protocol=protocol, clause=CLAUSE)
+    def registry_rejection(ev: CompatibilityEvidence) -> Iterator[Failure | NotApplicable]:
+        """When the registry refuses a table's new schema, the encoder stops there with an error: nothing
+        before the change is lost, and no record of that table follows it with a stale or missing schema id."""
+        r = ev.refusal
+        if r is None:
+            yield NotApplicable(f"no schema change the {ev.level} level refuses")
+            return
+        if ev.registry_took_it:
+            yield NotApplicable("the registry accepted the change its level refuses (registry.verdict reports it)")
+            return
+        if ev.crashed_before:
+            yield NotApplicable("the encoder stopped before the refused change (encoder.no-crash reports it)")
+            return
+        where = Location(table=r.table, subject=r.subject, part=f"event {r.event}")
+        if ev.after:
+            topic, partition, offset, event = ev.after[0]
+            yield Failure(f"{len(ev.after)} record(s) of {r.table} written after the registry refused its new schema "
+                          f"({r.change}; {ev.level}): the first from event {event}",
+                          expected="no record of the table after the refused registration (an error state)",
+                          actual=f"topic {topic} partition {partition} offset {offset}", location=where)
+        if ev.stopped_at is None:
+            yield Failure(f"the encoder went on after the registry refused the new schema of {r.table} "
+                          f"({r.change}; {ev.level}: {r.reason})",
+                          expected=f"an error at event {r.event} (the changefeed enters an error state)",
+                          actual="no error", location=where)
+        elif ev.stopped_at != r.event:
+            yield Failure(f"the encoder stopped at event {ev.stopped_at}, not at the refused change of {r.table} "
+                          f"(event {r.event})", expected=f"an error at event {r.event}",
+                          actual=f"event {ev.stopped_at}: {ev.stop_error}", location=where)

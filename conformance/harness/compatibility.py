@@ -1,0 +1,326 @@
+"""A work unit's Schema Registry compatibility level: set it, predict its verdicts, watch the
+encoder's registrations, and gather what the `registry.*` checks judge (checks/compatibility.py).
+
+* **set**: before the encoder (or a whole tool) starts, every subject the workload's tables will
+  use gets the run's level (`PUT /config/{subject}`), on whatever registry the run uses: the
+  embedded one, a container, a live registry. Subjects are per unit (the topic prefix), so
+  combinations with different levels share a registry without meeting.
+* **predict**: the protocol's reference encoder runs over the workload against a
+  `PredictingRegistry`, which judges each new schema with the registry rules of
+  `infra/registry/compat.py` (Apache Avro's schema resolution, transitive where the level says
+  so). The first refusal is where the encoder must stop; every registration is labelled with the
+  schema change that caused it (`evolution.change_label`) for the report's compatibility table.
+* **watch**: an in-process encoder registers through an `ObservedRegistry`, which asks the
+  compatibility endpoint first and compares its answer, and the rules', with what registration
+  then did.
+* **gather**: after encoding, the subjects are read back: every version must be one the level
+  allows, the level must be the one set; and the encoder must have stopped at the predicted
+  refusal, with no record of that table after it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checks.compatibility import CompatibilityEvidence, Divergence, Refusal
+from ..encoders.spi import EncoderContext, EncoderError, EncoderInfo, ManualClock
+from ..infra.registry.compat import ParsedSchema, check_compatibility, check_parsed, parse_schema
+from ..infra.registry.errors import IncompatibleSchema, RegistryError, SchemaTextError
+from ..model.events import Workload
+from ..protocols.base import ProtocolSuite
+from .encode import Encoded
+from .evolution import change_label
+
+#: How a refused registration ended, for the report (`Outcome` of the compatibility table).
+ACCEPTED = "accepted"
+STOPPED = "refused: encoder stopped"
+WENT_ON = "refused: encoder went on"
+DIVERGED = "refused by the rules, accepted by the registry"
+
+
+def _short(messages: tuple[str, ...], limit: int = 240) -> str:
+    text = "; ".join(m for m in messages if not m.startswith(("{oldSchema:", "{oldSchemaVersion"))) or "incompatible"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(slots=True)
+class Registration:
+    event: int
+    subject: str
+    change: str | None  # None: the subject's first version
+    accepted: bool
+
+
+@dataclass(slots=True)
+class Prediction:
+    level: str
+    registrations: list[Registration] = field(default_factory=list)
+    refusal: Refusal | None = None
+    refused_key: str | None = None  # identity of the refused schema (`compat.schema_key`)
+    error: str | None = None  # the reference itself failed for another reason (no prediction past it)
+
+
+class PredictingRegistry:
+    """An in-memory registry that judges every new schema by the rules at one level."""
+
+    def __init__(self, level: str) -> None:
+        self.level = level
+        self.event = 0
+        self.log: list[Registration] = []
+        self.refused: tuple[str, ParsedSchema, str] | None = None  # subject, schema, change
+        self._versions: dict[str, list[ParsedSchema]] = {}
+        self._ids: dict[str, int] = {}
+        self._texts: dict[int, str] = {}
+        self._next = itertools.count(1)
+
+    def register(self, subject: str, schema: str) -> int:
+        parsed = parse_schema(schema)
+        versions = self._versions.setdefault(subject, [])
+        if not any(v.key == parsed.key for v in versions):
+            change = change_label(versions[-1].text, schema) if versions else None
+            verdict = check_parsed(parsed, list(enumerate(versions, 1)), self.level)
+            self.log.append(Registration(self.event, subject, change, verdict.compatible))
+            if not verdict.compatible:
+                self.refused = (subject, parsed, _short(verdict.messages))
+                raise IncompatibleSchema(f"Schema being registered is incompatible with an earlier schema for subject "
+                                         f"{subject!r} ({self.level})", status=409, error_code=409)
+            versions.append(parsed)
+        if parsed.key not in self._ids:
+            self._ids[parsed.key] = next(self._next)
+            self._texts[self._ids[parsed.key]] = schema
+        return self._ids[parsed.key]
+
+    def schema_by_id(self, schema_id: int) -> str:
+        return self._texts[schema_id]
+
+
+def predict(suite: ProtocolSuite, workload: Workload, options: Mapping[str, str], prefix: str, level: str, *,
+            partitions: int, time_zone: str = "UTC") -> Prediction:
+    """The reference's registrations over `workload` at `level`, up to the first refusal."""
+    out = Prediction(level)
+    reg = PredictingRegistry(level)
+    clock = ManualClock()
+    ctx = EncoderContext(options=dict(options), registry=reg, clock=clock, partitions=partitions, topic_prefix=prefix,
+                         time_zone=time_zone)
+    enc = suite.reference().factory()
+    try:
+        enc.open(ctx)
+        for i, event in enumerate(workload.events):
+            reg.event = i
+            try:
+                list(enc.encode(event))
+                enc.tick(clock.follow(event))
+            except EncoderError as e:
+                if reg.refused is not None:
+                    subject, parsed, reason = reg.refused
+                    out.refusal = Refusal(i, subject, _topic_of(suite, workload, options, prefix, subject),
+                                          reg.log[-1].change or "first version", reason)
+                    out.refused_key = parsed.key
+                else:
+                    out.error = f"{type(e).__name__}: {e}"
+                break
+        enc.close()
+    except Exception as e:  # noqa: BLE001 - the reference failing is reported, not raised
+        out.error = out.error or f"{type(e).__name__}: {e}"
+    out.registrations = reg.log
+    return out
+
+
+def _topic_of(suite: ProtocolSuite, workload: Workload, options: Mapping[str, str], prefix: str, subject: str) -> str:
+    for t in suite.topics(workload, options, prefix):
+        if subject in suite.topic_subjects(t):
+            return t
+    return subject
+
+
+class ObservedRegistry:
+    """The registry as an in-process encoder sees it, each registration watched: the compatibility
+    endpoint asked first, its answer and the rules' compared with what registration did."""
+
+    def __init__(self, inner: Any, level: str) -> None:
+        self.inner = inner
+        self.level = level
+        self.divergences: list[Divergence] = []
+        self._accepted: dict[str, list[ParsedSchema]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def register(self, subject: str, schema: str) -> int:
+        try:
+            parsed: ParsedSchema | None = parse_schema(schema)
+        except SchemaTextError:
+            parsed = None  # invalid Avro: the registry's 422 is the encoder's finding, not ours
+        accepted = self._accepted.setdefault(subject, [])
+        endpoint: bool | None = None
+        if parsed is not None and accepted and all(v.key != parsed.key for v in accepted):
+            try:
+                endpoint = self.inner.test_compatibility(subject, schema)
+            except (RegistryError, AttributeError):
+                endpoint = None
+        try:
+            schema_id = self.inner.register(subject, schema)
+        except IncompatibleSchema:
+            if parsed is not None:
+                rules = check_parsed(parsed, list(enumerate(accepted, 1)), self.level)
+                if rules.compatible:
+                    self._diverge(subject, f"the registry refused a schema that {self.level} allows after the "
+                                  f"subject's {len(accepted)} version(s)", "accepted", "409 incompatible")
+                if endpoint is True:
+                    self._diverge(subject, "the compatibility endpoint said compatible, registration then refused it",
+                                  "the same answer from both", "compatible, then 409")
+            raise
+        if parsed is not None:
+            if endpoint is False:
+                self._diverge(subject, "the compatibility endpoint said incompatible, registration then accepted it",
+                              "the same answer from both", f"incompatible, then id {schema_id}")
+            if all(v.key != parsed.key for v in accepted):
+                accepted.append(parsed)
+        return schema_id
+
+    def _diverge(self, subject: str, message: str, expected: str, actual: str) -> None:
+        self.divergences.append(Divergence(subject, message, expected, actual))
+
+
+class LenientRegistry:
+    """A registry fault (the `registry-accepts-incompatible` mutant): it accepts every schema its
+    level refuses, lowering the subject's level for that registration, as a registry that skips
+    its compatibility check would. Its compatibility endpoint still answers truthfully."""
+
+    def __init__(self, inner: Any, level: str) -> None:
+        self.inner = inner
+        self.level = level
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def register(self, subject: str, schema: str) -> int:
+        try:
+            return int(self.inner.register(subject, schema))
+        except IncompatibleSchema:
+            self.inner.set_compatibility("NONE", subject)
+            try:
+                return int(self.inner.register(subject, schema))
+            finally:
+                self.inner.set_compatibility(self.level, subject)
+
+
+#: Registry faults a mutant may name (`EncoderInfo.registry_fault`).
+REGISTRY_FAULTS: Mapping[str, Callable[[Any, str], Any]] = {"lenient": LenientRegistry}
+
+
+class Gate:
+    """One unit's compatibility level, from setting it to the evidence (see the module doc)."""
+
+    def __init__(self, suite: ProtocolSuite, registry: Any, options: Mapping[str, str], prefix: str, level: str,
+                 info: EncoderInfo) -> None:
+        self.suite = suite
+        self.registry = registry
+        self.options = options
+        self.prefix = prefix
+        self.level = level
+        self.info = info
+        self.prediction: Prediction | None = None
+        self.observer: ObservedRegistry | None = None
+
+    def set_levels(self, workload: Workload) -> None:
+        """The run's level on every subject the workload's tables will use (before anything registers)."""
+        for subject in sorted(self.suite.subjects(workload, self.options, self.prefix)):
+            self.registry.set_compatibility(self.level, subject)
+
+    def predict(self, workload: Workload, *, partitions: int, time_zone: str) -> None:
+        self.prediction = predict(self.suite, workload, self.options, self.prefix, self.level,
+                                  partitions=partitions, time_zone=time_zone)
+
+    def encoder_registry(self) -> Any:
+        """What the encoder registers through: the run's registry, watched (and faulty for a registry mutant)."""
+        inner = self.registry
+        fault = self.info.registry_fault
+        if fault is not None:
+            inner = REGISTRY_FAULTS[fault](inner, self.level)
+        self.observer = ObservedRegistry(inner, self.level)
+        return self.observer
+
+    def excuse(self, event: int, exc: BaseException) -> bool:
+        """An error at the predicted refusal is the documented error state, not a crash."""
+        r = self.prediction.refusal if self.prediction is not None else None
+        return r is not None and event == r.event
+
+    def evidence(self, workload: Workload, out: Encoded) -> CompatibilityEvidence:
+        p = self.prediction
+        ev = CompatibilityEvidence(self.level, refusal=p.refusal if p else None, observed=self.observer is not None)
+        if self.observer is not None:
+            ev.divergences.extend(self.observer.divergences)
+        for subject in sorted(self.suite.subjects(workload, self.options, self.prefix)):
+            self._read_back(subject, ev, p)
+        ev.stopped_at, ev.stop_error = out.stopped, out.stop_error
+        r = ev.refusal
+        if r is not None:
+            ev.crashed_before = (out.crashed or out.hung) and out.encoded < r.event
+            of_subject: dict[str, bool] = {}
+            for m in out.sink.ledger:
+                if m.event < r.event or m.attempt:
+                    continue
+                hit = of_subject.get(m.topic)
+                if hit is None:
+                    hit = of_subject[m.topic] = r.subject in self.suite.topic_subjects(m.topic)
+                if hit:
+                    ev.after.append((m.topic, m.partition, m.offset, m.event))
+        return ev
+
+    def _read_back(self, subject: str, ev: CompatibilityEvidence, p: Prediction | None) -> None:
+        try:
+            versions = self.registry.versions(subject)
+        except RegistryError:
+            return  # never registered (a table without rows, a refused first version)
+        if not versions:
+            return
+        texts = [self.registry.version(subject, v).schema for v in versions]
+        refused_here = p is not None and p.refusal is not None and p.refusal.subject == subject
+        if len(texts) < 2 and not refused_here:
+            return
+        level = str(self.registry.get_compatibility(subject)).upper()
+        if level != self.level:
+            ev.divergences.append(Divergence(subject, f"the subject's level is {level}, though the run set {self.level}",
+                                             self.level, level))
+        for i in range(1, len(texts)):
+            try:
+                verdict = check_compatibility(texts[i], texts[:i], self.level)
+            except SchemaTextError:
+                continue  # a schema the rules cannot read: the protocol's schema checks say so
+            if not verdict.compatible:
+                ev.divergences.append(Divergence(
+                    subject, f"the registry accepted version {versions[i]} although {self.level} forbids it",
+                    "409: incompatible", f"version {versions[i]} ({_short(verdict.messages)})"))
+                if refused_here:
+                    ev.registry_took_it = True
+        if refused_here and p is not None and p.refused_key is not None:
+            keys = set()
+            for t in texts:
+                try:
+                    keys.add(parse_schema(t).key)
+                except SchemaTextError:
+                    pass
+            ev.registry_took_it = ev.registry_took_it or p.refused_key in keys
+
+    def outcomes(self, ev: CompatibilityEvidence) -> Counter[tuple[str, str]]:
+        """(schema change, outcome) counts of this unit, for the report's compatibility table."""
+        out: Counter[tuple[str, str]] = Counter()
+        if self.prediction is None:
+            return out
+        for reg in self.prediction.registrations:
+            if reg.change is None:
+                continue
+            if reg.accepted:
+                out[(reg.change, ACCEPTED)] += 1
+            elif ev.registry_took_it:
+                out[(reg.change, DIVERGED)] += 1
+            elif ev.stopped_at == reg.event and not ev.after:
+                out[(reg.change, STOPPED)] += 1
+            else:
+                out[(reg.change, WENT_ON)] += 1
+        return out
