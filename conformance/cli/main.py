@@ -207,7 +207,8 @@ def _fitting(protocol: ProtocolSuite, combos: list[dict[str, str]], pinned: Mapp
         why = protocol.generation_fits(c)
         if why is None:
             keep.append(c)
-        elif all(c.get(k) == protocol.option(k).default for k in c if k not in pinned and k != "profile"):
+        elif all(c.get(k) == protocol.option(k).default for k in c
+                 if k not in pinned and k != "profile" and not protocol.option(k).cycle):
             raise UsageError(why)
         else:
             out.append(why)
