@@ -160,6 +160,13 @@ class ObservedRegistry:
         if parsed is not None and accepted and all(v.key != parsed.key for v in accepted):
             try:
                 endpoint = self.inner.test_compatibility(subject, schema)
+                if not self.level.endswith("_TRANSITIVE"):
+                    # Against the latest version only: what a non-transitive level checks.
+                    latest = self.inner.test_compatibility(subject, schema, "latest")
+                    if latest != endpoint:
+                        self._diverge(subject, "the compatibility endpoint answered differently against the latest "
+                                      f"version ({latest}) and against the versions {self.level} checks ({endpoint})",
+                                      "the same answer", f"{latest} / {endpoint}")
             except (RegistryError, AttributeError):
                 endpoint = None
         try:

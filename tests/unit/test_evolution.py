@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conformance.harness.evolution import classify, evolution
+from conformance.harness.evolution import change_label, classify, evolution
 from conformance.infra.registry import open_registry
 
 V1 = {"type": "record", "name": "Value", "namespace": "cdc.s.t",
@@ -23,6 +23,30 @@ def test_changes_are_classified_per_record() -> None:
     widened = schema(fields=[{"name": "a", "type": "long"}, V1["fields"][1]])
     assert classify(json.dumps(V1), widened) == [("type changed", "int → long")]
     assert classify(json.dumps(V1), schema(doc="x")) == [("attributes changed", None)]
+
+
+def test_each_registration_is_named_by_the_ddl_that_makes_it() -> None:
+    """The compatibility table's rows (issue 15): one kind of change per registration."""
+    a, b = V1["fields"]
+    old = json.dumps(V1)
+
+    def label(*fields: object) -> str:
+        return change_label(old, schema(fields=list(fields)))
+
+    assert label(a, b, {"name": "c", "type": ["null", "long"], "default": None}) == "column added (nullable)"
+    assert label(a, b, {"name": "c", "type": "long", "default": 0}) == "column added (NOT NULL, with default)"
+    assert label(a, b, {"name": "c", "type": "long"}) == "column added (NOT NULL, no default)"
+    assert label(a) == "column dropped"
+    assert label(a, {**b, "name": "b2"}) == "column renamed"
+    assert label({"name": "a", "type": "long"}, b) == "type widened"
+    assert label(a, {"name": "b", "type": ["null", "long"], "default": None}) == "type changed"
+    assert change_label(schema(fields=[{"name": "a", "type": "double"}]),
+                        schema(fields=[{"name": "a", "type": "float"}])) == "type narrowed"
+    assert label({"name": "a", "type": ["null", "int"], "default": None}, b) == "column made nullable"
+    assert label(a, {"name": "b", "type": "string"}) == "column made NOT NULL"
+    assert label({"name": "a", "type": "int", "default": 7}, b) == "default changed"
+    assert label(a, b) == "attributes changed"
+    assert label({"name": "a", "type": "long"}, {"name": "c", "type": "string"}) == "several changes at once"
 
 
 def test_the_note_counts_accepted_changes_and_names_the_level() -> None:
