@@ -234,10 +234,16 @@ class Gate:
         self.prediction: Prediction | None = None
         self.observer: ObservedRegistry | None = None
 
-    def set_levels(self, workload: Workload) -> None:
-        """The run's level on every subject the workload's tables will use (before anything registers)."""
-        for subject in sorted(self.suite.subjects(workload, self.options, self.prefix)):
-            self.registry.set_compatibility(self.level, subject)
+    def set_levels(self, workload: Workload) -> str | None:
+        """The run's level on every subject the workload's tables will use (before anything
+        registers); None, or why it could not be set (a registry that is down: the encoder's own
+        registrations then say what happens, and the `registry.*` checks are skipped)."""
+        try:
+            for subject in sorted(self.suite.subjects(workload, self.options, self.prefix)):
+                self.registry.set_compatibility(self.level, subject)
+        except RegistryError as e:
+            return f"the level could not be set on the registry: {e}"
+        return None
 
     def predict(self, workload: Workload, *, partitions: int, time_zone: str) -> None:
         self.prediction = predict(self.suite, workload, self.options, self.prefix, self.level,

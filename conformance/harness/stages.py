@@ -198,7 +198,11 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     tool_seconds: dict[str, float] = {}
     gate = _gate(suite, registry, options, prefix, info, tally)
     if gate is not None:
-        gate.set_levels(workload)
+        unusable = gate.set_levels(workload)
+        if unusable is not None:
+            for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection"):
+                tally.skip(cid, unusable)
+            gate = None
     if info.tool is not None:
         if not spec.upstream:
             raise InfrastructureError(f"{info.name} is a whole CDC tool that reads a database's change log: "
