@@ -150,15 +150,16 @@ _COMPAT_CELL = {"accepted": "accepted", "refused: encoder stopped": "refused, st
 def compatibility_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, list[tuple[str, str]]]]]:
     """Per protocol and encoder, schema change × registry level: the levels (columns) and each
     change's cells (text, tone: "ok" accepted or refused as it must be, "bad" the encoder went
-    on or the registry accepted what it must refuse, "" none seen). Keys are
-    "<protocol> <encoder>: <change>"."""
+    on or the registry accepted what it must refuse, "" none seen). Rows are the changes, prefixed
+    with the encoder where the report has several."""
     from ..infra.registry.compat import COMPATIBILITY_LEVELS
 
     counts: dict[str, dict[str, dict[str, int]]] = {}
+    several = len({run["encoder"] for run in runs if run.get("compatibility")}) > 1
     for run in runs:
         level = str(run.get("options", {}).get("registry-compatibility", "")).upper()
         for change, outcomes in (run.get("compatibility") or {}).items():
-            row = counts.setdefault(f"{run['protocol']} {run['encoder']}: {change}", {})
+            row = counts.setdefault(f"{run['encoder']}: {change}" if several else change, {})
             cell = row.setdefault(level, {})
             for outcome, n in outcomes.items():
                 cell[outcome] = cell.get(outcome, 0) + n
