@@ -20,6 +20,7 @@ from conformance.infra.inprocess import InProcessRegistry
 from conformance.model.events import Workload
 from conformance.protocols import get_protocol
 from conformance.strategies import DEFAULT_SHAPE, Shape
+from conformance.strategies.history import evolving
 
 _counter = [0]
 
@@ -46,8 +47,7 @@ def protocol_shape(protocol: str, shape: Shape = DEFAULT_SHAPE) -> Shape:
     from conformance.strategies.history import shape_for
 
     caps = get_protocol(protocol).capabilities
-    if caps.evolutions and not shape.evolutions:
-        shape = replace(shape, evolutions=caps.evolutions)
+    shape = evolving(shape, caps.evolutions)
     if shape.dialect == caps.dialect:
         return shape
     changed = {f.name: getattr(shape, f.name) for f in fields(Shape)

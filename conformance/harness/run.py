@@ -33,7 +33,7 @@ from ..model.serde import workload_to_json
 from ..protocols.base import ProtocolSuite
 from ..reporting.model import Section
 from ..strategies import DEFAULT_SHAPE, Shape
-from ..strategies.history import shape_for
+from ..strategies.history import evolving, shape_for
 from .evolution import evolution
 from .runners import MemoryRunner, Runner
 from .shrink import shrink
@@ -82,8 +82,7 @@ class RunPlan:
         caps = self.protocol.capabilities
         dialect = (self.upstream.dialect if self.upstream is not None else None) or caps.dialect
         shape = self.shape
-        if caps.evolutions and not shape.evolutions:
-            shape = replace(shape, evolutions=caps.evolutions)
+        shape = evolving(shape, caps.evolutions)
         if dialect != shape.dialect:
             shape = shape_for(dialect, shape, kinds=caps.kinds)
         overrides = {**dict(self.encoder.shape), **self.shape_overrides}

@@ -85,6 +85,14 @@ class Shape:
 
 DEFAULT_SHAPE = Shape()
 
+
+def evolving(shape: Shape, evolutions: tuple[str, ...]) -> Shape:
+    """`shape` for a protocol whose workloads mean to evolve (no change if it already names its
+    own schema changes, as a mutant's shape may)."""
+    if not evolutions or shape.evolutions:
+        return shape
+    return replace(shape, evolutions=evolutions, ddl_rate=max(shape.ddl_rate, EVOLVING_DDL_RATE))
+
 #: Schema changes a workload may make for their effect on the next registered schema: a NOT NULL
 #: column added without a default (existing rows take the type's zero value, as MySQL and TiDB
 #: fill them), a column renamed, a type widened or narrowed (narrowed only where every stored
@@ -93,6 +101,9 @@ DEFAULT_SHAPE = Shape()
 #: `ALTER TABLE … MODIFY/RENAME COLUMN` (rendered in TiDB's SQL only).
 EVOLUTIONS: tuple[str, ...] = ("add-required", "rename-column", "widen", "narrow", "nullability", "set-default",
                                "re-add")
+#: The DDL rate of workloads that mean to evolve (a protocol with `evolutions`), unless a
+#: higher one is asked for: about one schema change in every four transactions.
+EVOLVING_DDL_RATE = 0.25
 #: The ones every dialect's rendering knows (an ADD COLUMN, an ALTER COLUMN … TYPE).
 PORTABLE_EVOLUTIONS: tuple[str, ...] = ("re-add", "widen")
 
