@@ -81,7 +81,7 @@ class PredictingRegistry:
         parsed = parse_schema(schema)
         versions = self._versions.setdefault(subject, [])
         if not any(v.key == parsed.key for v in versions):
-            change = change_label(versions[-1].text, schema) if versions else None
+            change = change_label(versions[-1].text, schema, [v.text for v in versions[:-1]]) if versions else None
             verdict = check_parsed(parsed, list(enumerate(versions, 1)), self.level)
             self.log.append(Registration(self.event, subject, change, verdict.compatible))
             if not verdict.compatible:

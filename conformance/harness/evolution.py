@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,10 +112,13 @@ _PROMOTIONS = frozenset({("int", "long"), ("int", "float"), ("int", "double"), (
                          ("long", "double"), ("float", "double"), ("string", "bytes"), ("bytes", "string")})
 
 
-def change_label(old: str, new: str) -> str:
+def change_label(old: str, new: str, earlier: Sequence[str] = ()) -> str:
     """What one registration changed, named as the DDL that makes it ("column added (NOT NULL, no
-    default)", "type narrowed", …): the one kind of change, or "several changes at once"."""
+    default)", "type narrowed", …): the one kind of change, or "several changes at once".
+    `earlier` are the versions before `old`: a field added under a name an earlier version had
+    with another type is "dropped name re-added (another type)"."""
     a, b = _records(json.loads(old)), _records(json.loads(new))
+    gone = [_records(json.loads(t)) for t in earlier]
     labels: list[str] = []
     for name in sorted(set(a) & set(b)):
         fa, fb = a[name], b[name]
@@ -124,7 +128,7 @@ def change_label(old: str, new: str) -> str:
             labels.append("column renamed")
         else:
             labels += ["column dropped"] * len(removed)
-            labels += [_added(f) for f in added]
+            labels += [_added(f, [g[name].get(str(f.get("name"))) for g in gone if name in g]) for f in added]
         for f in fa:
             if f in fb:
                 labels += _changed(fa[f], fb[f])
@@ -135,7 +139,10 @@ def change_label(old: str, new: str) -> str:
     return kinds[0] if len(kinds) == 1 else "several changes at once"
 
 
-def _added(f: dict[str, Any]) -> str:
+def _added(f: dict[str, Any], before: Sequence[dict[str, Any] | None] = ()) -> str:
+    t = _brief(f.get("type")).rstrip("?")
+    if any(g is not None and _brief(g.get("type")).rstrip("?") != t for g in before):
+        return "dropped name re-added (another type)"
     if _brief(f.get("type")).endswith("?"):
         return "column added (nullable)"
     return "column added (NOT NULL, with default)" if "default" in f else "column added (NOT NULL, no default)"

@@ -172,14 +172,17 @@ def _float32_exact(v: Value) -> bool:
 
 
 def _widenable(t: SqlType) -> bool:
-    return t.kind in (Kind.SMALLINT, Kind.INT) or (t.kind is Kind.VARCHAR and t.length is not None) or (
+    return t.kind in (Kind.SMALLINT, Kind.INT) or (t.kind is Kind.FLOAT and t.precision is None) or (t.kind is Kind.VARCHAR and t.length is not None) or (
         t.kind is Kind.DECIMAL and t.precision is not None and t.precision < 65)
 
 
 def _widened(t: SqlType, src: Source) -> SqlType | None:
     """A wider type that holds every value of `t` unchanged (None: none is modelled): a larger
-    integer, a longer varchar or text, a decimal with more integer digits at the same scale."""
+    integer, a longer varchar or text, a decimal with more integer digits at the same scale, a
+    double for a float (its values are float32 values, which a double holds exactly)."""
     k = t.kind
+    if k is Kind.FLOAT:
+        return SqlType(Kind.DOUBLE, unsigned=t.unsigned)
     if k is Kind.SMALLINT:
         return SqlType(src.choice((Kind.INT, Kind.BIGINT)))
     if k is Kind.INT:

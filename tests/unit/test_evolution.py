@@ -46,6 +46,9 @@ def test_each_registration_is_named_by_the_ddl_that_makes_it() -> None:
     assert label(a, {"name": "b", "type": "string"}) == "column made NOT NULL"
     assert label({"name": "a", "type": "int", "default": 7}, b) == "default changed"
     assert label(a, b) == "attributes changed"
+    # A name an earlier version had with another type, re-added after the drop:
+    assert change_label(schema(fields=[a]), schema(fields=[a, {"name": "b", "type": ["null", "long"], "default": None}]),
+                        [old]) == "dropped name re-added (another type)"
     assert label({"name": "a", "type": "long"}, {"name": "c", "type": "string"}) == "several changes at once"
 
 
