@@ -23,14 +23,14 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..checks.compatibility import CompatibilityEvidence, Divergence, Refusal
 from ..encoders.spi import EncoderContext, EncoderError, EncoderInfo, ManualClock
 from ..infra.registry.compat import ParsedSchema, check_compatibility, check_parsed, parse_schema
 from ..infra.registry.errors import IncompatibleSchema, RegistryError, SchemaTextError
-from ..model.events import Workload
+from ..model.events import Transaction, Workload
 from ..protocols.base import ProtocolSuite
 from .encode import Encoded
 from .evolution import change_label
@@ -60,7 +60,6 @@ class Prediction:
     level: str
     registrations: list[Registration] = field(default_factory=list)
     refusal: Refusal | None = None
-    refused_key: str | None = None  # identity of the refused schema (`compat.schema_key`)
     error: str | None = None  # the reference itself failed for another reason (no prediction past it)
 
 
@@ -71,7 +70,7 @@ class PredictingRegistry:
         self.level = level
         self.event = 0
         self.log: list[Registration] = []
-        self.refused: tuple[str, ParsedSchema, str] | None = None  # subject, schema, change
+        self.refused: tuple[str, ParsedSchema, str, int] | None = None  # subject, schema, reason, versions
         self._versions: dict[str, list[ParsedSchema]] = {}
         self._ids: dict[str, int] = {}
         self._texts: dict[int, str] = {}
@@ -85,7 +84,7 @@ class PredictingRegistry:
             verdict = check_parsed(parsed, list(enumerate(versions, 1)), self.level)
             self.log.append(Registration(self.event, subject, change, verdict.compatible))
             if not verdict.compatible:
-                self.refused = (subject, parsed, _short(verdict.messages))
+                self.refused = (subject, parsed, _short(verdict.messages), len(versions))
                 raise IncompatibleSchema(f"Schema being registered is incompatible with an earlier schema for subject "
                                          f"{subject!r} ({self.level})", status=409, error_code=409)
             versions.append(parsed)
@@ -116,10 +115,10 @@ def predict(suite: ProtocolSuite, workload: Workload, options: Mapping[str, str]
                 enc.tick(clock.follow(event))
             except EncoderError as e:
                 if reg.refused is not None:
-                    subject, parsed, reason = reg.refused
-                    out.refusal = Refusal(i, subject, _topic_of(suite, workload, options, prefix, subject),
-                                          reg.log[-1].change or "first version", reason)
-                    out.refused_key = parsed.key
+                    subject, _, reason, before = reg.refused
+                    topic, table_id = _table_of(suite, workload, i, options, prefix, subject)
+                    out.refusal = Refusal(i, subject, topic, reg.log[-1].change or "first version", reason,
+                                          table_id, before)
                 else:
                     out.error = f"{type(e).__name__}: {e}"
                 break
@@ -130,11 +129,16 @@ def predict(suite: ProtocolSuite, workload: Workload, options: Mapping[str, str]
     return out
 
 
-def _topic_of(suite: ProtocolSuite, workload: Workload, options: Mapping[str, str], prefix: str, subject: str) -> str:
-    for t in suite.topics(workload, options, prefix):
-        if subject in suite.topic_subjects(t):
-            return t
-    return subject
+def _table_of(suite: ProtocolSuite, workload: Workload, event: int, options: Mapping[str, str], prefix: str,
+              subject: str) -> tuple[str, int | None]:
+    """The topic and the table of event `event` whose schema registers under `subject`."""
+    e = workload.events[event]
+    for change in getattr(e, "changes", ()):
+        one = replace(workload, events=(replace(e, changes=(change,)),))
+        for t in suite.topics(one, options, prefix):
+            if subject in suite.topic_subjects(t):
+                return t, change.table.table_id
+    return subject, None
 
 
 class ObservedRegistry:
@@ -232,6 +236,7 @@ class Gate:
         self.level = level
         self.info = info
         self.prediction: Prediction | None = None
+        self.workload: Workload | None = None
         self.observer: ObservedRegistry | None = None
 
     def set_levels(self, workload: Workload) -> str | None:
@@ -246,6 +251,7 @@ class Gate:
         return None
 
     def predict(self, workload: Workload, *, partitions: int, time_zone: str) -> None:
+        self.workload = workload
         self.prediction = predict(self.suite, workload, self.options, self.prefix, self.level,
                                   partitions=partitions, time_zone=time_zone)
 
@@ -258,10 +264,49 @@ class Gate:
         self.observer = ObservedRegistry(inner, self.level)
         return self.observer
 
-    def excuse(self, event: int, exc: BaseException) -> bool:
-        """An error at the predicted refusal is the documented error state, not a crash."""
+    def refused_event(self) -> int | None:
+        """The event of the predicted refusal (None: nothing is refused)."""
         r = self.prediction.refusal if self.prediction is not None else None
-        return r is not None and event == r.event
+        return r.event if r is not None else None
+
+    def excuse(self, event: int, exc: BaseException) -> bool:
+        """An error at or after the predicted refusal may be the documented error state rather than
+        a crash: a tool's error surfaces after its last record, and a changefeed may deliver other
+        tables' rows of later transactions before it stops. `evidence` decides (the refused table
+        must have nothing after the refusal, and the registry must really have refused)."""
+        r = self.prediction.refusal if self.prediction is not None else None
+        if r is None or self.workload is None:
+            return False
+        # Before it only where nothing lies between that could have had records (a DDL, a watermark).
+        return event >= r.event or not any(isinstance(e, Transaction) for e in self.workload.events[event:r.event])
+
+    def judged_workload(self, workload: Workload, ev: CompatibilityEvidence, out: Encoded) -> Workload | None:
+        """What delivery is owed after a refusal (None: the workload as encoded): every event before
+        it; of the refused transaction, the changes before the refused table's first one if the
+        encoder delivered any of it (a tool stops at the failing record); of later transactions up
+        to where it stopped, the other tables' changes it delivered (a changefeed's other tables
+        may run ahead of its error state). Nothing of the refused table from the refusal on."""
+        r = ev.refusal
+        if r is None or ev.registry_took_it or ev.crashed_before:
+            return None
+        end = max(r.event, out.stopped if out.stopped is not None else out.encoded)
+        sent = {m.event for m in out.sink.ledger if not m.attempt}
+        events = list(workload.events[:r.event])
+        for i in range(r.event, min(end + 1, len(workload.events))):
+            e = workload.events[i]
+            if not isinstance(e, Transaction):
+                events.append(e)
+                continue
+            if i not in sent:
+                continue
+            changes = e.changes
+            if i == r.event:
+                first = next((k for k, c in enumerate(changes) if c.table.table_id == r.table_id), len(changes))
+                changes = changes[:first]
+            kept = tuple(c for c in changes if c.table.table_id != r.table_id)
+            if kept:
+                events.append(replace(e, changes=kept))
+        return replace(workload, events=tuple(events))
 
     def evidence(self, workload: Workload, out: Encoded) -> CompatibilityEvidence:
         p = self.prediction
@@ -272,6 +317,8 @@ class Gate:
             self._read_back(subject, ev, p)
         ev.stopped_at, ev.stop_error = out.stopped, out.stop_error
         r = ev.refusal
+        if r is not None and out.stopped is not None:
+            ev.stopped_at = max(out.stopped, r.event)
         if r is not None:
             ev.crashed_before = (out.crashed or out.hung) and out.encoded < r.event
             of_subject: dict[str, bool] = {}
@@ -293,8 +340,12 @@ class Gate:
         if not versions:
             return
         texts = [self.registry.version(subject, v).schema for v in versions]
-        refused_here = p is not None and p.refusal is not None and p.refusal.subject == subject
-        if len(texts) < 2 and not refused_here:
+        r = p.refusal if p is not None else None
+        if r is not None and r.subject == subject and len(texts) > r.versions_before:
+            # A version was accepted where the rules refuse one: no refusal happened (the registry
+            # diverged, which the chain below reports, or the encoder registered another schema).
+            ev.registry_took_it = True
+        if len(texts) < 2:
             return
         level = str(self.registry.get_compatibility(subject)).upper()
         if level != self.level:
@@ -309,17 +360,6 @@ class Gate:
                 ev.divergences.append(Divergence(
                     subject, f"the registry accepted version {versions[i]} although {self.level} forbids it",
                     "409: incompatible", f"version {versions[i]} ({_short(verdict.messages)})"))
-                if refused_here:
-                    ev.registry_took_it = True
-        if refused_here and p is not None and p.refused_key is not None:
-            keys = set()
-            for t in texts:
-                try:
-                    keys.add(parse_schema(t).key)
-                except SchemaTextError:
-                    pass
-            ev.registry_took_it = ev.registry_took_it or p.refused_key in keys
-
     def outcomes(self, ev: CompatibilityEvidence) -> Counter[tuple[str, str]]:
         """(schema change, outcome) counts of this unit, for the report's compatibility table."""
         out: Counter[tuple[str, str]] = Counter()
@@ -332,7 +372,7 @@ class Gate:
                 out[(reg.change, ACCEPTED)] += 1
             elif ev.registry_took_it:
                 out[(reg.change, DIVERGED)] += 1
-            elif ev.stopped_at == reg.event and not ev.after:
+            elif ev.stopped_at is not None and ev.stopped_at >= reg.event and not ev.after:
                 out[(reg.change, STOPPED)] += 1
             else:
                 out[(reg.change, WENT_ON)] += 1

@@ -223,13 +223,15 @@ def _event_table(event: Event) -> str | None:
 def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: Sequence[Event], policy: SinkPolicy,
                   transport: Transport, checker: Checker, tally: Tally, guard: Guard, *, flush_timeout: float = 30.0,
                   pace: Callable[[], None] | None = None,
-                  excuse: Callable[[int, BaseException], bool] | None = None) -> Encoded:
+                  excuse: Callable[[int, BaseException], bool] | None = None,
+                  unchecked_from: int | None = None) -> Encoded:
     """Encode `events` and send their records through `policy` and `transport`, restarting from
     the checkpoint on failed deliveries as the policy says; each event's records are checked once
     (the first pass). A crash or hang of the encoder is recorded in `tally` and ends the
     encoding, unless `excuse(event, error)` says the error was expected there (it then ends the
-    encoding as `Encoded.stopped`); an invalid option (ConfigurationError) is the user's and
-    propagates."""
+    encoding as `Encoded.stopped`); events from `unchecked_from` on are not given to the checker
+    (past a refused schema change, what an encoder owes is judged by the registry checks). An
+    invalid option (ConfigurationError) is the user's and propagates."""
     out = Encoded()
     res = out.sink
     start, checked, attempt = 0, -1, 0
@@ -292,7 +294,8 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
                 break
             if i > checked:
                 out.records += len(records)
-                checker.check_event(event, records)
+                if unchecked_from is None or i < unchecked_from:
+                    checker.check_event(event, records)
                 checked = i
                 if pace is not None:
                     pace()

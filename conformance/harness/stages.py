@@ -25,7 +25,7 @@ from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.delivery import Anomaly, DeliveryEvidence, LogEntry, Sent, analyse, delivery_checks
-from ..checks.registry import Location, all_checks, get_check
+from ..checks.registry import Failure, Location, all_checks, get_check
 from ..checks.results import Tally
 from ..checks.source import SOURCE_CHECKS, judge_source
 from ..encoders import find_encoder
@@ -261,28 +261,37 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     try:
         out = encode_events(factory, ctx, workload.events, SINKS[info.sink](), transport, checker, tally, guard,
                             flush_timeout=spec.flush_timeout, pace=pace if spec.event_interval_s else None,
-                            excuse=gate.excuse if gate is not None else None)
+                            excuse=gate.excuse if gate is not None else None,
+                            unchecked_from=gate.refused_event() if gate is not None else None)
     finally:
         guard.close()
     checker.finish()
     res.seconds["encode, check, produce"] = time.perf_counter() - t3
-    if not out.crashed:
-        tally.passed(ENCODER_NO_CRASH)
-    if out.hung:
-        latch.shard = shard
-    else:
-        tally.passed(ENCODER_RESPONSIVE)
     res.records, res.encoded, res.hung = out.records, out.encoded, out.hung
     if gate is not None:
         t4 = time.perf_counter()
         ev = gate.evidence(workload, out)
         for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection"):
             tally.evaluate(get_check(cid), ev)
-        if ev.refusal is not None and not ev.registry_took_it:
-            # Delivery is owed for what came before the refused change only.
-            res.encoded = min(res.encoded, ev.refusal.event)
+        if out.stopped is not None and (ev.refusal is None or ev.registry_took_it):
+            # The error was excused for a refusal that did not happen: a crash after all.
+            out.crashed = True
+            tally.fail(ENCODER_NO_CRASH, Failure(f"the encoder raised in encode() of event {out.stopped}: "
+                                                 f"{out.stop_error}", expected="records", actual=out.stop_error,
+                                                 location=Location(part=f"event {out.stopped}")))
+        judged = gate.judged_workload(workload, ev, out)
+        if judged is not None:
+            # Delivery is owed for what came before the refused change, and for the other
+            # tables' rows up to where the encoder stopped.
+            res.workload, res.encoded = judged, len(judged.events)
         res.compat = gate.outcomes(ev)
         res.seconds["registry verdicts"] = time.perf_counter() - t4
+    if not out.crashed:
+        tally.passed(ENCODER_NO_CRASH)
+    if out.hung:
+        latch.shard = shard
+    else:
+        tally.passed(ENCODER_RESPONSIVE)
     res.restarts, res.gave_up = out.sink.restarts, out.sink.gave_up
     identify = suite.identifier(options, registry)
     for m in out.sink.ledger:
