@@ -133,7 +133,9 @@ def _table_of(suite: ProtocolSuite, workload: Workload, event: int, options: Map
               subject: str) -> tuple[str, int | None]:
     """The topic and the table of event `event` whose schema registers under `subject`."""
     e = workload.events[event]
-    for change in getattr(e, "changes", ()):
+    if not isinstance(e, Transaction):
+        return subject, None
+    for change in e.changes:
         one = replace(workload, events=(replace(e, changes=(change,)),))
         for t in suite.topics(one, options, prefix):
             if subject in suite.topic_subjects(t):
@@ -174,7 +176,7 @@ class ObservedRegistry:
             except (RegistryError, AttributeError):
                 endpoint = None
         try:
-            schema_id = self.inner.register(subject, schema)
+            schema_id = int(self.inner.register(subject, schema))
         except IncompatibleSchema:
             if parsed is not None:
                 rules = check_parsed(parsed, list(enumerate(accepted, 1)), self.level)
@@ -349,8 +351,8 @@ class Gate:
             return
         level = str(self.registry.get_compatibility(subject)).upper()
         if level != self.level:
-            ev.divergences.append(Divergence(subject, f"the subject's level is {level}, though the run set {self.level}",
-                                             self.level, level))
+            ev.divergences.append(Divergence(subject, f"the subject's level is {level}, though the run set "
+                                             f"{self.level}", self.level, level))
         for i in range(1, len(texts)):
             try:
                 verdict = check_compatibility(texts[i], texts[:i], self.level)

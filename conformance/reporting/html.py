@@ -71,6 +71,14 @@ def _json(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, indent=1)[:3000]
 
 
+def _compat_class(text: str, tone: str) -> str:
+    if tone == "bad":
+        return "failed"
+    if not tone:
+        return ""
+    return "refused" if "refused" in text else "passed"
+
+
 def render(report: dict[str, Any]) -> str:
     runs = runs_with_results(report)
     verdict = report["verdict"]
@@ -185,16 +193,15 @@ def render(report: dict[str, Any]) -> str:
         out.append("</section>")
     if not any_finding:
         out.append("<p>No findings.</p>")
-    levels, rows = compatibility_table(runs)
-    if rows:
+    levels, changes = compatibility_table(runs)
+    if changes:
         # Which schema changes a deployment survives at its registry's level, and whether the
         # encoder stopped where the registry refused one.
         out.append("<h2>Schema changes × registry compatibility level</h2><table class=compat><thead><tr>"
                    "<th>schema change</th>" + "".join(f"<th>{_e(lv)}</th>" for lv in levels) + "</tr></thead><tbody>")
-        for key, cells in rows:
+        for key, row in changes:
             out.append(f"<tr><th>{_e(key)}</th>" + "".join(
-                f"<td class='{'failed' if tone == 'bad' else ('refused' if 'refused' in text else 'passed') if tone else ''}'>"
-                f"{_e(text or '–')}</td>" for text, tone in cells) + "</tr>")
+                f"<td class='{_compat_class(text, tone)}'>{_e(text or '–')}</td>" for text, tone in row) + "</tr>")
         out.append("</tbody></table>")
     notes = grouped_notes(runs)
     if notes:

@@ -31,8 +31,9 @@ def render(report: dict[str, Any]) -> str:
     if rows:
         out += ["", "### Schema changes × registry compatibility level", "",
                 "| schema change | " + " | ".join(levels) + " |", "|---|" + "---|" * len(levels)]
-        out += [f"| {key} | " + " | ".join(("❌ " if tone == "bad" else "") + (text or "–") for text, tone in cells) + " |"
-                for key, cells in rows]
+        for key, cells in rows:
+            out.append(f"| {key} | " + " | ".join(("❌ " if tone == "bad" else "") + (text or "–")
+                                                  for text, tone in cells) + " |")
     notes = grouped_notes(runs)
     if notes:
         out += ["", "### Notes", ""]

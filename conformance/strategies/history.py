@@ -172,7 +172,8 @@ def _float32_exact(v: Value) -> bool:
 
 
 def _widenable(t: SqlType) -> bool:
-    return t.kind in (Kind.SMALLINT, Kind.INT) or (t.kind is Kind.FLOAT and t.precision is None) or (t.kind is Kind.VARCHAR and t.length is not None) or (
+    return t.kind in (Kind.SMALLINT, Kind.INT) or (t.kind is Kind.FLOAT and t.precision is None) or (
+        t.kind is Kind.VARCHAR and t.length is not None) or (
         t.kind is Kind.DECIMAL and t.precision is not None and t.precision < 65)
 
 

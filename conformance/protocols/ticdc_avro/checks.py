@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from ...checks.delivery import Anomaly
 from ...checks import compatibility
+from ...checks.delivery import Anomaly
 from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, Verdict, check
 from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
