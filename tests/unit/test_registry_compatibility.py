@@ -170,3 +170,20 @@ def test_matrix_spreads_none_and_backward_and_all_means_seven() -> None:
         COMPATIBILITY_LEVELS)
     # Where nothing is registered (Debezium's JSON converter) the level changes nothing and stays default.
     assert {c["registry-compatibility"] for c in get_protocol("debezium").matrix({})} == {"BACKWARD"}
+
+
+def test_the_report_has_the_compatibility_table(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Schema change × level in summary.md and the HTML report: refused and stopped at BACKWARD,
+    accepted at NONE (a user sees which changes their deployment survives)."""
+    from helpers import cli
+
+    code, out = cli(capsys, "run", "--kafka", "none", "--no-spark", "--no-matrix", "--examples", "40", "--seed",
+                        "table", "--option", "registry-compatibility=NONE,BACKWARD", "--report-dir", str(tmp_path))
+    assert code == 0, out
+    summary = (tmp_path / "summary.md").read_text()
+    assert "### Schema changes × registry compatibility level" in summary
+    row = next(line for line in summary.splitlines() if line.startswith("| column added (NOT NULL, no default)"))
+    none, backward = row.split("|")[2:4]
+    assert "accepted" in none and "refused, stopped" in backward
+    html = (tmp_path / "report.html").read_text()
+    assert "<table class=compat>" in html and "refused, stopped" in html
