@@ -64,7 +64,8 @@ class CompatibilityEvidence:
     refusal: Refusal | None = None
     # The registry holds the schema the rules refuse (it diverged): the encoder was right to go on.
     registry_took_it: bool = False
-    stopped_at: int | None = None  # the event where the encoder stopped with an error (None: it went on)
+    stopped_at: int | None = None  # where the encoder stopped with the error a refusal explains (None: it went on)
+    unexplained_stop: int | None = None  # where it stopped with an error no refusal explains (a crash)
     stop_error: str = ""
     crashed_before: bool = False  # it stopped earlier, for another reason (encoder.no-crash says so)
     # Records of the refused table written from the refused change on: (topic, partition, offset, event).

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..checks.compatibility import CompatibilityEvidence, Divergence, Refusal
 from ..encoders.spi import EncoderContext, EncoderError, EncoderInfo, ManualClock
-from ..infra.registry.compat import ParsedSchema, check_compatibility, check_parsed, parse_schema
+from ..infra.registry.compat import ParsedSchema, check_parsed, parse_schema
 from ..infra.registry.errors import IncompatibleSchema, RegistryError, SchemaTextError
 from ..model.events import Transaction, Workload
 from ..protocols.base import ProtocolSuite
@@ -64,10 +64,17 @@ class Prediction:
 
 
 class PredictingRegistry:
-    """An in-memory registry that judges every new schema by the rules at one level."""
+    """An in-memory registry that judges every new schema by the rules at one level.
 
-    def __init__(self, level: str) -> None:
+    `actual`: the versions each subject holds in the run's registry after encoding (what the
+    encoder under test registered). The reference's k-th new schema of a subject is then judged
+    against the first k of them rather than against the reference's own: an encoder whose schemas
+    legitimately differ (real Debezium declares some NOT NULL columns optional) is held to the
+    verdicts its own schemas earn."""
+
+    def __init__(self, level: str, actual: Mapping[str, list[ParsedSchema]] | None = None) -> None:
         self.level = level
+        self.actual = actual or {}
         self.event = 0
         self.log: list[Registration] = []
         self.refused: tuple[str, ParsedSchema, str, int] | None = None  # subject, schema, reason, versions
@@ -81,7 +88,9 @@ class PredictingRegistry:
         versions = self._versions.setdefault(subject, [])
         if not any(v.key == parsed.key for v in versions):
             change = change_label(versions[-1].text, schema, [v.text for v in versions[:-1]]) if versions else None
-            verdict = check_parsed(parsed, list(enumerate(versions, 1)), self.level)
+            held = self.actual.get(subject)
+            baseline = held[:len(versions)] if held else versions
+            verdict = check_parsed(parsed, list(enumerate(baseline, 1)), self.level)
             self.log.append(Registration(self.event, subject, change, verdict.compatible))
             if not verdict.compatible:
                 self.refused = (subject, parsed, _short(verdict.messages), len(versions))
@@ -98,10 +107,12 @@ class PredictingRegistry:
 
 
 def predict(suite: ProtocolSuite, workload: Workload, options: Mapping[str, str], prefix: str, level: str, *,
-            partitions: int, time_zone: str = "UTC") -> Prediction:
-    """The reference's registrations over `workload` at `level`, up to the first refusal."""
+            partitions: int, time_zone: str = "UTC", actual: Mapping[str, list[ParsedSchema]] | None = None
+            ) -> Prediction:
+    """The reference's registrations over `workload` at `level`, up to the first refusal (judged
+    against `actual`, the registry's versions after encoding, where given)."""
     out = Prediction(level)
-    reg = PredictingRegistry(level)
+    reg = PredictingRegistry(level, actual)
     clock = ManualClock()
     ctx = EncoderContext(options=dict(options), registry=reg, clock=clock, partitions=partitions, topic_prefix=prefix,
                          time_zone=time_zone)
@@ -239,6 +250,7 @@ class Gate:
         self.info = info
         self.prediction: Prediction | None = None
         self.workload: Workload | None = None
+        self._where: tuple[int, str] = (1, "UTC")
         self.observer: ObservedRegistry | None = None
 
     def set_levels(self, workload: Workload) -> str | None:
@@ -254,6 +266,7 @@ class Gate:
 
     def predict(self, workload: Workload, *, partitions: int, time_zone: str) -> None:
         self.workload = workload
+        self._where = (partitions, time_zone)
         self.prediction = predict(self.suite, workload, self.options, self.prefix, self.level,
                                   partitions=partitions, time_zone=time_zone)
 
@@ -272,15 +285,19 @@ class Gate:
         return r.event if r is not None else None
 
     def excuse(self, event: int, exc: BaseException) -> bool:
-        """An error at or after the predicted refusal may be the documented error state rather than
-        a crash: a tool's error surfaces after its last record, and a changefeed may deliver other
-        tables' rows of later transactions before it stops. `evidence` decides (the refused table
-        must have nothing after the refusal, and the registry must really have refused)."""
-        r = self.prediction.refusal if self.prediction is not None else None
-        if r is None or self.workload is None:
+        """Where the level can refuse anything, an error ends the encoding as a stop, provisionally:
+        `evidence` decides whether a refusal explains it (the documented error state) or it was a
+        crash after all."""
+        return self.level != "NONE"
+
+    @staticmethod
+    def _explains(workload: Workload, refusal: Refusal | None, stopped: int) -> bool:
+        """A refusal explains a stop at or after it, or before it where only DDL and watermarks lie
+        between (a tool's error surfaces after its last record)."""
+        if refusal is None:
             return False
-        # Before it only where nothing lies between that could have had records (a DDL, a watermark).
-        return event >= r.event or not any(isinstance(e, Transaction) for e in self.workload.events[event:r.event])
+        return stopped >= refusal.event or not any(
+            isinstance(e, Transaction) for e in workload.events[stopped:refusal.event])
 
     def judged_workload(self, workload: Workload, ev: CompatibilityEvidence, out: Encoded) -> Workload | None:
         """What delivery is owed after a refusal (None: the workload as encoded): every event before
@@ -311,18 +328,35 @@ class Gate:
         return replace(workload, events=tuple(events))
 
     def evidence(self, workload: Workload, out: Encoded) -> CompatibilityEvidence:
-        p = self.prediction
-        ev = CompatibilityEvidence(self.level, refusal=p.refusal if p else None, observed=self.observer is not None)
+        ev = CompatibilityEvidence(self.level, observed=self.observer is not None)
         if self.observer is not None:
             ev.divergences.extend(self.observer.divergences)
+        actual: dict[str, list[ParsedSchema]] = {}
         for subject in sorted(self.suite.subjects(workload, self.options, self.prefix)):
-            self._read_back(subject, ev, p)
-        ev.stopped_at, ev.stop_error = out.stopped, out.stop_error
-        r = ev.refusal
-        if r is not None and out.stopped is not None:
-            ev.stopped_at = max(out.stopped, r.event)
+            held = self._read_back(subject, ev)
+            if held:
+                actual[subject] = held
+        p = self.prediction
+        if p is not None and (p.refusal is not None or out.stopped is not None) and actual:
+            # Judged again against what the encoder itself registered.
+            partitions, time_zone = self._where
+            p = self.prediction = predict(self.suite, workload, self.options, self.prefix, self.level,
+                                          partitions=partitions, time_zone=time_zone, actual=actual)
+        r = ev.refusal = p.refusal if p is not None else None
+        if r is not None and len(actual.get(r.subject, ())) > r.versions_before:
+            # A version was accepted where the rules refuse one: no refusal happened (the registry
+            # diverged, which registry.verdict reports, or the encoder registered another schema).
+            ev.registry_took_it = True
+        ev.stop_error = out.stop_error
+        if out.stopped is not None:
+            if not ev.registry_took_it and self._explains(workload, r, out.stopped):
+                assert r is not None
+                ev.stopped_at = max(out.stopped, r.event)
+            else:
+                ev.unexplained_stop = out.stopped
         if r is not None:
-            ev.crashed_before = (out.crashed or out.hung) and out.encoded < r.event
+            ev.crashed_before = ((out.crashed or out.hung) and out.encoded < r.event) or (
+                ev.unexplained_stop is not None and ev.unexplained_stop < r.event)
             of_subject: dict[str, bool] = {}
             for m in out.sink.ledger:
                 if m.event < r.event or m.attempt:
@@ -334,34 +368,34 @@ class Gate:
                     ev.after.append((m.topic, m.partition, m.offset, m.event))
         return ev
 
-    def _read_back(self, subject: str, ev: CompatibilityEvidence, p: Prediction | None) -> None:
+    def _read_back(self, subject: str, ev: CompatibilityEvidence) -> list[ParsedSchema]:
+        """The subject's versions as the registry holds them, each judged against the earlier ones
+        at the level (a version the level forbids is the registry's divergence)."""
         try:
             versions = self.registry.versions(subject)
         except RegistryError:
-            return  # never registered (a table without rows, a refused first version)
-        if not versions:
-            return
+            return []  # never registered (a table without rows, a refused first version)
         texts = [self.registry.version(subject, v).schema for v in versions]
-        r = p.refusal if p is not None else None
-        if r is not None and r.subject == subject and len(texts) > r.versions_before:
-            # A version was accepted where the rules refuse one: no refusal happened (the registry
-            # diverged, which the chain below reports, or the encoder registered another schema).
-            ev.registry_took_it = True
+        held = []
+        for t in texts:
+            try:
+                held.append(parse_schema(t))
+            except SchemaTextError:
+                return []  # a schema the rules cannot read: the protocol's schema checks say so
         if len(texts) < 2:
-            return
+            return held
         level = str(self.registry.get_compatibility(subject)).upper()
         if level != self.level:
             ev.divergences.append(Divergence(subject, f"the subject's level is {level}, though the run set "
                                              f"{self.level}", self.level, level))
-        for i in range(1, len(texts)):
-            try:
-                verdict = check_compatibility(texts[i], texts[:i], self.level)
-            except SchemaTextError:
-                continue  # a schema the rules cannot read: the protocol's schema checks say so
+        for i in range(1, len(held)):
+            verdict = check_parsed(held[i], list(enumerate(held[:i], 1)), self.level)
             if not verdict.compatible:
                 ev.divergences.append(Divergence(
                     subject, f"the registry accepted version {versions[i]} although {self.level} forbids it",
                     "409: incompatible", f"version {versions[i]} ({_short(verdict.messages)})"))
+        return held
+
     def outcomes(self, ev: CompatibilityEvidence) -> Counter[tuple[str, str]]:
         """(schema change, outcome) counts of this unit, for the report's compatibility table."""
         out: Counter[tuple[str, str]] = Counter()

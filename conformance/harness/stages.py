@@ -273,8 +273,8 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
         ev = gate.evidence(workload, out)
         for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection"):
             tally.evaluate(get_check(cid), ev)
-        if out.stopped is not None and (ev.refusal is None or ev.registry_took_it):
-            # The error was excused for a refusal that did not happen: a crash after all.
+        if ev.unexplained_stop is not None:
+            # No refusal explains the error: a crash after all.
             out.crashed = True
             tally.fail(ENCODER_NO_CRASH, Failure(f"the encoder raised in encode() of event {out.stopped}: "
                                                  f"{out.stop_error}", expected="records", actual=out.stop_error,
