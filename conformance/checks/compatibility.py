@@ -96,7 +96,8 @@ def declare(protocol: str) -> None:
             yield NotApplicable(f"no schema change the {ev.level} level refuses")
             return
         if ev.registry_took_it:
-            yield NotApplicable("the registry accepted the change its level refuses (registry.verdict reports it)")
+            yield NotApplicable("the registry took a later version of the subject: the encoder's own schema, which the "
+                                "level allows, or a registry divergence (registry.verdict says which)")
             return
         if ev.crashed_before:
             yield NotApplicable("the encoder stopped before the refused change (encoder.no-crash reports it)")

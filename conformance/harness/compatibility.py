@@ -407,7 +407,10 @@ class Gate:
             if reg.accepted:
                 out[(reg.change, ACCEPTED)] += 1
             elif ev.registry_took_it:
-                out[(reg.change, DIVERGED)] += 1
+                # The registry took a later version: its divergence, or the encoder's own schema
+                # (which the level allows) where the reference's would have been refused.
+                diverged = any(d.subject == reg.subject for d in ev.divergences)
+                out[(reg.change, DIVERGED if diverged else ACCEPTED)] += 1
             elif ev.stopped_at is not None and ev.stopped_at >= reg.event and not ev.after:
                 out[(reg.change, STOPPED)] += 1
             else:

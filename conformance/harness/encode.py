@@ -210,6 +210,7 @@ class Encoded:
     # refuses: the documented error state), and that error.
     stopped: int | None = None
     stop_error: str = ""
+    stop_exc: BaseException | None = field(default=None, repr=False)
 
 
 def _event_table(event: Event) -> str | None:
@@ -284,7 +285,7 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
                 records = list(guard.call(enc.encode, event)) + list(guard.call(enc.tick, now) or [])
             except Exception as e:  # noqa: BLE001 - the encoder's failure is a finding
                 if excuse is not None and not isinstance(e, EncoderHung) and excuse(i, e):
-                    out.stopped, out.stop_error = i, f"{type(e).__name__}: {e}"
+                    out.stopped, out.stop_error, out.stop_exc = i, f"{type(e).__name__}: {e}", e
                 else:
                     failed(f"encode() of event {i} ({type(event).__name__})", e)
                 break

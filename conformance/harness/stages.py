@@ -25,7 +25,7 @@ from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.delivery import Anomaly, DeliveryEvidence, LogEntry, Sent, analyse, delivery_checks
-from ..checks.registry import Failure, Location, all_checks, get_check
+from ..checks.registry import Location, all_checks, get_check
 from ..checks.results import Tally
 from ..checks.source import SOURCE_CHECKS, judge_source
 from ..encoders import find_encoder
@@ -38,7 +38,7 @@ from ..protocols.base import ENCODE, LOG, ProtocolSuite, describe_options
 from ..reporting.model import Section
 from ..strategies import Shape, sample_workload
 from .capture import DeliverySummary
-from .encode import Guard, LogRecord, Transport, encode_events
+from .encode import Guard, LogRecord, Transport, encode_events, encoder_crashed
 
 _PREFIX = re.compile(r"^(?P<run>[a-z0-9]*)c(?P<combo>\d+)w(?P<shard>\d+)-")
 
@@ -273,12 +273,12 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
         ev = gate.evidence(workload, out)
         for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection"):
             tally.evaluate(get_check(cid), ev)
-        if ev.unexplained_stop is not None:
+        if ev.unexplained_stop is not None and out.stop_exc is not None:
             # No refusal explains the error: a crash after all.
             out.crashed = True
-            tally.fail(ENCODER_NO_CRASH, Failure(f"the encoder raised in encode() of event {out.stopped}: "
-                                                 f"{out.stop_error}", expected="records", actual=out.stop_error,
-                                                 location=Location(part=f"event {out.stopped}")))
+            event = workload.events[out.stopped] if out.stopped is not None else None
+            encoder_crashed(tally, f"encode() of event {out.stopped} ({type(event).__name__})", out.stop_exc,
+                            Location(part=f"event {out.stopped} ({type(event).__name__})"))
         judged = gate.judged_workload(workload, ev, out)
         if judged is not None:
             # Delivery is owed for what came before the refused change, and for the other
