@@ -66,7 +66,6 @@ class CompatibilityEvidence:
     registry_took_it: bool = False
     stopped_at: int | None = None  # where the encoder stopped with the error a refusal explains (None: it went on)
     unexplained_stop: int | None = None  # where it stopped with an error no refusal explains (a crash)
-    stop_error: str = ""
     crashed_before: bool = False  # it stopped earlier, for another reason (encoder.no-crash says so)
     # Records of the refused table written from the refused change on: (topic, partition, offset, event).
     after: list[tuple[str, int | None, int | None, int]] = field(default_factory=list)
@@ -74,10 +73,16 @@ class CompatibilityEvidence:
     observed: bool = False  # the registrations were seen as they happened (an in-process encoder)
 
 
+def check_ids(protocol: str) -> tuple[str, str]:
+    """The ids of a protocol's two registry checks: verdict, rejection."""
+    return f"{protocol}.registry.verdict", f"{protocol}.registry.rejection"
+
+
 def declare(protocol: str) -> None:
     """Declare `<protocol>.registry.verdict` and `<protocol>.registry.rejection`."""
+    verdict_id, rejection_id = check_ids(protocol)
 
-    @check(f"{protocol}.registry.verdict", level=Level.MUST, scope=Scope.RUN, protocol=protocol, clause=CLAUSE)
+    @check(verdict_id, level=Level.MUST, scope=Scope.RUN, protocol=protocol, clause=CLAUSE)
     def registry_verdict(ev: CompatibilityEvidence) -> Iterator[Failure | NotApplicable]:
         """The registry applies the subject's compatibility level: it accepts what the level allows and
         refuses what it forbids, and its compatibility endpoint agrees with what registration does."""
@@ -87,7 +92,7 @@ def declare(protocol: str) -> None:
                           hint="The registry is at fault, not the encoder: report it to the registry's maintainers, "
                                "or run against a registry that applies Confluent's rules.")
 
-    @check(f"{protocol}.registry.rejection", level=Level.MUST, scope=Scope.RUN, protocol=protocol, clause=CLAUSE)
+    @check(rejection_id, level=Level.MUST, scope=Scope.RUN, protocol=protocol, clause=CLAUSE)
     def registry_rejection(ev: CompatibilityEvidence) -> Iterator[Failure | NotApplicable]:
         """When the registry refuses a table's new schema, the encoder stops there with an error: nothing
         before the change is lost, and no record of that table follows it with a stale or missing schema id."""

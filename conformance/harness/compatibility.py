@@ -347,7 +347,6 @@ class Gate:
             # A version was accepted where the rules refuse one: no refusal happened (the registry
             # diverged, which registry.verdict reports, or the encoder registered another schema).
             ev.registry_took_it = True
-        ev.stop_error = out.stop_error
         if out.stopped is not None:
             if not ev.registry_took_it and self._explains(workload, r, out.stopped):
                 assert r is not None

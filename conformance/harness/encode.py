@@ -209,7 +209,6 @@ class Encoded:
     # Where the encoder stopped with an error the harness expected (a schema change the registry
     # refuses: the documented error state), and that error.
     stopped: int | None = None
-    stop_error: str = ""
     stop_exc: BaseException | None = field(default=None, repr=False)
 
 
@@ -285,7 +284,7 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
                 records = list(guard.call(enc.encode, event)) + list(guard.call(enc.tick, now) or [])
             except Exception as e:  # noqa: BLE001 - the encoder's failure is a finding
                 if excuse is not None and not isinstance(e, EncoderHung) and excuse(i, e):
-                    out.stopped, out.stop_error, out.stop_exc = i, f"{type(e).__name__}: {e}", e
+                    out.stopped, out.stop_exc = i, e
                 else:
                     failed(f"encode() of event {i} ({type(event).__name__})", e)
                 break

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
+from ..checks.compatibility import check_ids
 from ..checks.delivery import Anomaly, DeliveryEvidence, LogEntry, Sent, analyse, delivery_checks
 from ..checks.registry import Location, all_checks, get_check
 from ..checks.results import Tally
@@ -157,8 +158,7 @@ def _gate(suite: ProtocolSuite, registry: Any, options: Mapping[str, str], prefi
           tally: Tally) -> Any:
     """The unit's compatibility gate (None where no level applies: nothing registered, or a
     protocol without the `registry.*` checks; those checks are then skipped, saying why)."""
-    ids = [cid for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection")
-           if cid in tally.checks]
+    ids = [cid for cid in check_ids(suite.name) if cid in tally.checks]
     level = suite.registry_level(options) if registry is not None else None
     if level is None or len(ids) < 2:
         for cid in ids:
@@ -200,7 +200,7 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     if gate is not None:
         unusable = gate.set_levels(workload)
         if unusable is not None:
-            for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection"):
+            for cid in check_ids(suite.name):
                 tally.skip(cid, unusable)
             gate = None
     if info.tool is not None:
@@ -271,7 +271,7 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
     if gate is not None:
         t4 = time.perf_counter()
         ev = gate.evidence(workload, out)
-        for cid in (f"{suite.name}.registry.verdict", f"{suite.name}.registry.rejection"):
+        for cid in check_ids(suite.name):
             tally.evaluate(get_check(cid), ev)
         if ev.unexplained_stop is not None and out.stop_exc is not None:
             # No refusal explains the error: a crash after all.

@@ -28,7 +28,7 @@ from ..model.table import (
     Table,
 )
 from ..model.types import Kind, SqlType, quote_ident
-from ..model.values import Row, Value
+from ..model.values import Row, Value, is_float32
 from .dialect_domains import Domain, domain_for
 from .domains import ALL_KINDS, KEY_KINDS
 from .names import NamePool, column_name, database_name, kafka_mangle, table_name
@@ -167,12 +167,6 @@ _NO_REQUIRED_ADD = frozenset({Kind.DECIMAL, Kind.NUMERIC, Kind.BYTEA})
 # TiDB's implicit default of the type); kinds whose zero is plain.
 _ZERO: dict[Kind, Value] = {Kind.TINYINT: 0, Kind.SMALLINT: 0, Kind.MEDIUMINT: 0, Kind.INT: 0, Kind.BIGINT: 0,
                             Kind.VARCHAR: "", Kind.TEXT: "", Kind.DOUBLE: 0.0}
-
-
-def _float32_exact(v: Value) -> bool:
-    import struct
-
-    return isinstance(v, float) and v == v and struct.unpack("<f", struct.pack("<f", v))[0] == v
 
 
 def _widenable(t: SqlType) -> bool:
@@ -552,7 +546,7 @@ class HistoryBuilder:
                 if all(isinstance(v, int) and lo <= v <= hi for v in present):
                     return replace(col, type=SqlType(k, unsigned=t.unsigned), default=self._fitting_default(col, k))
             return None
-        if t.kind is Kind.DOUBLE and not t.unsigned and all(_float32_exact(v) for v in present):
+        if t.kind is Kind.DOUBLE and not t.unsigned and all(isinstance(v, float) and is_float32(v) for v in present):
             return replace(col, type=SqlType(Kind.FLOAT), default=NO_DEFAULT if col.default.kind is DefaultKind.VALUE
                            else col.default)
         if t.kind is Kind.VARCHAR and t.length is not None:
