@@ -12,6 +12,8 @@ tally (`conformance.checks`).
 
 from __future__ import annotations
 
+import re
+
 
 class InfrastructureError(Exception):
     """Infrastructure the run needs cannot be used; the message says what and what to do.
@@ -20,3 +22,13 @@ class InfrastructureError(Exception):
 
 class UsageError(Exception):
     """Bad arguments or input: the user must act."""
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
+def exception_text(e: BaseException) -> str:
+    """An exception as a finding says it (`Type: message`), without object addresses (fastavro
+    names `<_io.BytesIO object at 0x7f…>`), so that the same defect reads the same in every record
+    and its findings are counted as one."""
+    return _ADDRESS.sub(">", f"{type(e).__name__}: {e}")

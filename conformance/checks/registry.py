@@ -141,6 +141,13 @@ class CheckSpec:
     # of that shared part. The verdict is computed once per key and replayed, relocated, for
     # every other record with the same key.
     cache_key: Callable[[Any], Hashable] | None = field(default=None, compare=False, repr=False)
+    # For checks most records give nothing to judge (a type check where the record has no column of
+    # the type): `gate(evidence)` returns the NotApplicable the check itself would answer, or None,
+    # and its answer depends only on `gate_key(evidence)`. A checker asks it once per key instead of
+    # running the check on every record (`protocols.base.CheckerBase`); the check must still give the
+    # same answer by itself (tests/unit/test_check_plans.py holds every gated check to both).
+    gate: Callable[[Any], NotApplicable | None] | None = field(default=None, compare=False, repr=False)
+    gate_key: Callable[[Any], Hashable] | None = field(default=None, compare=False, repr=False)
     # Where the published docs and the implementation disagree on what this check enforces:
     # what each says (the check follows the code unless a profile switch says otherwise).
     docs_vs_code: str | None = None
@@ -186,8 +193,10 @@ def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
           needs_options: dict[str, str] | None = None, needs_source: bool = False,
           cache_key: Callable[[Any], Hashable] | None = None, docs_vs_code: str | None = None,
           anomalies: Iterable[str] = (),
+          gate: tuple[Callable[[Any], Hashable], Callable[[Any], NotApplicable | None]] | None = None,
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a check. Ids are `<protocol>.<area>.<rule>` and never change once published."""
+    """Register a check. Ids are `<protocol>.<area>.<rule>` and never change once published.
+    `gate` is `(gate_key, gate)`: see `CheckSpec.gate`."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         if id in _REGISTRY and _REGISTRY[id].fn.__qualname__ != fn.__qualname__:
@@ -197,7 +206,8 @@ def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
                          title=" ".join(doc.split("\n\n")[0].split()) if doc else id,
                          needs_options=tuple(sorted((needs_options or {}).items())),
                          needs_source=needs_source, cache_key=cache_key, docs_vs_code=docs_vs_code,
-                         anomalies=tuple(str(a) for a in anomalies))
+                         anomalies=tuple(str(a) for a in anomalies),
+                         gate_key=gate[0] if gate else None, gate=gate[1] if gate else None)
         _REGISTRY[id] = spec
         fn.check_spec = spec  # type: ignore[attr-defined]
         return fn

@@ -88,6 +88,11 @@ class CheckTally:
             return Outcome.SKIPPED
         return Outcome.NOT_APPLICABLE
 
+    def count_not_applicable(self, reason: str, n: int = 1) -> None:
+        self.not_applicable += n
+        if len(self.na_reasons) < 20 or reason in self.na_reasons:
+            self.na_reasons[reason] += n
+
     def add_failure(self, f: Failure, workload: tuple[Any, Any] | None) -> None:
         exp, act = _short(f.expected), _short(f.actual)
         sig = (f.message, repr(exp), repr(act), f.location.part, f.location.column, f.location.table)
@@ -157,23 +162,64 @@ def _relocated(items: list[Failure | NotApplicable], evidence: Any) -> list[Fail
     return out
 
 
+class RecordPlan:
+    """The record checks of one kind of record (one plan key: its schemas, its shape), decided once.
+
+    `fixed` holds the checks whose answer the key decides (a check with a `cache_key` that passed or
+    had nothing to judge, a gate that said not applicable): they are counted, not run, for every
+    further record of the kind, and the counts reach the tally when it is next read
+    (`Tally.settle`). `live` are the checks that still run on every record."""
+
+    __slots__ = ("fixed", "live", "count", "settled")
+
+    def __init__(self) -> None:
+        self.fixed: list[tuple[str, str | None]] = []  # (check id, not-applicable reason or None: passed)
+        self.live: list[CheckSpec] = []
+        self.count = 0
+        self.settled = 0
+
+
 class Tally:
     """Outcomes of every check of one run (one encoder, one option combination)."""
 
     def __init__(self, specs: Iterable[CheckSpec]) -> None:
-        self.checks: dict[str, CheckTally] = {s.id: CheckTally.for_spec(s) for s in specs}
+        self._checks: dict[str, CheckTally] = {s.id: CheckTally.for_spec(s) for s in specs}
+        # Plans with records counted since the tally was last read (see RecordPlan).
+        self.unsettled: set[RecordPlan] = set()
         self.workload: tuple[Any, Any] | None = None  # set by the runner while it works on one
         # cache key -> (findings, whether any is a Failure)
         self._memo: OrderedDict[tuple[str, Hashable], tuple[list[Failure | NotApplicable], bool]] = OrderedDict()
 
+    @property
+    def checks(self) -> dict[str, CheckTally]:
+        """Every check's tally, with the counts of record plans settled."""
+        if self.unsettled:
+            self.settle()
+        return self._checks
+
+    def settle(self) -> None:
+        """Add what record plans counted since the last call to the checks' tallies."""
+        while self.unsettled:
+            plan = self.unsettled.pop()
+            n = plan.count - plan.settled
+            plan.settled = plan.count
+            for cid, reason in plan.fixed:
+                t = self._checks[cid]
+                if reason is None:
+                    t.passed += n
+                else:
+                    t.count_not_applicable(reason, n)
+
     def __getstate__(self) -> dict[str, Any]:
-        # The memo is a per-process speed-up: never shipped between Spark workers and driver.
+        # The memo and the plans are per-process speed-ups: never shipped between Spark workers
+        # and driver.
         return {"checks": self.checks, "workload": self.workload}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.checks = state["checks"]
+        self._checks = state["checks"]
         self.workload = state["workload"]
         self._memo = OrderedDict()
+        self.unsettled = set()
 
     def _findings(self, spec: CheckSpec, evidence: Any) -> list[Failure | NotApplicable]:
         key = (spec.id, spec.cache_key(evidence))  # type: ignore[misc]
@@ -187,14 +233,9 @@ class Tally:
             self._memo.popitem(last=False)
         return items
 
-    def _not_applicable(self, t: CheckTally, reason: str) -> None:
-        t.not_applicable += 1
-        if len(t.na_reasons) < 20 or reason in t.na_reasons:
-            t.na_reasons[reason] += 1
-
     def evaluate(self, spec: CheckSpec, evidence: Any) -> bool:
         """Run one check on one piece of evidence; True when it passed."""
-        t = self.checks[spec.id]
+        t = self._checks[spec.id]
         failed = False
         na: str | None = None
         try:
@@ -205,7 +246,7 @@ class Tally:
                     t.passed += 1
                     return True
                 if res.__class__ is NotApplicable:
-                    self._not_applicable(t, res.reason)
+                    t.count_not_applicable(res.reason)
                     return True
                 items = spec.normalise(res)
             else:
@@ -227,29 +268,30 @@ class Tally:
         if failed:
             t.failed += 1
         elif na is not None:
-            self._not_applicable(t, na)
+            t.count_not_applicable(na)
         else:
             t.passed += 1
         return not failed
 
     def fail(self, check_id: str, failure: Failure) -> None:
         """Record a failure found outside a check function (e.g. by the runner itself)."""
-        t = self.checks[check_id]
+        t = self._checks[check_id]
         t.failed += 1
         t.add_failure(failure, self.workload)
 
     def passed(self, check_id: str) -> None:
-        self.checks[check_id].passed += 1
+        self._checks[check_id].passed += 1
 
     def skip(self, check_id: str, reason: str) -> None:
         self.checks[check_id].skipped = reason
 
     def merge(self, other: Tally) -> None:
+        mine = self.checks
         for cid, t in other.checks.items():
-            if cid in self.checks:
-                self.checks[cid].merge(t)
+            if cid in mine:
+                mine[cid].merge(t)
             else:
-                self.checks[cid] = t
+                mine[cid] = t
 
     def failed_ids(self) -> set[str]:
         return {cid for cid, t in self.checks.items() if t.outcome is Outcome.FAILED}

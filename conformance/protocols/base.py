@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..checks.delivery import TsScope, Version
-from ..checks.registry import NEEDS_SOURCE, Location, Scope, applicable_checks
-from ..checks.results import Tally
+from ..checks.registry import NEEDS_SOURCE, Failure, Location, NotApplicable, Scope, applicable_checks
+from ..checks.results import RecordPlan, Tally
 from ..encoders.spi import ConfigurationError, EncoderInfo, Record
 from ..infra.registry.compat import COMPATIBILITY_LEVELS
 from ..model.events import Event, Workload
@@ -161,6 +161,10 @@ class Checker(ABC):
         """The end of the stream: run the stream checks (modes with `streams`)."""
 
 
+#: Record plans one checker keeps (a plan per schema and record shape; a capture has few).
+MAX_PLANS = 50_000
+
+
 class CheckerBase(Checker):
     """What every protocol's checker shares: which of its checks run in its mode, why the others
     are skipped, and their evaluation (the protocol supplies the evidence)."""
@@ -179,10 +183,61 @@ class CheckerBase(Checker):
         self.record_specs = [s for s in active if s.scope is Scope.RECORD] if mode.records else []
         self.event_specs = [s for s in active if s.scope is Scope.EVENT] if mode.source else []
         self.stream_specs = [s for s in active if s.scope is Scope.STREAM] if mode.streams else []
+        # Record plans: the keys that decide a record's cached and gated checks, each computed
+        # once per record (checks share key functions); a plan per distinct tuple of keys.
+        keys: dict[int, Callable[[Any], Hashable]] = {}
+        for s in self.record_specs:
+            for f in (s.cache_key, s.gate_key):
+                if f is not None:
+                    keys.setdefault(id(f), f)
+        self._plan_keys = tuple(keys.values())
+        self._plans: dict[tuple[Hashable, ...], RecordPlan] = {}
 
     def run_record_checks(self, evidence: Any) -> None:
+        if self._plan_keys:
+            try:
+                key = tuple(f(evidence) for f in self._plan_keys)
+                plan = self._plans.get(key)
+            except Exception:  # noqa: BLE001 - an odd record: every check runs and says what is wrong
+                key = plan = None
+            if plan is not None:
+                plan.count += 1
+                self.tally.unsettled.add(plan)
+                for s in plan.live:
+                    self.tally.evaluate(s, evidence)
+                return
+            if key is not None:
+                self._plan(key, evidence)
+                return
         for s in self.record_specs:
             self.tally.evaluate(s, evidence)
+
+    def _plan(self, key: tuple[Hashable, ...], evidence: Any) -> None:
+        """Run every record check on the first record of its kind and keep, as the kind's plan,
+        which answers the key decides (see `RecordPlan`)."""
+        plan = RecordPlan()
+        for s in self.record_specs:
+            decided: tuple[str | None] | None = None
+            try:
+                na = s.gate(evidence) if s.gate is not None else None
+                if na is not None:
+                    decided = (na.reason,)
+                elif s.cache_key is not None:
+                    items = s.run(evidence)
+                    if not any(isinstance(i, Failure) for i in items):
+                        decided = (next((i.reason for i in items if isinstance(i, NotApplicable)), None),)
+            except Exception:  # noqa: BLE001 - left to `evaluate`, which reports the check's error
+                decided = None
+            if decided is None:
+                plan.live.append(s)
+                self.tally.evaluate(s, evidence)
+            else:
+                plan.fixed.append((s.id, decided[0]))
+        if len(self._plans) >= MAX_PLANS:
+            self._plans.clear()
+        self._plans[key] = plan
+        plan.count = 1
+        self.tally.unsettled.add(plan)
 
     def run_event_checks(self, evidence: Any) -> None:
         for s in self.event_specs:

@@ -10,6 +10,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import exception_text
 from . import connect_avro
 
 
@@ -238,7 +239,7 @@ def decode_avro_part(raw: bytes | None, resolver: SchemaResolver) -> Part:
     try:
         datum = fastavro.schemaless_reader(buf, v.parsed, None)
     except Exception as e:  # noqa: BLE001 - garbage and truncated bodies are findings
-        a.kind, p.error = "body", f"the Avro body does not decode with schema {a.schema_id}: {type(e).__name__}: {e}"
+        a.kind, p.error = "body", f"the Avro body does not decode with schema {a.schema_id}: {exception_text(e)}"
         return p
     if buf.tell() != len(raw):
         a.kind, p.error = "trailing", f"{len(raw) - buf.tell()} byte(s) left after the Avro body"

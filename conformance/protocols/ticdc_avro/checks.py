@@ -60,6 +60,25 @@ def topic_schemas_key(ev: RecordEvidence) -> tuple[Any, ...]:
     return (ev.record.topic, *schemas_key(ev))
 
 
+def _decoded(d: DecodedPart | None) -> bool | None:
+    return None if d is None else d.datum is not None
+
+
+def shape_key(ev: RecordEvidence) -> tuple[Any, ...]:
+    """What decides whether a record check has anything to judge (the gates below): the schemas,
+    whether the source is known and its operation, the control-record kind, which parts the record
+    has and which of them decoded."""
+    src = ev.source
+    return (schemas_key(ev), src.op if src is not None else None, ev.control.kind if ev.control is not None else None,
+            ev.record.key is None, ev.record.value is None, _decoded(ev.key), _decoded(ev.value))
+
+
+def _control_gate(ev: RecordEvidence) -> NotApplicable | None:
+    if ev.control is None:
+        return None
+    return NotApplicable(f"a {ev.control.kind} control record (avro-enable-watermark), not Confluent-framed")
+
+
 def _usable_views(ev: RecordEvidence) -> list[tuple[str, SchemaView]]:
     """(part, schema view) for every part whose registered schema is a well-formed record."""
     return [(part, d.view) for part, d in _decoded_views(ev) if d.view is not None and not d.view.error]
@@ -68,11 +87,12 @@ def _usable_views(ev: RecordEvidence) -> list[tuple[str, SchemaView]]:
 # == framing ============================================================================
 
 @check("ticdc-avro.framing.magic-byte", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"seed 000 §Schema Registry (Confluent wire format); {NOTES} §1.2")
+       clause=f"seed 000 §Schema Registry (Confluent wire format); {NOTES} §1.2", gate=(shape_key, _control_gate))
 def magic_byte(ev: RecordEvidence) -> Findings:
     """Key and value start with the Confluent magic byte 0x00 and a 4-byte schema id."""
-    if ev.control is not None:
-        yield NotApplicable(f"a {ev.control.kind} control record (avro-enable-watermark), not Confluent-framed")
+    na = _control_gate(ev)
+    if na is not None:
+        yield na
         return
     seen = False
     for part, d in ev.parts():
@@ -94,7 +114,7 @@ def magic_byte(ev: RecordEvidence) -> Findings:
 
 
 @check("ticdc-avro.framing.schema-id", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"{NOTES} §1.2, §1.7 (consumers look schemas up by id)")
+       clause=f"{NOTES} §1.2, §1.7 (consumers look schemas up by id)", cache_key=schemas_key)
 def schema_id_known(ev: RecordEvidence) -> Findings:
     """The schema id in the header resolves in the Schema Registry."""
     seen = False
@@ -110,8 +130,18 @@ def schema_id_known(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no framed part to look up")
 
 
+def _no_usable_schema(ev: RecordEvidence) -> NotApplicable | None:
+    if any(d.view is not None and d.error_kind != ErrorKind.SCHEMA for _p, d in ev.parts()):
+        return None
+    return _NO_USABLE_SCHEMA
+
+
+_NO_USABLE_SCHEMA = NotApplicable("no part with a usable schema")
+
+
 @check("ticdc-avro.framing.body", level=Level.MUST, scope=Scope.RECORD, protocol=P,
-       clause=f"Avro spec §Binary encoding; {NOTES} §1.2 (body = one datum, nothing after it)")
+       clause=f"Avro spec §Binary encoding; {NOTES} §1.2 (body = one datum, nothing after it)",
+       gate=(shape_key, _no_usable_schema))
 def body_decodes(ev: RecordEvidence) -> Findings:
     """The Avro body decodes with its writer schema and nothing is left over."""
     seen = False
@@ -124,7 +154,7 @@ def body_decodes(ev: RecordEvidence) -> Findings:
                           actual="0x" + d.raw[5:40].hex() + ("…" if len(d.raw) > 40 else ""),
                           location=ev.at(part))
     if not seen:
-        yield NotApplicable("no part with a usable schema")
+        yield _NO_USABLE_SCHEMA
 
 
 # == registry ===========================================================================
@@ -565,6 +595,15 @@ def type_findings(ev: RecordEvidence, fam: str) -> Verdict:
     return _type_findings(ev, bindings)
 
 
+def _family_gate(fam: str) -> Any:
+    def gate(ev: RecordEvidence) -> NotApplicable | None:
+        _column_fields(ev)
+        assert ev.by_family is not None
+        return None if ev.by_family.get(fam) else _NO_COLUMN[fam]
+
+    return gate
+
+
 def _type_findings(ev: RecordEvidence, bindings: list[tuple[str, DecodedPart, Column | None, FieldView]]
                    ) -> Findings:
     for part, d, col, f in bindings:
@@ -658,16 +697,24 @@ def _register_type_check(fam: str, doc: str, clause: str) -> None:
 
     fn.__doc__ = doc
     fn.__name__ = fn.__qualname__ = f"type_{fam.replace('-', '_')}"
-    check(f"ticdc-avro.type.{fam}", level=Level.MUST, scope=Scope.RECORD, protocol=P, clause=clause)(fn)
+    check(f"ticdc-avro.type.{fam}", level=Level.MUST, scope=Scope.RECORD, protocol=P, clause=clause,
+          gate=(schemas_key, _family_gate(fam)))(fn)
 
 
 for _fam, _doc, _clause in _TYPE_CHECKS:
     _register_type_check(_fam, _doc, _clause)
 
 
+def _no_decimal_field(ev: RecordEvidence) -> NotApplicable | None:
+    return None if any(f.logical == "decimal" for _p, _d, _c, f in _column_fields(ev)) else _NO_DECIMAL
+
+
+_NO_DECIMAL = NotApplicable("no precise decimal value")
+
+
 @check("ticdc-avro.type.decimal-minimal-bytes", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §1.5 (goavro writes minimal two's complement: 0 -> 00, -128 -> 80); Avro spec "
-              "§Decimal does not require minimality, so readers accept both")
+              "§Decimal does not require minimality, so readers accept both", gate=(schemas_key, _no_decimal_field))
 def decimal_minimal(ev: RecordEvidence) -> Findings:
     """Precise decimals use the minimal two's-complement bytes, as TiCDC (goavro) and Java write them."""
     seen = False
@@ -683,14 +730,26 @@ def decimal_minimal(ev: RecordEvidence) -> Findings:
                           expected="0x" + v[1:].hex(), actual="0x" + v.hex(),
                           location=ev.at(part, col.name if col else f.name))
     if not seen:
-        yield NotApplicable("no precise decimal value")
+        yield _NO_DECIMAL
 
 
 # == keys, deletes ======================================================================
 
+def _no_key_to_judge(ev: RecordEvidence) -> NotApplicable | None:
+    if ev.control is not None:
+        return NotApplicable(f"a {ev.control.kind} control record has no key by design")
+    k = ev.key
+    if ev.record.key is not None and (k is None or k.view is None or k.view.error):
+        return _KEY_UNRESOLVED
+    return None
+
+
+_KEY_UNRESOLVED = NotApplicable("key schema unresolved")
+
+
 @check("ticdc-avro.key.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"seed 000 §Key data format (primary key or unique index columns); {NOTES} §1.3 (handle key, "
-              "table column order)")
+              "table column order)", gate=(shape_key, _no_key_to_judge))
 def key_columns(ev: RecordEvidence) -> Verdict:
     """The key holds exactly the handle-key columns (PK, else the NOT NULL unique key) with the row's values."""
     if ev.control is not None:
@@ -699,7 +758,7 @@ def key_columns(ev: RecordEvidence) -> Verdict:
         return Failure("record has no key", expected="the handle-key columns", actual=None, location=ev.at("key"))
     k, v = ev.key, ev.value
     if k is None or k.view is None or k.view.error:
-        return NotApplicable("key schema unresolved")
+        return _KEY_UNRESOLVED
     out: list[Failure] = []
     if ev.source is not None:
         cols = spec.key_columns(ev.source.table)
@@ -749,9 +808,16 @@ def key_no_extension(ev: RecordEvidence) -> Verdict:
     return None
 
 
+def _not_a_tombstone(ev: RecordEvidence) -> NotApplicable | None:
+    return _NOT_TOMBSTONE if ev.source is None and ev.record.value is not None else None
+
+
+_NOT_TOMBSTONE = NotApplicable("not a tombstone (the source is unknown)")
+
+
 @check("ticdc-avro.delete.tombstone", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 (\"For Delete events, Avro only encodes the Key part. The Value part is empty\"); seed 001 "
-              f"(no extension fields for delete.on.null sinks); {NOTES} §1.1")
+              f"(no extension fields for delete.on.null sinks); {NOTES} §1.1", gate=(shape_key, _not_a_tombstone))
 def tombstone(ev: RecordEvidence) -> Verdict:
     """A DELETE is a key with a null value (a Kafka tombstone); nothing else has a null value."""
     is_tomb = ev.record.value is None
@@ -764,7 +830,7 @@ def tombstone(ev: RecordEvidence) -> Verdict:
                            actual=None, location=ev.at("value"))
         return None
     if not is_tomb:
-        return NotApplicable("not a tombstone (the source is unknown)")
+        return _NOT_TOMBSTONE
     if ev.record.key is None:
         return Failure("tombstone without a key", expected="the deleted row's key", actual=None,
                        location=ev.at("key"))
@@ -800,16 +866,30 @@ def extension_fields(ev: RecordEvidence) -> Verdict:
 
 def _ext_datum(ev: RecordEvidence) -> dict[str, Any] | NotApplicable:
     if not ev.o.extension:
-        return NotApplicable("enable-tidb-extension is off")
+        return _EXTENSION_OFF
     v = ev.value
     if v is None or v.datum is None:
-        return NotApplicable("no decoded value")
+        return _NO_VALUE
     return v.datum
+
+
+_EXTENSION_OFF = NotApplicable("enable-tidb-extension is off")
+_NO_VALUE = NotApplicable("no decoded value")
+_CHECKSUM_OFF = NotApplicable("integrity checksum is off")
+
+
+def _no_extension_datum(ev: RecordEvidence) -> NotApplicable | None:
+    d = _ext_datum(ev)
+    return d if isinstance(d, NotApplicable) else None
+
+
+def _no_checksum(ev: RecordEvidence) -> NotApplicable | None:
+    return _CHECKSUM_OFF if not ev.o.checksum else _no_extension_datum(ev)
 
 
 @check("ticdc-avro.extension.op", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 (\"c\" indicates insert and \"u\" indicates updates); " f"{NOTES} §1.6",
-       needs_options={"enable-tidb-extension": "true"})
+       needs_options={"enable-tidb-extension": "true"}, gate=(shape_key, _no_extension_datum))
 def extension_op(ev: RecordEvidence) -> Verdict:
     """`_tidb_op` is "c" for an insert (including the insert half of a split update), "u" for an update."""
     d = _ext_datum(ev)
@@ -829,7 +909,7 @@ def extension_op(ev: RecordEvidence) -> Verdict:
 @check("ticdc-avro.extension.commit-ts", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause="seed 000 (_tidb_commit_ts, _tidb_commit_physical_time); "
               f"{NOTES} §1.6 (physical time = commitTs >> 18)",
-       needs_options={"enable-tidb-extension": "true"})
+       needs_options={"enable-tidb-extension": "true"}, gate=(shape_key, _no_extension_datum))
 def extension_commit_ts(ev: RecordEvidence) -> Verdict:
     """`_tidb_commit_ts` is the transaction's commit TSO and `_tidb_commit_physical_time` its
     physical part (ts >> 18)."""
@@ -849,12 +929,12 @@ def extension_commit_ts(ev: RecordEvidence) -> Verdict:
 
 @check("ticdc-avro.extension.checksum", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{NOTES} §1.6 (CRC32-IEEE over columns in column-ID order); docs ticdc-avro-checksum-verification",
-       needs_options={"integrity-check-level": "correctness"})
+       needs_options={"integrity-check-level": "correctness"}, gate=(shape_key, _no_checksum))
 def extension_checksum(ev: RecordEvidence) -> Verdict:
     """`_tidb_row_level_checksum` is the CRC32 of the row's columns as a consumer recomputes it, and
     `_tidb_corrupted` is false."""
     if not ev.o.checksum:
-        return NotApplicable("integrity checksum is off")
+        return _CHECKSUM_OFF
     d = _ext_datum(ev)
     if isinstance(d, NotApplicable):
         return d
@@ -921,20 +1001,28 @@ WATERMARK_CLAUSE = (f"{NOTES} §1.9 (avro-enable-watermark: testing only, honour
                     "byte 0x01 DDL, 0x02 checkpoint)")
 
 
+def _control_kind(ev: RecordEvidence) -> str | None:
+    return ev.control.kind if ev.control is not None else None
+
+
+_NOT_DDL = NotApplicable("not a DDL control record")
+_NOT_CHECKPOINT = NotApplicable("not a checkpoint control record")
+
+
 def _short(raw: bytes, limit: int = 120) -> str:
     return "0x" + raw[:limit].hex() + ("…" if len(raw) > limit else "")
 
 
 @check("ticdc-avro.watermark.ddl-message", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=WATERMARK_CLAUSE + "; struct ddlEvent {query, type (TiDB ActionType), schema, table, commitTs}",
-       needs_options=WATERMARK)
+       needs_options=WATERMARK, gate=(shape_key, lambda ev: None if _control_kind(ev) == "ddl" else _NOT_DDL))
 def watermark_ddl_message(ev: RecordEvidence) -> Findings:
     """A DDL control record is a null key and 0x01 followed by Go's compact JSON of {query, type,
     schema, table, commitTs} in that order; with the workload: the DDL's SQL, TiDB action type,
     table (after the DDL) and commit ts."""
     c = ev.control
     if c is None or c.kind != "ddl":
-        yield NotApplicable("not a DDL control record")
+        yield _NOT_DDL
         return
     if c.problem:
         yield Failure(f"malformed DDL control record: {c.problem}",
@@ -955,13 +1043,14 @@ def watermark_ddl_message(ev: RecordEvidence) -> Findings:
 
 @check("ticdc-avro.watermark.checkpoint-message", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=WATERMARK_CLAUSE + " (binary.Write big-endian of checkpointByte and the uint64 ts)",
-       needs_options=WATERMARK)
+       needs_options=WATERMARK,
+       gate=(shape_key, lambda ev: None if _control_kind(ev) == "checkpoint" else _NOT_CHECKPOINT))
 def watermark_checkpoint_message(ev: RecordEvidence) -> Findings:
     """A checkpoint control record is a null key and 0x02 followed by the resolved ts as a
     big-endian unsigned 64-bit integer (9 bytes); with the workload: the watermark's ts."""
     c = ev.control
     if c is None or c.kind != "checkpoint":
-        yield NotApplicable("not a checkpoint control record")
+        yield _NOT_CHECKPOINT
         return
     if c.problem:
         yield Failure(f"malformed checkpoint control record: {c.problem}", expected="0x02 + 8 bytes",

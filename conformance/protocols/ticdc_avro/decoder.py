@@ -16,7 +16,7 @@ from typing import Any
 
 import fastavro
 
-from ...errors import InfrastructureError
+from ...errors import InfrastructureError, exception_text
 from .encoder import strip_logical_types
 from .spec import ALL_EXTENSION_FIELDS
 
@@ -216,7 +216,27 @@ class DecodedPart:
         return self.datum is not None
 
 
+# The last few decodes, by their bytes: a record's key and value are decoded by the checker and
+# again by the delivery identifier (each with its own resolver over the same registry). Parts
+# naming an id the registry did not know are not kept (it may know it by the next lookup).
+_RECENT: dict[bytes, tuple[Any, DecodedPart]] = {}
+_RECENT_MAX = 32
+
+
 def decode_framed(raw: bytes, resolver: SchemaResolver) -> DecodedPart:
+    """One framed key or value, decoded (see `DecodedPart`); callers only read the result."""
+    hit = _RECENT.get(raw)
+    if hit is not None and hit[0] is resolver.registry:
+        return hit[1]
+    d = _decode_framed(raw, resolver)
+    if d.error_kind != ErrorKind.UNKNOWN_ID:
+        if len(_RECENT) >= _RECENT_MAX:
+            _RECENT.clear()
+        _RECENT[raw] = (resolver.registry, d)
+    return d
+
+
+def _decode_framed(raw: bytes, resolver: SchemaResolver) -> DecodedPart:
     d = DecodedPart(raw)
     if len(raw) < 5:
         d.error_kind, d.error = ErrorKind.SHORT, f"{len(raw)} bytes: shorter than the 5-byte Confluent header"
@@ -239,7 +259,7 @@ def decode_framed(raw: bytes, resolver: SchemaResolver) -> DecodedPart:
         datum = fastavro.schemaless_reader(buf, v.parsed, None)
     except Exception as e:  # noqa: BLE001 - truncated / garbage bodies are findings
         d.error_kind = ErrorKind.BODY
-        d.error = f"the Avro body does not decode with schema {d.schema_id}: {type(e).__name__}: {e}"
+        d.error = f"the Avro body does not decode with schema {d.schema_id}: {exception_text(e)}"
         return d
     if buf.tell() != len(raw):
         d.error_kind = ErrorKind.TRAILING

@@ -30,6 +30,7 @@ from typing import Any
 import cramjam
 import fastavro
 
+from ...errors import exception_text
 from ...model import gojson
 from .spec import AVRO_NS
 
@@ -136,7 +137,7 @@ def decode_avro(data: bytes) -> tuple[str, dict[str, Any], str]:
     try:
         top = fastavro.schemaless_reader(buf, message_schema(), None, return_record_name=True)
     except Exception as e:  # noqa: BLE001 - truncated or garbage Avro is a finding
-        raise CodecError(f"does not decode with message.json ({type(e).__name__}: {e})") from None
+        raise CodecError(f"does not decode with message.json ({exception_text(e)})") from None
     if buf.tell() != len(data):
         raise CodecError(f"{len(data) - buf.tell()} bytes left over after the Avro datum")
     if not (isinstance(top, tuple) and top[0] == MESSAGE and isinstance(top[1], dict)):

@@ -1,0 +1,112 @@
+"""Record plans (`protocols.base.CheckerBase`) change how often a check runs, never what it says.
+
+A checker decides the cached and gated record checks once per kind of record and counts them
+for the others. These tests hold that to the plain path, record by record, over the reference
+and every in-memory mutant of each protocol with gated or cached checks, in both modes (a run's
+encode stage, with the workload; a capture, without):
+
+* every gate that says "not applicable" says exactly what the check itself answers;
+* the tally with plans equals, count for count and finding for finding, the tally without.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers import encode, protocol_shape
+
+from conformance.checks import Scope, all_checks
+from conformance.checks.registry import Location, NotApplicable
+from conformance.checks.results import Tally
+from conformance.encoders import EncoderKind, all_encoders
+from conformance.harness.check import capture_tally
+from conformance.infra.inprocess import InProcessRegistry
+from conformance.protocols import all_protocols, get_protocol
+from conformance.protocols.base import CAPTURE
+from conformance.strategies import sample_workload
+
+PLANNED = [p.name for p in all_protocols()
+           if any(c.gate is not None or c.cache_key is not None for c in all_checks(p.name) if c.scope is Scope.RECORD)]
+ENCODERS = [(p, e.name, dict(e.needs_options)) for p in PLANNED for e in all_encoders(p)
+            if e.kind is not EncoderKind.MUTANT or not e.needs_broker]
+# Options under which more record checks and record shapes take part (control records, checksums).
+EXTRA = {"ticdc-avro": [{"enable-tidb-extension": "true", "avro-enable-watermark": "true"},
+                        {"enable-tidb-extension": "true", "integrity-check-level": "correctness"}]}
+
+
+def _records(protocol: str, encoder: str, options: dict[str, str]) -> tuple[list[Any], Any]:
+    registry = InProcessRegistry()
+    out: list[Any] = []
+    for shard in range(2):
+        w = sample_workload("plans", shard, protocol_shape(protocol))
+        out += encode(encoder, options, w, protocol=protocol, registry=registry, topic_prefix=f"p{shard}-")
+    return out, registry
+
+
+def _capture(protocol: str, options: dict[str, str], registry: Any, records: list[Any], *, plans: bool,
+             ) -> tuple[Tally, Any]:
+    suite = get_protocol(protocol)
+    tally = capture_tally(suite, "test")
+    checker = suite.checker(suite.resolve_options(options), registry, tally, CAPTURE)
+    if not plans:
+        checker._plan_keys = ()  # type: ignore[attr-defined]
+    for r in records:
+        checker.check_record(r, Location(topic=r.topic, partition=r.partition, offset=r.offset))
+    checker.finish()
+    return tally, checker
+
+
+def _as_json(tally: Tally) -> list[dict[str, Any]]:
+    return [t.to_json() for t in tally]
+
+
+@pytest.mark.parametrize(("protocol", "encoder", "needs"), ENCODERS, ids=[e for _p, e, _o in ENCODERS])
+def test_plans_change_no_count_and_gates_answer_as_their_checks(protocol: str, encoder: str,
+                                                                needs: dict[str, str]) -> None:
+    suite = get_protocol(protocol)
+    option_sets = [needs, *({**o, **needs} for o in EXTRA.get(protocol, []))]
+    gated = 0
+    for options in option_sets:
+        try:
+            resolved = suite.resolve_options(options)
+        except Exception:  # noqa: BLE001 - a mutant's options that contradict an extra set
+            continue
+        records, registry = _records(protocol, encoder, options)
+        planned, checker = _capture(protocol, options, registry, records, plans=True)
+        plain, _ = _capture(protocol, options, registry, records, plans=False)
+        assert _as_json(planned) == _as_json(plain)
+        # Every gate against its check, on every record.
+        probe = suite.checker(resolved, registry, capture_tally(suite, "test"), CAPTURE)
+        for r in records:
+            ev = probe.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset))  # type: ignore[attr-defined]
+            for s in checker.record_specs:
+                if s.gate is None:
+                    continue
+                na = s.gate(ev)
+                if na is not None:
+                    gated += 1
+                    assert isinstance(na, NotApplicable)
+                    assert s.run(ev) == [na], (s.id, r.topic, r.offset)
+    assert gated, "no gate said not-applicable: the test exercised nothing"
+
+
+def test_a_run_with_plans_counts_what_one_without_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The encode stage of a run (records checked against the workload) too."""
+    from helpers import counts, run_encoder
+
+    from conformance.protocols import base
+
+    for protocol in PLANNED:
+        for encoder in (get_protocol(protocol).reference().name, *[e.name for e in all_encoders(protocol)
+                                                                   if e.kind is EncoderKind.MUTANT][:6]):
+            with_plans = counts(run_encoder(encoder, workloads=6, seed=11, protocol=protocol))
+            with monkeypatch.context() as m:
+                m.setattr(base.CheckerBase, "_plan", _no_plan)
+                without = counts(run_encoder(encoder, workloads=6, seed=11, protocol=protocol))
+            assert with_plans == without, (protocol, encoder)
+
+
+def _no_plan(self: Any, key: Any, evidence: Any) -> None:
+    for s in self.record_specs:
+        self.tally.evaluate(s, evidence)
