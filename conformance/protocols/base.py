@@ -195,6 +195,7 @@ class CheckerBase(Checker):
 
     def run_record_checks(self, evidence: Any) -> None:
         if self._plan_keys:
+            key: tuple[Hashable, ...] | None
             try:
                 key = tuple(f(evidence) for f in self._plan_keys)
                 plan = self._plans.get(key)

@@ -88,12 +88,22 @@ def _usable_views(ev: RecordEvidence) -> list[tuple[str, SchemaView]]:
 
 @check("ticdc-avro.framing.magic-byte", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"seed 000 §Schema Registry (Confluent wire format); {NOTES} §1.2", gate=(shape_key, _control_gate))
-def magic_byte(ev: RecordEvidence) -> Findings:
+def magic_byte(ev: RecordEvidence) -> Verdict:
     """Key and value start with the Confluent magic byte 0x00 and a 4-byte schema id."""
     na = _control_gate(ev)
     if na is not None:
-        yield na
-        return
+        return na
+    k, v = ev.key, ev.value
+    if (k is not None or v is not None) and (k is None or k.error_kind not in _UNFRAMED) and (
+            v is None or v.error_kind not in _UNFRAMED):
+        return None  # the common case, without a generator
+    return _magic_byte_findings(ev)
+
+
+_UNFRAMED = (ErrorKind.SHORT, ErrorKind.MAGIC)
+
+
+def _magic_byte_findings(ev: RecordEvidence) -> Findings:
     seen = False
     for part, d in ev.parts():
         seen = True
@@ -142,8 +152,16 @@ _NO_USABLE_SCHEMA = NotApplicable("no part with a usable schema")
 @check("ticdc-avro.framing.body", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"Avro spec §Binary encoding; {NOTES} §1.2 (body = one datum, nothing after it)",
        gate=(shape_key, _no_usable_schema))
-def body_decodes(ev: RecordEvidence) -> Findings:
+def body_decodes(ev: RecordEvidence) -> Verdict:
     """The Avro body decodes with its writer schema and nothing is left over."""
+    k, v = ev.key, ev.value
+    if (k is None or k.datum is not None and k.error_kind is None) and (
+            v is None or v.datum is not None and v.error_kind is None) and (k is not None or v is not None):
+        return None  # every part decoded: the common case, without a generator
+    return _body_findings(ev)
+
+
+def _body_findings(ev: RecordEvidence) -> Findings:
     seen = False
     for part, d in ev.parts():
         if d.view is None or d.error_kind == ErrorKind.SCHEMA:
@@ -351,31 +369,54 @@ def field_order(ev: RecordEvidence) -> Findings:
                 yield Failure(f"{part} fields are not in {order}", expected=want, actual=got, location=ev.at(part))
 
 
+#: (part, source column or None, field) of one column field of a record's schemas.
+Binding = tuple[str, Column | None, FieldView]
+
+
+def _bindings(ev: RecordEvidence) -> tuple[list[Binding], dict[str, list[Binding]]]:
+    """Every column field of the record's schemas with its source column (when the workload is
+    known), and the same grouped by type family: worked out once per pair of schemas and source
+    table (kept by the checker's resolver), not per record."""
+    k, v = ev.key, ev.value
+    kv = k.view if k is not None and k.view is not None and not k.view.error else None
+    vv = v.view if v is not None and v.view is not None and not v.view.error else None
+    table = ev.source.table if ev.source is not None else None
+    mk = ("bindings", kv.schema_id if kv is not None else None, vv.schema_id if vv is not None else None, table)
+    got = ev.resolver.memo.get(mk)
+    if got is not None:
+        return got  # type: ignore[no-any-return]
+    flat: list[Binding] = []
+    for part, view in (("key", kv), ("value", vv)):
+        if view is None:
+            continue
+        if ev.source is not None:
+            for c in _expected_columns(ev, part):
+                f = view.by_name.get(spec.sanitize_name(c.name))
+                if f is not None:
+                    flat.append((part, c, f))
+        else:
+            flat.extend((part, None, f) for f in view.column_fields)
+    fams: dict[str, list[Binding]] = {}
+    for b in flat:
+        fam = spec.family(b[1]) if b[1] is not None else spec.TIDB_TYPE_FAMILY.get(b[2].tidb_type or "")
+        if fam is not None:
+            fams.setdefault(fam, []).append(b)
+    got = ev.resolver.memo[mk] = (flat, fams)
+    return got
+
+
 def _column_fields(ev: RecordEvidence) -> list[tuple[str, DecodedPart, Column | None, FieldView]]:
     """(part, decoded part, source column or None, field) for every column field; computed once
     per record and shared by every check."""
-    if ev.bindings is not None:
-        return ev.bindings
-    out: list[tuple[str, DecodedPart, Column | None, FieldView]] = []
-    for part, v in _usable_views(ev):
-        d = ev.key if part == "key" else ev.value
-        assert d is not None
-        if ev.source is not None:
-            for c in _expected_columns(ev, part):
-                f = v.by_name.get(spec.sanitize_name(c.name))
-                if f is not None:
-                    out.append((part, d, c, f))
-        else:
-            for f in v.column_fields:
-                out.append((part, d, None, f))
-    ev.bindings = out
-    fams: dict[str, list[tuple[str, DecodedPart, Column | None, FieldView]]] = {}
-    for b in out:
-        fam = spec.family(b[2]) if b[2] is not None else spec.TIDB_TYPE_FAMILY.get(b[3].tidb_type or "")
-        if fam is not None:
-            fams.setdefault(fam, []).append(b)
-    ev.by_family = fams
-    return out
+    if ev.bindings is None:
+        ev.bindings = [(part, _part(ev, part), c, f) for part, c, f in _bindings(ev)[0]]
+    return ev.bindings
+
+
+def _part(ev: RecordEvidence, part: str) -> DecodedPart:
+    d = ev.key if part == "key" else ev.value
+    assert d is not None
+    return d
 
 
 @check("ticdc-avro.schema.nullability", level=Level.MUST, scope=Scope.RECORD, protocol=P,
@@ -483,6 +524,25 @@ def expected_primitives(fam: str, o: spec.AvroOptions) -> tuple[str, ...]:
 
 def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
     """What is wrong with a field's schema or value judged from its own `tidb_type` alone."""
+    problem = field_plausibility(fam, f, o)
+    if problem is not None or v is None:
+        return problem
+    rule = _VALUE_RULES.get(fam)
+    return rule(f, v, o) if rule is not None else None
+
+
+def field_plausibility(fam: str, f: FieldView, o: spec.AvroOptions) -> str | None:
+    """What is wrong with the field's schema for its `tidb_type` (kept on the field: once per
+    schema and options; the options object is kept with the answer, so its id is not reused)."""
+    mk = (fam, id(o))
+    got = f.memo.get(mk)
+    if got is None:
+        got = f.memo[mk] = (o, _field_problem(fam, f, o))
+    problem: str | None = got[1]
+    return problem
+
+
+def _field_problem(fam: str, f: FieldView, o: spec.AvroOptions) -> str | None:
     prims = expected_primitives(fam, o)
     if f.primitive not in prims:
         return f"Avro type {f.primitive!r}, expected {' or '.join(prims)}"
@@ -497,52 +557,86 @@ def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | N
             return f"BIT needs connect.parameters.length = bit width 1..64, got {ln!r}"
     if fam in (Family.ENUM, Family.SET) and not isinstance(f.params.get("allowed"), str):
         return f"{fam.upper()} needs connect.parameters.allowed"
-    if v is None:
-        return None
-    if fam == Family.INT_UNSIGNED and isinstance(v, int) and v < 0:
-        return f"negative value {v} for an unsigned column"
-    if fam == Family.BIGINT_UNSIGNED and o.bigint_unsigned_string:
-        if not (isinstance(v, str) and v.isdigit() and int(v) < 1 << 64):
-            return f"{v!r} is not an unsigned 64-bit decimal string"
-    if fam in (Family.FLOAT, Family.DOUBLE) and isinstance(v, float) and not math.isfinite(v):
+    return None
+
+
+# What is wrong with a (non-null) value of a family, given a field whose schema is plausible.
+
+def _unsigned_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    return f"negative value {v} for an unsigned column" if isinstance(v, int) and v < 0 else None
+
+
+def _bigint_unsigned_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    if o.bigint_unsigned_string and not (isinstance(v, str) and v.isdigit() and int(v) < 1 << 64):
+        return f"{v!r} is not an unsigned 64-bit decimal string"
+    return None
+
+
+def _float_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    if isinstance(v, float) and not math.isfinite(v):
         return f"{v} is not finite (TiCDC writes 0 for NaN and infinities)"
-    if fam == Family.BIT and isinstance(v, bytes):
-        ln = int(f.params.get("length", "64"))
-        if o.bit_padded:
-            if len(v) != (ln + 7) // 8:
-                return f"BIT bytes 0x{v.hex()} are not padded to ceil({ln}/8) bytes (new-architecture TiCDC)"
-        elif not 1 <= len(v) <= 8 or (len(v) > 1 and v[0] == 0):
-            return f"BIT bytes 0x{v.hex()} are not minimal big-endian (leading zero bytes trimmed, 0 -> 00)"
-        if int.from_bytes(v, "big") >> ln:
-            return f"BIT value 0x{v.hex()} does not fit in {ln} bits"
-    if fam == Family.DECIMAL:
-        if o.decimal_string:
-            if not (isinstance(v, str) and _DECIMAL_STR_RE.match(v)):
-                return f"{v!r} is not a decimal string"
-        elif isinstance(v, bytes):
-            if not v:
-                return "empty decimal bytes"
-            if isinstance(f.precision, int) and abs(int.from_bytes(v, "big", signed=True)) >= 10 ** f.precision:
-                return f"unscaled value {int.from_bytes(v, 'big', signed=True)} exceeds precision {f.precision}"
-    if fam in (Family.ENUM, Family.SET) and isinstance(v, str):
-        # `allowed` lists a member with `''` or `\'` in its name with `'` (EscapeEnumAndSetOptions),
-        # while the value is the member's real name: compare them as `allowed` writes names.
-        allowed = spec.split_allowed(f.params.get("allowed", ""))
-        if fam == Family.ENUM and spec.allowed_name(v) not in allowed:
-            return f"{v!r} is not one of the ENUM members {allowed}"
-        if fam == Family.SET and v:
-            members = [spec.allowed_name(m) for m in v.split(",")]
-            idx = [allowed.index(m) if m in allowed else -1 for m in members]
-            if -1 in idx or idx != sorted(set(idx)):
-                return f"{v!r} is not a comma-joined subset of {allowed} in definition order"
-    if fam == Family.JSON and isinstance(v, str):
+    return None
+
+
+def _bit_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    if not isinstance(v, bytes):
+        return None
+    ln = int(f.params.get("length", "64"))
+    if o.bit_padded:
+        if len(v) != (ln + 7) // 8:
+            return f"BIT bytes 0x{v.hex()} are not padded to ceil({ln}/8) bytes (new-architecture TiCDC)"
+    elif not 1 <= len(v) <= 8 or (len(v) > 1 and v[0] == 0):
+        return f"BIT bytes 0x{v.hex()} are not minimal big-endian (leading zero bytes trimmed, 0 -> 00)"
+    if int.from_bytes(v, "big") >> ln:
+        return f"BIT value 0x{v.hex()} does not fit in {ln} bits"
+    return None
+
+
+def _decimal_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    if o.decimal_string:
+        if not (isinstance(v, str) and _DECIMAL_STR_RE.match(v)):
+            return f"{v!r} is not a decimal string"
+    elif isinstance(v, bytes):
+        if not v:
+            return "empty decimal bytes"
+        if isinstance(f.precision, int) and abs(int.from_bytes(v, "big", signed=True)) >= 10 ** f.precision:
+            return f"unscaled value {int.from_bytes(v, 'big', signed=True)} exceeds precision {f.precision}"
+    return None
+
+
+def _enum_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    # `allowed` lists a member with `''` or `\'` in its name with `'` (EscapeEnumAndSetOptions),
+    # while the value is the member's real name: compare them as `allowed` writes names.
+    if not isinstance(v, str):
+        return None
+    allowed = spec.split_allowed(f.params.get("allowed", ""))
+    if spec.allowed_name(v) not in allowed:
+        return f"{v!r} is not one of the ENUM members {allowed}"
+    return None
+
+
+def _set_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    if not isinstance(v, str) or not v:
+        return None
+    allowed = spec.split_allowed(f.params.get("allowed", ""))
+    members = [spec.allowed_name(m) for m in v.split(",")]
+    idx = [allowed.index(m) if m in allowed else -1 for m in members]
+    if -1 in idx or idx != sorted(set(idx)):
+        return f"{v!r} is not a comma-joined subset of {allowed} in definition order"
+    return None
+
+
+def _json_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    if isinstance(v, str):
         try:
             json.loads(v)
         except ValueError:
             return f"{v[:60]!r} is not JSON text"
-    if fam in _TEMPORAL and isinstance(v, str | int):
-        return _temporal_problem(fam, v)
-    if fam == Family.VECTOR and isinstance(v, str):
+    return None
+
+
+def _vector_value(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+    if isinstance(v, str):
         try:
             parse_vector(v)
         except ValueError as e:
@@ -550,7 +644,20 @@ def plausibility(fam: str, f: FieldView, v: Any, o: spec.AvroOptions) -> str | N
     return None
 
 
+def _temporal_value(fam: str) -> Any:
+    def rule(f: FieldView, v: Any, o: spec.AvroOptions) -> str | None:
+        return _temporal_problem(fam, v) if isinstance(v, str | int) else None
+
+    return rule
+
+
 _TEMPORAL = (Family.DATE, Family.DATETIME, Family.TIMESTAMP, Family.TIME, Family.YEAR)
+_VALUE_RULES: dict[str, Any] = {
+    Family.INT_UNSIGNED: _unsigned_value, Family.BIGINT_UNSIGNED: _bigint_unsigned_value,
+    Family.FLOAT: _float_value, Family.DOUBLE: _float_value, Family.BIT: _bit_value, Family.DECIMAL: _decimal_value,
+    Family.ENUM: _enum_value, Family.SET: _set_value, Family.JSON: _json_value, Family.VECTOR: _vector_value,
+    **{fam: _temporal_value(fam) for fam in _TEMPORAL},
+}
 
 
 def _temporal_problem(fam: str, v: str | int) -> str | None:
@@ -587,9 +694,7 @@ _NO_COLUMN = {fam: NotApplicable(f"no {fam} column") for fam in Family.ALL}
 
 def type_findings(ev: RecordEvidence, fam: str) -> Verdict:
     """Most records have no column of a given family: say so without starting a generator."""
-    _column_fields(ev)
-    assert ev.by_family is not None
-    bindings = ev.by_family.get(fam)
+    bindings = _bindings(ev)[1].get(fam)
     if not bindings:
         return _NO_COLUMN[fam]
     return _type_findings(ev, bindings)
@@ -597,21 +702,20 @@ def type_findings(ev: RecordEvidence, fam: str) -> Verdict:
 
 def _family_gate(fam: str) -> Any:
     def gate(ev: RecordEvidence) -> NotApplicable | None:
-        _column_fields(ev)
-        assert ev.by_family is not None
-        return None if ev.by_family.get(fam) else _NO_COLUMN[fam]
+        return None if _bindings(ev)[1].get(fam) else _NO_COLUMN[fam]
 
     return gate
 
 
-def _type_findings(ev: RecordEvidence, bindings: list[tuple[str, DecodedPart, Column | None, FieldView]]
-                   ) -> Findings:
-    for part, d, col, f in bindings:
+def _type_findings(ev: RecordEvidence, bindings: list[Binding]) -> list[Failure] | None:
+    out: list[Failure] = []
+    for part, col, f in bindings:
+        d = _part(ev, part)
         if col is not None:
             want_t = spec.avro_type(col, ev.o)
             if f.inner != want_t:
-                yield Failure(f"{part} field {f.name!r} ({col.type}): wrong Avro type", expected=want_t,
-                              actual=f.inner, location=ev.at(part, col.name))
+                out.append(Failure(f"{part} field {f.name!r} ({col.type}): wrong Avro type", expected=want_t,
+                                   actual=f.inner, location=ev.at(part, col.name)))
                 continue
             if d.datum is None or f.name not in d.datum:
                 continue
@@ -619,17 +723,18 @@ def _type_findings(ev: RecordEvidence, bindings: list[tuple[str, DecodedPart, Co
             want_v = spec.native_value(col, ev.source.image[col.name], ev.o)
             got_v = d.datum[f.name]
             if not same_datum(want_v, got_v):
-                yield Failure(f"{part} field {f.name!r} ({col.type}): wrong value", expected=_show(want_v),
-                              actual=_show(got_v), location=ev.at(part, col.name))
+                out.append(Failure(f"{part} field {f.name!r} ({col.type}): wrong value", expected=_show(want_v),
+                                   actual=_show(got_v), location=ev.at(part, col.name)))
         else:
             got_v = d.datum.get(f.name) if d.datum is not None else None
             fam = spec.TIDB_TYPE_FAMILY[f.tidb_type or '']
             problem = plausibility(fam, f, got_v, ev.o)
             if problem:
-                yield Failure(f"{part} field {f.name!r} ({f.tidb_type}): {problem}",
-                              expected=f"{spec.TIDB_TYPE_FAMILY.get(f.tidb_type or '')} per the type table",
-                              actual=_show(got_v) if got_v is not None else f.inner,
-                              location=ev.at(part, f.name), hint=_version_hint(fam, f, ev.o))
+                out.append(Failure(f"{part} field {f.name!r} ({f.tidb_type}): {problem}",
+                                   expected=f"{spec.TIDB_TYPE_FAMILY.get(f.tidb_type or '')} per the type table",
+                                   actual=_show(got_v) if got_v is not None else f.inner,
+                                   location=ev.at(part, f.name), hint=_version_hint(fam, f, ev.o)))
+    return out or None
 
 
 def _version_hint(fam: str, f: FieldView, o: spec.AvroOptions) -> str | None:
@@ -706,7 +811,7 @@ for _fam, _doc, _clause in _TYPE_CHECKS:
 
 
 def _no_decimal_field(ev: RecordEvidence) -> NotApplicable | None:
-    return None if any(f.logical == "decimal" for _p, _d, _c, f in _column_fields(ev)) else _NO_DECIMAL
+    return None if any(f.logical == "decimal" for _p, _c, f in _bindings(ev)[0]) else _NO_DECIMAL
 
 
 _NO_DECIMAL = NotApplicable("no precise decimal value")

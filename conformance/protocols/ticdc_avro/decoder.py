@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,8 @@ class FieldView:
     has_default: bool
     default: Any
     problem: str | None = None  # shape problems (a union of three, a nested record …)
+    # What checks work out once per field (e.g. whether its schema fits its tidb_type).
+    memo: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def tidb_type(self) -> str | None:
@@ -147,6 +150,8 @@ class SchemaResolver:
         self.registry = registry
         self._views: dict[int, SchemaView | str] = {}
         self._subjects: dict[int, list[tuple[str, int]] | str] = {}
+        # What checks work out once per schema (or pair of schemas) rather than per record.
+        self.memo: dict[Hashable, Any] = {}
 
     @staticmethod
     def _not_found(e: Exception) -> bool:

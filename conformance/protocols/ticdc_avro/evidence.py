@@ -44,7 +44,6 @@ class RecordEvidence:
     control_source: Ddl | Watermark | None = None  # run mode: the event it came from
     # (part, decoded part, source column or None, field), computed once for all checks
     bindings: list[tuple[str, DecodedPart, Any, Any]] | None = None
-    by_family: dict[str, list[tuple[str, DecodedPart, Any, Any]]] | None = None
 
     def parts(self) -> Iterator[tuple[str, DecodedPart]]:
         if self.key is not None:
