@@ -17,7 +17,7 @@ import re
 import struct
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ...checks import compatibility
@@ -162,17 +162,15 @@ def body_decodes(ev: RecordEvidence) -> Verdict:
 
 
 def _body_findings(ev: RecordEvidence) -> Findings:
-    seen = False
+    na = _no_usable_schema(ev)
+    if na is not None:
+        yield na
+        return
     for part, d in ev.parts():
-        if d.view is None or d.error_kind == ErrorKind.SCHEMA:
-            continue
-        seen = True
-        if d.error_kind in (ErrorKind.BODY, ErrorKind.TRAILING):
+        if d.view is not None and d.error_kind in (ErrorKind.BODY, ErrorKind.TRAILING):
             yield Failure(f"{part} body: {d.error}", expected="one Avro datum of the writer schema",
                           actual="0x" + d.raw[5:40].hex() + ("…" if len(d.raw) > 40 else ""),
                           location=ev.at(part))
-    if not seen:
-        yield _NO_USABLE_SCHEMA
 
 
 # == registry ===========================================================================
@@ -857,13 +855,13 @@ _KEY_UNRESOLVED = NotApplicable("key schema unresolved")
               "table column order)", gate=(shape_key, _no_key_to_judge))
 def key_columns(ev: RecordEvidence) -> Verdict:
     """The key holds exactly the handle-key columns (PK, else the NOT NULL unique key) with the row's values."""
-    if ev.control is not None:
-        return NotApplicable(f"a {ev.control.kind} control record has no key by design")
+    na = _no_key_to_judge(ev)
+    if na is not None:
+        return na
     if ev.record.key is None:
         return Failure("record has no key", expected="the handle-key columns", actual=None, location=ev.at("key"))
     k, v = ev.key, ev.value
-    if k is None or k.view is None or k.view.error:
-        return _KEY_UNRESOLVED
+    assert k is not None and k.view is not None  # a key that is there resolved (the gate)
     out: list[Failure] = []
     if ev.source is not None:
         cols = spec.key_columns(ev.source.table)
@@ -925,6 +923,9 @@ _NOT_TOMBSTONE = NotApplicable("not a tombstone (the source is unknown)")
               f"(no extension fields for delete.on.null sinks); {NOTES} §1.1", gate=(shape_key, _not_a_tombstone))
 def tombstone(ev: RecordEvidence) -> Verdict:
     """A DELETE is a key with a null value (a Kafka tombstone); nothing else has a null value."""
+    na = _not_a_tombstone(ev)
+    if na is not None:
+        return na
     is_tomb = ev.record.value is None
     if ev.source is not None:
         if ev.source.op is Op.DELETE and not is_tomb:
@@ -934,8 +935,6 @@ def tombstone(ev: RecordEvidence) -> Verdict:
             return Failure(f"an {ev.source.op.value.upper()} was sent as a tombstone", expected="a value",
                            actual=None, location=ev.at("value"))
         return None
-    if not is_tomb:
-        return _NOT_TOMBSTONE
     if ev.record.key is None:
         return Failure("tombstone without a key", expected="the deleted row's key", actual=None,
                        location=ev.at("key"))
@@ -1038,13 +1037,12 @@ def extension_commit_ts(ev: RecordEvidence) -> Verdict:
 def extension_checksum(ev: RecordEvidence) -> Verdict:
     """`_tidb_row_level_checksum` is the CRC32 of the row's columns as a consumer recomputes it, and
     `_tidb_corrupted` is false."""
-    if not ev.o.checksum:
-        return _CHECKSUM_OFF
-    d = _ext_datum(ev)
-    if isinstance(d, NotApplicable):
-        return d
+    na = _no_checksum(ev)
+    if na is not None:
+        return na
     v = ev.value
-    assert v is not None and v.view is not None
+    assert v is not None and v.view is not None and v.datum is not None  # the gate: a decoded value
+    d = v.datum
     got = d.get("_tidb_row_level_checksum")
     if d.get("_tidb_corrupted") is not False:
         return Failure("_tidb_corrupted is set", expected=False, actual=d.get("_tidb_corrupted"),
@@ -1106,12 +1104,17 @@ WATERMARK_CLAUSE = (f"{NOTES} §1.9 (avro-enable-watermark: testing only, honour
                     "byte 0x01 DDL, 0x02 checkpoint)")
 
 
-def _control_kind(ev: RecordEvidence) -> str | None:
-    return ev.control.kind if ev.control is not None else None
+def _only_control(kind: str, na: NotApplicable) -> Callable[[RecordEvidence], NotApplicable | None]:
+    """The gate of a check about one kind of control record."""
+
+    def gate(ev: RecordEvidence) -> NotApplicable | None:
+        return None if ev.control is not None and ev.control.kind == kind else na
+
+    return gate
 
 
-_NOT_DDL = NotApplicable("not a DDL control record")
-_NOT_CHECKPOINT = NotApplicable("not a checkpoint control record")
+_only_ddl = _only_control("ddl", NotApplicable("not a DDL control record"))
+_only_checkpoint = _only_control("checkpoint", NotApplicable("not a checkpoint control record"))
 
 
 def _short(raw: bytes, limit: int = 120) -> str:
@@ -1120,15 +1123,17 @@ def _short(raw: bytes, limit: int = 120) -> str:
 
 @check("ticdc-avro.watermark.ddl-message", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=WATERMARK_CLAUSE + "; struct ddlEvent {query, type (TiDB ActionType), schema, table, commitTs}",
-       needs_options=WATERMARK, gate=(shape_key, lambda ev: None if _control_kind(ev) == "ddl" else _NOT_DDL))
+       needs_options=WATERMARK, gate=(shape_key, _only_ddl))
 def watermark_ddl_message(ev: RecordEvidence) -> Findings:
     """A DDL control record is a null key and 0x01 followed by Go's compact JSON of {query, type,
     schema, table, commitTs} in that order; with the workload: the DDL's SQL, TiDB action type,
     table (after the DDL) and commit ts."""
-    c = ev.control
-    if c is None or c.kind != "ddl":
-        yield _NOT_DDL
+    na = _only_ddl(ev)
+    if na is not None:
+        yield na
         return
+    c = ev.control
+    assert c is not None
     if c.problem:
         yield Failure(f"malformed DDL control record: {c.problem}",
                       expected='0x01 {"query":…,"type":…,"schema":…,"table":…,"commitTs":…}',
@@ -1149,14 +1154,16 @@ def watermark_ddl_message(ev: RecordEvidence) -> Findings:
 @check("ticdc-avro.watermark.checkpoint-message", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=WATERMARK_CLAUSE + " (binary.Write big-endian of checkpointByte and the uint64 ts)",
        needs_options=WATERMARK,
-       gate=(shape_key, lambda ev: None if _control_kind(ev) == "checkpoint" else _NOT_CHECKPOINT))
+       gate=(shape_key, _only_checkpoint))
 def watermark_checkpoint_message(ev: RecordEvidence) -> Findings:
     """A checkpoint control record is a null key and 0x02 followed by the resolved ts as a
     big-endian unsigned 64-bit integer (9 bytes); with the workload: the watermark's ts."""
-    c = ev.control
-    if c is None or c.kind != "checkpoint":
-        yield _NOT_CHECKPOINT
+    na = _only_checkpoint(ev)
+    if na is not None:
+        yield na
         return
+    c = ev.control
+    assert c is not None
     if c.problem:
         yield Failure(f"malformed checkpoint control record: {c.problem}", expected="0x02 + 8 bytes",
                       actual=_short(c.raw), location=ev.at("value"))
