@@ -7,6 +7,8 @@ encode stage, with the workload; a capture, without):
 
 * every gate that says "not applicable" says exactly what the check itself answers;
 * the tally with plans equals, count for count and finding for finding, the tally without.
+
+And a finding that replays for many records must read the same in each (no object addresses).
 """
 
 from __future__ import annotations
@@ -110,3 +112,38 @@ def test_a_run_with_plans_counts_what_one_without_counts(monkeypatch: pytest.Mon
 def _no_plan(self: Any, key: Any, evidence: Any) -> None:
     for s in self.record_specs:
         self.tally.evaluate(s, evidence)
+
+
+def test_a_truncated_body_reads_the_same_in_every_record() -> None:
+    """fastavro names the stream object (`<_io.BytesIO object at 0x…>`) when a double is cut
+    short: the finding must not carry the address, or one defect becomes a finding per record."""
+    import json
+
+    from conformance.checks.registry import Location
+    from conformance.encoders.spi import Record
+
+    schema = {"type": "record", "name": "t", "namespace": "default.db",
+              "fields": [{"name": "d", "type": {"type": "double", "connect.parameters": {"tidb_type": "DOUBLE"}}}]}
+
+    class OneSchema:
+        def schema_by_id(self, i: int) -> str:
+            if i != 1:
+                raise KeyError(i)
+            return json.dumps(schema)
+
+        def subjects_for_id(self, i: int) -> list[tuple[str, int]]:
+            return [("t-value", 1), ("t-key", 1)]
+
+    suite = get_protocol("ticdc-avro")
+    tally = capture_tally(suite, "test")
+    checker = suite.checker(suite.resolve_options({}), OneSchema(), tally, CAPTURE)
+    truncated = b"\x00\x00\x00\x00\x01" + b"\x00\x00\x00"  # 3 of a double's 8 bytes
+    for offset in range(4):
+        checker.check_record(Record("t", truncated, truncated + bytes([offset]), 0, (), None, offset),
+                             Location(topic="t", partition=0, offset=offset))
+    checker.finish()
+    body = tally.checks["ticdc-avro.framing.body"]
+    assert body.failed == 4
+    messages = {f.message for f in body.failures.values()}
+    assert all(" at 0x" not in m for m in messages), messages
+    assert any("does not decode" in m for m in messages), messages
