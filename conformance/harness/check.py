@@ -8,8 +8,9 @@ process and the live check on Spark executors all call it.
 
 Live topics: the read is bounded, each partition from its start (the group's committed offset
 with `--group`, else the earliest offset the broker holds) to the high watermark seen when the
-check began. Stream checks run per topic-partition (one Spark task each), or per topic where the
-protocol's stream rules span partitions (`Capabilities.stream_scope`). Delivery is judged per
+check began. Stream checks run per topic-partition (a Spark task reads one, or a pack of small
+ones: a log each), or per topic where the protocol's stream rules span partitions
+(`Capabilities.stream_scope`). Delivery is judged per
 topic from the log alone; on Spark, for a protocol checked per topic-partition, a second job
 identifies each message where its partition is read and groups only those small identities by
 topic. Loss and strays need the workload: skipped, saying so.
@@ -21,6 +22,7 @@ import pickle
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -243,16 +245,23 @@ def _result_table(n: int, result: TaskResult) -> Any:
 
 
 def _per_partition(spec: LiveSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """One task per topic-partition, in offset order."""
+    """The checks of each topic-partition of a task (one, or a pack of small ones), one log each
+    in offset order, as `check_live_local` judges them."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        from .kafka_source import topic_partition_runs
+        from .kafka_source import KafkaSourceError, topic_partition_runs
 
         t = spec.live_tally()
-        # One Spark partition is one topic-partition in offset order (topic_partition_runs
-        # verifies it): one checker for the whole task keeps its schema cache warm.
-        records = records_of(b for _t, _p, b in topic_partition_runs(batches))
-        n = check_log(spec.suite, dict(spec.options), spec.registry(), unnumbered(records), t)
+        options, registry = dict(spec.options), spec.registry()
+        n = 0
+        done: set[tuple[str, int]] = set()
+        # The source hands each topic-partition over whole and in offset order (topic_partition_runs
+        # verifies the order; a partition coming back after another would be split in two logs).
+        for tp, runs in groupby(topic_partition_runs(batches), key=lambda run: run[:2]):
+            if tp in done:
+                raise KafkaSourceError(f"records of {tp[0]}[{tp[1]}] reached a check task in pieces")
+            done.add(tp)
+            n += check_log(spec.suite, options, registry, unnumbered(records_of(b for _t, _p, b in runs)), t)
         yield from _result_table(n, TaskResult(t, DeliverySummary())).to_batches()
 
     return run

@@ -15,6 +15,13 @@ Options (names are case-insensitive, as for every Spark data source):
     Seconds, default 60. Bounds metadata and watermark look-ups while planning, and how long a
     partition read may go without receiving a record before it fails naming the topic, the
     partition, the offset it expected and the offset it got to.
+``packOffsets``
+    Optional, default 0. Topic-partitions with fewer offsets than this are packed together,
+    in order, into Spark partitions of about this many offsets (one consumer reads a pack's
+    partitions at once); 0 keeps one Spark partition per topic-partition. :func:`read_kafka`
+    chooses it from the size of the read and Spark's parallelism: a deployment with hundreds
+    of small topics would otherwise cost a Spark task, a consumer and its start-up per
+    topic-partition.
 ``startingOffsets`` / ``endingOffsets``
     Optional JSON ``{"topic": {"0": 123, "1": -2}}``; ``-2`` means earliest, ``-1`` latest.
     Partitions left out start at the earliest offset and end at the latest offset *observed
@@ -33,9 +40,10 @@ Schema (fixed)::
 record without headers has an empty list); a header value may be null.
 
 Partitioning: one Spark partition per Kafka topic-partition, holding that partition's records in
-offset order. So per-partition stream checks need no shuffle: run them with
-``df.mapInArrow(fn, schema)`` and split each task's batches with :func:`topic_partition_runs`
-(robust should a later plan ever coalesce partitions). ``groupBy("topic", "partition")
+offset order, or (``packOffsets``) one per pack of small topic-partitions, each of them whole,
+in offset order and contiguous (never interleaved with another). So per-partition stream checks
+need no shuffle: run them with ``df.mapInArrow(fn, schema)`` and split each task's batches with
+:func:`topic_partition_runs`. ``groupBy("topic", "partition")
 .applyInArrow`` also works but shuffles every record and loses the order (sort inside).
 
 Retention: a partition's earliest records may have been deleted by retention (the embedded test
@@ -100,6 +108,9 @@ __all__ = [
     "arrow_schema",
     "plan_ranges",
     "read_kafka",
+    "default_pack",
+    "pack_ranges",
+    "read_packed",
     "read_range",
     "topic_partition_runs",
 ]
@@ -118,6 +129,11 @@ SOURCE_NAME = "conformance-kafka"
 #: Rows per Arrow batch handed to Spark.
 BATCH_ROWS = 4096
 DEFAULT_TIMEOUT_S = 60.0
+#: The most offsets :func:`read_kafka` packs into one Spark partition: a pack's records are held
+#: until each of its topic-partitions is complete (they are fetched together, interleaved).
+PACK_MAX_OFFSETS = 20_000
+#: Spark partitions per core :func:`read_kafka` aims at when it packs (some slack for skew).
+PACKS_PER_CORE = 4
 
 #: Offsets JSON sentinels, as in Spark's own Kafka source.
 EARLIEST = -2
@@ -138,7 +154,7 @@ KAFKA_SCHEMA = StructType(
     ]
 )
 
-_KNOWN_OPTIONS = ("bootstrap", "topics", "timeout", "startingoffsets", "endingoffsets")
+_KNOWN_OPTIONS = ("bootstrap", "topics", "timeout", "startingoffsets", "endingoffsets", "packoffsets")
 # Consumer settings the reader relies on; a kafka.<prop> option cannot override them.
 _FORCED_CONSUMER = {
     # Read by assignment and never commit: the read leaves no trace in any consumer group.
@@ -203,6 +219,7 @@ class SourceOptions:
     timeout: float
     starting: dict[str, dict[int, int]]
     ending: dict[str, dict[int, int]]
+    pack: int = 0
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
@@ -212,7 +229,7 @@ class SourceOptions:
         if unknown:
             raise KafkaSourceError(
                 f"{SOURCE_NAME}: unknown option(s) {', '.join(unknown)}; known: bootstrap, topics, timeout, "
-                f"startingOffsets, endingOffsets, kafka.<librdkafka property>"
+                f"startingOffsets, endingOffsets, packOffsets, kafka.<librdkafka property>"
             )
         bootstrap = opts.get("bootstrap", "").strip()
         if not bootstrap:
@@ -228,6 +245,11 @@ class SourceOptions:
         if not (timeout > 0 and math.isfinite(timeout)):  # every wait must be bounded
             raise KafkaSourceError(f"{SOURCE_NAME}: option 'timeout' must be a positive number of seconds, "
                                    f"got {raw_timeout!r}")
+        raw_pack = opts.get("packoffsets", "0").strip()
+        pack = int(raw_pack) if raw_pack.isascii() and raw_pack.isdigit() else -1
+        if pack < 0:
+            raise KafkaSourceError(f"{SOURCE_NAME}: option 'packOffsets' must be a whole number of offsets >= 0, "
+                                   f"got {raw_pack!r}")
         starting = _parse_offsets("startingOffsets", opts.get("startingoffsets"), topics)
         ending = _parse_offsets("endingOffsets", opts.get("endingoffsets"), topics)
         for topic, parts in ending.items():
@@ -235,7 +257,7 @@ class SourceOptions:
                 if offset == EARLIEST:
                     raise KafkaSourceError(f"{SOURCE_NAME}: endingOffsets for {topic}[{partition}] cannot be -2 "
                                            f"(earliest)")
-        return cls(bootstrap, topics, config, timeout, starting, ending)
+        return cls(bootstrap, topics, config, timeout, starting, ending, pack)
 
 
 def _split_topics(topics: str | Iterable[str]) -> tuple[str, ...]:
@@ -675,7 +697,6 @@ def _consume(
     consumer: Consumer, rng: PartitionRange, start: int, where: str, timeout: float, batch_rows: int,
     errors: list[str],
 ) -> Iterator[pa.RecordBatch]:
-    schema = arrow_schema()
     last = rng.high - 1
     offsets: list[int] = []
     timestamps: list[int | None] = []
@@ -687,19 +708,7 @@ def _consume(
     idle_deadline = time.monotonic() + timeout
 
     def batch() -> pa.RecordBatch:
-        n = len(offsets)
-        out = pa.RecordBatch.from_arrays(
-            [
-                pa.array([rng.topic] * n, schema.field("topic").type),
-                pa.array([rng.partition] * n, schema.field("partition").type),
-                pa.array(offsets, schema.field("offset").type),
-                pa.array(timestamps, schema.field("timestamp").type),
-                pa.array(keys, schema.field("key").type),
-                pa.array(values, schema.field("value").type),
-                pa.array(headers, schema.field("headers").type),
-            ],
-            schema=schema,
-        )
+        out = _batch(rng.topic, rng.partition, offsets, timestamps, keys, values, headers)
         for column in (offsets, timestamps, keys, values, headers):
             column.clear()
         return out
@@ -758,6 +767,80 @@ def _consume(
             yield batch()
 
 
+def _batch(topic: str, partition: int, offsets: Sequence[int], timestamps: Sequence[int | None],
+           keys: Sequence[bytes | None], values: Sequence[bytes | None], headers: Sequence[Any]) -> pa.RecordBatch:
+    """One Arrow batch of :func:`arrow_schema` holding records of one topic-partition."""
+    schema = arrow_schema()
+    n = len(offsets)
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([topic] * n, schema.field("topic").type),
+            pa.array([partition] * n, schema.field("partition").type),
+            pa.array(offsets, schema.field("offset").type),
+            pa.array(timestamps, schema.field("timestamp").type),
+            pa.array(keys, schema.field("key").type),
+            pa.array(values, schema.field("value").type),
+            # Consumed headers are (name, bytes-or-None) pairs; Arrow converts them as they are.
+            pa.array(headers, schema.field("headers").type),
+        ],
+        schema=schema,
+    )
+
+
+def pack_ranges(ranges: Sequence[PartitionRange], target: int) -> list[tuple[PartitionRange, ...]]:
+    """Ranges grouped for reading: a range of ``target`` offsets or more alone, smaller ones
+    packed together, in their order, until a pack holds ``target`` offsets. ``target`` 0 leaves
+    every range alone. A range is never split."""
+    if target <= 0:
+        return [(r,) for r in ranges]
+    packs: list[tuple[PartitionRange, ...]] = []
+    pack: list[PartitionRange] = []
+    size = 0
+    for r in ranges:
+        if r.count >= target:
+            packs.append((r,))
+            continue
+        pack.append(r)
+        size += r.count
+        if size >= target:
+            packs.append(tuple(pack))
+            pack, size = [], 0
+    if pack:
+        packs.append(tuple(pack))
+    return packs
+
+
+def read_packed(bootstrap: str, ranges: Sequence[PartitionRange], config: Mapping[str, str] | None = None, *,
+                timeout: float = DEFAULT_TIMEOUT_S, batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """The records of several small ranges as Arrow batches, read by one consumer with every
+    partition assigned at once. Each topic-partition's records come out whole, in offset order
+    and contiguous (held until the partition is complete, then yielded), so
+    :func:`topic_partition_runs` sees one run per topic-partition."""
+    reader = LogReader(bootstrap, config, timeout=timeout)
+    held: dict[tuple[str, int], tuple[list[Any], ...]] = {}
+    ends = {(r.topic, r.partition): r.high for r in ranges if not r.empty}
+
+    def flush(tp: tuple[str, int]) -> Iterator[pa.RecordBatch]:
+        cols = held.pop(tp)
+        for i in range(0, len(cols[0]), batch_rows):
+            yield _batch(tp[0], tp[1], *(c[i:i + batch_rows] for c in cols))
+
+    try:
+        for topic, partition, offset, key, value, headers, ts in reader.read_many(ranges):
+            tp = (topic, partition)
+            cols = held.get(tp)
+            if cols is None:
+                cols = held[tp] = ([], [], [], [], [])
+            for column, v in zip(cols, (offset, ts, key, value, headers), strict=True):
+                column.append(v)
+            if offset + 1 >= ends[tp]:
+                yield from flush(tp)
+        for tp in sorted(held):  # complete without reaching their last offset (markers, compaction)
+            yield from flush(tp)
+    finally:
+        reader.close()
+
+
 def topic_partition_runs(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[str, int, pa.RecordBatch]]:
     """Split a stream of this source's batches into runs of one topic-partition each.
 
@@ -793,22 +876,21 @@ def topic_partition_runs(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[st
 
 
 class KafkaPartition(InputPartition):
-    """One topic-partition's planned range; pickled to the executor that reads it."""
+    """The planned ranges of one Spark partition (one topic-partition, or a pack of small ones);
+    pickled to the executor that reads it."""
 
-    def __init__(self, rng: PartitionRange) -> None:
+    def __init__(self, ranges: Sequence[PartitionRange]) -> None:
         super().__init__(None)
-        self.topic = rng.topic
-        self.partition = rng.partition
-        self.start = rng.low
-        self.end = rng.high
+        self.spans = tuple((r.topic, r.partition, r.low, r.high) for r in ranges)
 
     @property
-    def range(self) -> PartitionRange:
-        return PartitionRange(self.topic, self.partition, self.start, self.end)
+    def ranges(self) -> list[PartitionRange]:
+        return [PartitionRange(*span) for span in self.spans]
 
 
 class KafkaReader(DataSourceReader):
-    """Plans one :class:`KafkaPartition` per topic-partition; reads each with :func:`read_range`."""
+    """Plans a :class:`KafkaPartition` per topic-partition or per pack (``packOffsets``); reads
+    a lone range with :func:`read_range`, a pack with :func:`read_packed`."""
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
@@ -818,13 +900,17 @@ class KafkaReader(DataSourceReader):
         # captured here fix what the query reads.
         o = self.options
         ranges = plan_ranges(o.bootstrap, o.topics, o.config, starting=o.starting, ending=o.ending, timeout=o.timeout)
-        return [KafkaPartition(r) for r in ranges]
+        return [KafkaPartition(pack) for pack in pack_ranges(ranges, o.pack)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, KafkaPartition):
             raise KafkaSourceError(f"{SOURCE_NAME}: unexpected partition {partition!r}")
         o = self.options
-        yield from read_range(o.bootstrap, partition.range, o.config, timeout=o.timeout)
+        ranges = partition.ranges
+        if len(ranges) == 1:
+            yield from read_range(o.bootstrap, ranges[0], o.config, timeout=o.timeout)
+        else:
+            yield from read_packed(o.bootstrap, ranges, o.config, timeout=o.timeout)
 
 
 class KafkaDataSource(DataSource):
@@ -847,6 +933,13 @@ class KafkaDataSource(DataSource):
         return KafkaReader(SourceOptions.parse(self.options))
 
 
+def default_pack(ranges: Sequence[PartitionRange], cores: int) -> int:
+    """The ``packOffsets`` :func:`read_kafka` uses: about :data:`PACKS_PER_CORE` Spark partitions
+    per core, packs of at most :data:`PACK_MAX_OFFSETS` offsets."""
+    total = sum(r.count for r in ranges)
+    return max(1, min(PACK_MAX_OFFSETS, math.ceil(total / (PACKS_PER_CORE * max(1, cores)))))
+
+
 def read_kafka(
     spark: SparkSession,
     bootstrap: str,
@@ -855,17 +948,23 @@ def read_kafka(
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
     ranges: Sequence[PartitionRange] | None = None,
+    pack: int | None = None,
 ) -> DataFrame:
     """A DataFrame of ``topics`` over fixed offset ranges.
 
     The ranges are planned here, on the driver, and pinned as explicit offsets, so every action
     on the DataFrame reads the same records (records produced later are never included). Pass
     ``ranges`` from :func:`plan_ranges` to read exactly what was inspected (e.g. for retention
-    gaps); partitions they leave out read from earliest to latest. The session must have the
-    source registered (:func:`conformance.harness.spark.spark_session` does that)."""
+    gaps); partitions they leave out read from earliest to latest. ``pack`` is the
+    ``packOffsets`` option; by default small topic-partitions are packed into about
+    :data:`PACKS_PER_CORE` Spark partitions per core of the session (at most
+    :data:`PACK_MAX_OFFSETS` offsets each). The session must have the source registered
+    (:func:`conformance.harness.spark.spark_session` does that)."""
     names = _split_topics(topics)
     if ranges is None:
         ranges = plan_ranges(bootstrap, names, config, timeout=timeout)
+    if pack is None:
+        pack = default_pack(ranges, spark.sparkContext.defaultParallelism)
     reader = (
         spark.read.format(SOURCE_NAME)
         # The schema is fixed; giving it spares load() a Python worker round trip to ask for it.
@@ -875,6 +974,7 @@ def read_kafka(
         .option("timeout", str(timeout))
         .option("startingOffsets", _offsets_json(ranges, lambda r: r.low))
         .option("endingOffsets", _offsets_json(ranges, lambda r: r.high))
+        .option("packOffsets", str(pack))
     )
     for key, value in (config or {}).items():
         reader = reader.option(f"kafka.{key}", value)

@@ -66,6 +66,24 @@ def test_a_bad_live_record_is_a_finding(live, capsys) -> None:  # type: ignore[n
     assert "ticdc-avro.framing.magic-byte" in out
 
 
+def test_spark_and_in_process_checks_agree_on_every_count(live, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Spark packs small topic-partitions into one task; each is still judged as its own log,
+    exactly as the in-process check judges it: same counts, N/A reasons and findings."""
+    k, reg, topics, p = live
+    p.produce(topics[1], key=b"\x00\x00\x00\x00\x01", value=b"garbage", partition=1)
+    p.flush(10)
+    results = []
+    for extra in (["--no-spark"], []):
+        code, out = check(capsys, k, reg, topics, *extra, "--report-json", str(tmp_path / "r.json"))
+        assert code == 1, out
+        data = json.loads((tmp_path / "r.json").read_text())
+        results.append(sorted((r["check"], r["outcome"], json.dumps(r["counts"], sort_keys=True),
+                               sorted(f["message"] for f in r.get("failures", [])))
+                              for r in data["results"]))
+    assert results[0] == results[1]
+    assert any(c == "ticdc-avro.framing.magic-byte" and o == "failed" for c, o, *_ in results[0])
+
+
 def test_group_resumes_where_the_last_check_ended(live, capsys) -> None:  # type: ignore[no-untyped-def]
     k, reg, topics, p = live
     code, out = check(capsys, k, reg, topics, "--no-spark", "--group", "gate")

@@ -35,6 +35,7 @@ from conformance.harness.kafka_source import (  # noqa: E402
     KafkaSourceError,
     PartitionRange,
     arrow_schema,
+    pack_ranges,
     plan_ranges,
     read_kafka,
     topic_partition_runs,
@@ -166,6 +167,45 @@ def test_read_returns_exactly_what_was_produced_one_partition_per_topic_partitio
     assert len(runs) == len(set(runs)) == len(TOPICS) * PARTITIONS
 
 
+@pytest.mark.parametrize("pack", [2000, 10**9], ids=["packs", "one-pack"])
+def test_small_topic_partitions_are_packed_each_whole_and_in_offset_order(
+    spark: SparkSession, kafka: KafkaCluster, produced: dict[str, list[Row]], pack: int
+) -> None:
+    """A pack is read by one consumer with its partitions fetched together, interleaved; each
+    topic-partition still reaches the task whole, in offset order and in one contiguous run."""
+    ranges = plan_ranges(kafka.bootstrap, TOPICS)
+    packs = pack_ranges(ranges, pack)
+    assert 1 <= len(packs) < len(ranges) and max(len(p) for p in packs) > 1
+    df = read_kafka(spark, kafka.bootstrap, TOPICS, pack=pack)
+    assert df.rdd.getNumPartitions() == len(packs)
+
+    def runs_per_task(batches: Iterator[Any]) -> Iterator[Any]:
+        runs = [(t, p, r.column("offset").to_pylist()) for t, p, r in topic_partition_runs(batches)]
+        yield pa.RecordBatch.from_pylist([{"runs": json.dumps(runs)}], schema=pa.schema([("runs", pa.string())]))
+
+    tasks = [json.loads(r.runs) for r in df.mapInArrow(runs_per_task, "runs string").collect()]
+    seen: list[tuple[str, int]] = []
+    for runs in tasks:
+        merged: list[tuple[str, int]] = []
+        for t, p, offsets in runs:  # a partition longer than a batch comes as adjacent runs
+            if not merged or merged[-1] != (t, p):
+                merged.append((t, p))
+                last = -1
+            assert offsets[0] > last and offsets == sorted(offsets)
+            last = offsets[-1]
+        seen += merged
+    assert sorted(seen) == sorted((r.topic, r.partition) for r in ranges)  # each partition in one task, once
+    assert Counter(rows_of(df)) == Counter(row for rows in produced.values() for row in rows)
+
+
+def test_pack_ranges_keeps_order_and_never_splits_a_range() -> None:
+    rs = [PartitionRange("a", 0, 0, 5), PartitionRange("a", 1, 0, 50), PartitionRange("b", 0, 0, 3),
+          PartitionRange("b", 1, 7, 7), PartitionRange("c", 0, 0, 4)]
+    assert pack_ranges(rs, 0) == [(r,) for r in rs]
+    assert pack_ranges(rs, 8) == [(rs[1],), (rs[0], rs[2]), (rs[3], rs[4])]
+    assert pack_ranges(rs, 1000) == [tuple(rs)]
+
+
 def test_stream_checks_run_per_topic_partition_in_offset_order_without_a_shuffle(
     spark: SparkSession, kafka: KafkaCluster, produced: dict[str, list[Row]]
 ) -> None:
@@ -294,6 +334,8 @@ def test_bad_options_fail_when_the_dataframe_is_created(spark: SparkSession, kaf
         load(bootstrap=kafka.bootstrap, topics="a", startingOffsets="{a:1}")
     with pytest.raises(Exception, match="option 'timeout' must be a positive number"):
         load(bootstrap=kafka.bootstrap, topics="a", timeout="soon")
+    with pytest.raises(Exception, match="option 'packOffsets' must be a whole number"):
+        load(bootstrap=kafka.bootstrap, topics="a", packOffsets="-1")
 
 
 # --------------------------------------------------------------------------------------------
