@@ -11,9 +11,9 @@ with `--group`, else the earliest offset the broker holds) to the high watermark
 check began. Stream checks run per topic-partition (a Spark task reads one, or a pack of small
 ones: a log each), or per topic where the protocol's stream rules span partitions
 (`Capabilities.stream_scope`). Delivery is judged per
-topic from the log alone; on Spark, for a protocol checked per topic-partition, a second job
-identifies each message where its partition is read and groups only those small identities by
-topic. Loss and strays need the workload: skipped, saying so.
+topic from the log alone; on Spark, for a protocol checked per topic-partition, the task that
+checks a partition also identifies each of its messages, and only those small identities are
+grouped by topic (one read of every record). Loss and strays need the workload: skipped, saying so.
 """
 
 from __future__ import annotations
@@ -73,21 +73,42 @@ def check_log(suite: ProtocolSuite, options: Mapping[str, str], registry: Any,
     read from Kafka: `(line number or None, record or what is wrong with the line)`), in offset
     order per partition; `delivery`, if given, also receives every record (judged per topic
     later). Returns how many records were checked."""
-    checker = suite.checker(options, registry, tally, CAPTURE, partitions=partitions)
-    n = 0
+    log = LogCheck(suite, options, registry, tally, partitions=partitions, delivery=delivery)
     for line, item in items:
-        if isinstance(item, BadLine):
-            bad_line(tally, item)
-            continue
-        n += 1
-        tally.passed(CAPTURE_RECORD_FORMAT)
-        checker.check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset, line=line))
-        if delivery is not None:
-            delivery.add_record(item)
+        log.add(line, item)
         if progress is not None and line is not None and line % 2048 == 0:
             progress(line)
-    checker.finish()
-    return n
+    return log.finish()
+
+
+class LogCheck:
+    """`check_log` one item at a time, for callers that interleave their own work (a Spark task
+    yields the identities of the records it checks as it goes)."""
+
+    __slots__ = ("checker", "delivery", "n", "tally")
+
+    def __init__(self, suite: ProtocolSuite, options: Mapping[str, str], registry: Any, tally: Tally, *,
+                 partitions: int | None = None, delivery: DeliveryLogs | None = None) -> None:
+        self.checker = suite.checker(options, registry, tally, CAPTURE, partitions=partitions)
+        self.tally = tally
+        self.delivery = delivery
+        self.n = 0
+
+    def add(self, line: int | None, item: Record | BadLine) -> None:
+        if isinstance(item, BadLine):
+            bad_line(self.tally, item)
+            return
+        self.n += 1
+        self.tally.passed(CAPTURE_RECORD_FORMAT)
+        self.checker.check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset,
+                                                 line=line))
+        if self.delivery is not None:
+            self.delivery.add_record(item)
+
+    def finish(self) -> int:
+        """Run the stream checks; returns how many records were checked."""
+        self.checker.finish()
+        return self.n
 
 
 def unnumbered(records: Iterable[Record]) -> Iterator[tuple[None, Record]]:
@@ -215,9 +236,7 @@ def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
     if spec.per_topic():
         outcomes = _per_topic(spec, df, Counter(r.topic for r in ranges), starts)
     else:
-        # The ranges are pinned, so the delivery job reads the very records the checks read.
-        outcomes = df.mapInArrow(_per_partition(spec), "n long, blob binary").unionByName(
-            _delivery_per_topic(spec, df, starts))
+        outcomes = _per_partition(spec, df, starts)
     total = 0
     for part, n in reduce_tallies(outcomes, count="n").values():
         tally.merge(part.tally)
@@ -244,15 +263,20 @@ def _result_table(n: int, result: TaskResult) -> Any:
     return pa.table({"n": pa.array([n], pa.int64()), "blob": pa.array([pickle.dumps(result)], pa.binary())})
 
 
-def _per_partition(spec: LiveSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The checks of each topic-partition of a task (one, or a pack of small ones), one log each
-    in offset order, as `check_live_local` judges them."""
+def _per_partition(spec: LiveSpec, df: Any, starts: Mapping[tuple[str, int], int]) -> Any:
+    """One read of every record: each task checks its topic-partitions (one, or a pack of small
+    ones), each as its own log in offset order as `check_live_local` judges them, and identifies
+    every message as it goes (a protocol checked per topic-partition has an identifier that is
+    stateless but for caches, so the decode the checks just did is reused). Only the identities,
+    a few dozen bytes each, and one tally per task are shuffled: the identities grouped by topic
+    for the delivery judgement, the tallies passed through under the null topic."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         from .kafka_source import KafkaSourceError, topic_partition_runs
 
         t = spec.live_tally()
         options, registry = dict(spec.options), spec.registry()
+        rows = _IdentityRows(spec.suite.identifier(options, registry))
         n = 0
         done: set[tuple[str, int]] = set()
         # The source hands each topic-partition over whole and in offset order (topic_partition_runs
@@ -261,10 +285,26 @@ def _per_partition(spec: LiveSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
             if tp in done:
                 raise KafkaSourceError(f"records of {tp[0]}[{tp[1]}] reached a check task in pieces")
             done.add(tp)
-            n += check_log(spec.suite, options, registry, unnumbered(records_of(b for _t, _p, b in runs)), t)
-        yield from _result_table(n, TaskResult(t, DeliverySummary())).to_batches()
+            log = LogCheck(spec.suite, options, registry, t)
+            for record in records_of(b for _t, _p, b in runs):
+                log.add(None, record)
+                if rows.add(record):
+                    yield rows.batch()
+            n += log.finish()
+        yield rows.batch()
+        yield _outcome_batch(n, TaskResult(t, DeliverySummary()))
 
-    return run
+    def judge(table: Any) -> Any:
+        if table.column("blob").null_count < table.num_rows:  # the null topic: the tasks' tallies
+            return table.select(["n", "blob"])
+        t = Tally(log_only_checks(spec.protocol))
+        rows = table.select(["topic", "partition", "offset", "entity", "match", "ts", "fp"]).to_pylist()
+        entries = [LogEntry(r["topic"], r["partition"], r["offset"], r["entity"], r["match"], r["ts"], r["fp"])
+                   for r in rows]
+        summary = judge_log(spec.protocol, dict(spec.options), rows[0]["topic"], entries, t, starts)
+        return _result_table(0, TaskResult(t, summary))
+
+    return df.mapInArrow(run, OUTCOME_SCHEMA).groupBy("topic").applyInArrow(judge, "n long, blob binary")
 
 
 def _per_topic(spec: LiveSpec, df: Any, partitions: Mapping[str, int], starts: Mapping[tuple[str, int], int]) -> Any:
@@ -287,7 +327,9 @@ def _per_topic(spec: LiveSpec, df: Any, partitions: Mapping[str, int], starts: M
     return df.groupBy("topic").applyInArrow(run, "n long, blob binary")
 
 
-IDENTITY_SCHEMA = "topic string, partition int, offset long, entity binary, match binary, ts long, fp binary"
+#: What a `_per_partition` task emits: identity rows (blob null) and one tally row (topic null).
+OUTCOME_SCHEMA = ("n long, blob binary, topic string, partition int, offset long, entity binary, match binary, "
+                  "ts long, fp binary")
 INT64 = range(-(2 ** 63), 2 ** 63)
 
 
@@ -296,49 +338,52 @@ def _blob(v: Any) -> bytes | None:
     return v if v is None or isinstance(v, bytes) else repr(v).encode("utf-8")
 
 
-def _delivery_per_topic(spec: LiveSpec, df: Any, starts: Mapping[tuple[str, int], int]) -> Any:
-    """The delivery checks for a protocol checked per topic-partition: each message is
-    identified where its partition is read (its identifier is stateless but for caches), and
-    only the identities, a few dozen bytes each, are grouped by topic and judged there."""
+class _IdentityRows:
+    """The delivery identities of the records a task checks, in Arrow batches of `OUTCOME_SCHEMA`."""
 
-    def identify(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
+    NAMES = ("topic", "partition", "offset", "entity", "match", "ts", "fp")
+    BATCH = 4096
 
+    def __init__(self, identify: Any) -> None:
         from ..encoders.sink import fingerprint
 
-        ident = spec.suite.identifier(dict(spec.options), spec.registry())
-        names = ("topic", "partition", "offset", "entity", "match", "ts", "fp")
-        for b in batches:
-            cols = b.to_pydict()
-            out: dict[str, list[Any]] = {k: [] for k in names}
-            for topic, part, off, key, value in zip(cols["topic"], cols["partition"], cols["offset"], cols["key"],
-                                                    cols["value"], strict=True):
-                got = ident(topic, key, value)
-                if got is None:  # a control message: no row to account for
-                    continue
-                ent, match, ts = got
-                for k, v in zip(names, (topic, part, off, _blob(ent), _blob(match),
-                                        ts if isinstance(ts, int) and ts in INT64 else None,
-                                        fingerprint(topic, key, value) if match is None else None), strict=True):
-                    out[k].append(v)
-            yield pa.RecordBatch.from_pydict(out, schema=_identity_schema())
+        self.identify = identify
+        self.fingerprint = fingerprint
+        self.cols: dict[str, list[Any]] = {k: [] for k in self.NAMES}
 
-    def judge(table: Any) -> Any:
-        t = Tally(log_only_checks(spec.protocol))
-        rows = table.to_pylist()
-        summary = DeliverySummary()
-        if rows:
-            entries = [LogEntry(r["topic"], r["partition"], r["offset"], r["entity"], r["match"], r["ts"], r["fp"])
-                       for r in rows]
-            summary = judge_log(spec.protocol, dict(spec.options), rows[0]["topic"], entries, t, starts)
-        return _result_table(0, TaskResult(t, summary))
+    def add(self, r: Record) -> bool:
+        """Identify `r` (a control message has no row to account for); True when a batch is full."""
+        got = self.identify(r.topic, r.key, r.value)
+        if got is not None:
+            ent, match, ts = got
+            for k, v in zip(self.NAMES, (r.topic, r.partition, r.offset, _blob(ent), _blob(match),
+                                         ts if isinstance(ts, int) and ts in INT64 else None,
+                                         self.fingerprint(r.topic, r.key, r.value) if match is None else None),
+                            strict=True):
+                self.cols[k].append(v)
+        return len(self.cols["topic"]) >= self.BATCH
 
-    return (df.select("topic", "partition", "offset", "key", "value").mapInArrow(identify, IDENTITY_SCHEMA)
-            .groupBy("topic").applyInArrow(judge, "n long, blob binary"))
+    def batch(self) -> Any:
+        import pyarrow as pa
+
+        n = len(self.cols["topic"])
+        out = pa.RecordBatch.from_pydict({"n": [None] * n, "blob": [None] * n, **self.cols}, schema=_outcome_schema())
+        for column in self.cols.values():
+            column.clear()
+        return out
 
 
-def _identity_schema() -> Any:
+def _outcome_batch(n: int, result: TaskResult) -> Any:
     import pyarrow as pa
 
-    return pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                      ("entity", pa.binary()), ("match", pa.binary()), ("ts", pa.int64()), ("fp", pa.binary())])
+    schema = _outcome_schema()
+    return pa.RecordBatch.from_pydict({"n": [n], "blob": [pickle.dumps(result)],
+                                       **{k: [None] for k in _IdentityRows.NAMES}}, schema=schema)
+
+
+def _outcome_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("n", pa.int64()), ("blob", pa.binary()), ("topic", pa.string()), ("partition", pa.int32()),
+                      ("offset", pa.int64()), ("entity", pa.binary()), ("match", pa.binary()), ("ts", pa.int64()),
+                      ("fp", pa.binary())])
