@@ -18,6 +18,7 @@ grouped by topic (one read of every record). Loss and strays need the workload: 
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -220,7 +221,7 @@ def check_live_local(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
 def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any], master: str
                      ) -> tuple[Tally, int, DeliverySummary]:
     """Check live topics on Spark."""
-    from .kafka_source import read_kafka
+    from .kafka_source import default_pack, pack_ranges, read_kafka
     from .spark import reduce_tallies, spark_session
 
     spark = spark_session(master)
@@ -231,12 +232,15 @@ def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
     delivery = DeliverySummary()
     if not readable:
         return tally, 0, delivery
-    df = read_kafka(spark, bootstrap, sorted({r.topic for r in readable}), rest, ranges=readable)
     starts = read_starts(ranges)
     if spec.per_topic():
+        df = read_kafka(spark, bootstrap, sorted({r.topic for r in readable}), rest, ranges=readable)
         outcomes = _per_topic(spec, df, Counter(r.topic for r in ranges), starts)
     else:
-        outcomes = _per_partition(spec, df, starts)
+        packs = pack_ranges(readable, default_pack(readable, spark.sparkContext.defaultParallelism))
+        rows = [(i, json.dumps([[r.topic, r.partition, r.low, r.high] for r in pack])) for i, pack in enumerate(packs)]
+        df = spark.createDataFrame(rows, "pack int, spans string").repartition(len(rows))
+        outcomes = _per_partition(spec, df, bootstrap, rest, starts)
     total = 0
     for part, n in reduce_tallies(outcomes, count="n").values():
         tally.merge(part.tally)
@@ -263,34 +267,43 @@ def _result_table(n: int, result: TaskResult) -> Any:
     return pa.table({"n": pa.array([n], pa.int64()), "blob": pa.array([pickle.dumps(result)], pa.binary())})
 
 
-def _per_partition(spec: LiveSpec, df: Any, starts: Mapping[tuple[str, int], int]) -> Any:
-    """One read of every record: each task checks its topic-partitions (one, or a pack of small
-    ones), each as its own log in offset order as `check_live_local` judges them, and identifies
-    every message as it goes (a protocol checked per topic-partition has an identifier that is
-    stateless but for caches, so the decode the checks just did is reused). Only the identities,
-    a few dozen bytes each, and one tally per task are shuffled: the identities grouped by topic
-    for the delivery judgement, the tallies passed through under the null topic."""
+def _per_partition(spec: LiveSpec, packs: Any, bootstrap: str, config: Mapping[str, str],
+                   starts: Mapping[tuple[str, int], int]) -> Any:
+    """`packs`: a DataFrame of the topic-partitions to read (`spans`: JSON [topic, partition, low,
+    high] lists; a big topic-partition alone, small ones packed). Each task reads its packs with
+    its own consumer, in the Python worker that checks them (no hand-over of every record through
+    the JVM), and judges each topic-partition as its own log in offset order, as
+    `check_live_local` does. It identifies every message as it goes (a protocol checked per
+    topic-partition has an identifier that is stateless but for caches, so the decode the checks
+    just did is reused): only the identities, a few dozen bytes each, and one tally per task are
+    shuffled, the identities grouped by topic for the delivery judgement, the tallies passed
+    through under the null topic."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        from .kafka_source import KafkaSourceError, topic_partition_runs
+        from .kafka_source import KafkaSourceError, PartitionRange, read_packed, read_range, topic_partition_runs
 
         t = spec.live_tally()
         options, registry = dict(spec.options), spec.registry()
         rows = _IdentityRows(spec.suite.identifier(options, registry))
         n = 0
         done: set[tuple[str, int]] = set()
-        # The source hands each topic-partition over whole and in offset order (topic_partition_runs
-        # verifies the order; a partition coming back after another would be split in two logs).
-        for tp, runs in groupby(topic_partition_runs(batches), key=lambda run: run[:2]):
-            if tp in done:
-                raise KafkaSourceError(f"records of {tp[0]}[{tp[1]}] reached a check task in pieces")
-            done.add(tp)
-            log = LogCheck(spec.suite, options, registry, t)
-            for record in records_of(b for _t, _p, b in runs):
-                log.add(None, record)
-                if rows.add(record):
-                    yield rows.batch()
-            n += log.finish()
+        for b in batches:
+            for spans in b.column("spans").to_pylist():
+                ranges = [PartitionRange(*span) for span in json.loads(spans)]
+                read = (read_range(bootstrap, ranges[0], config) if len(ranges) == 1
+                        else read_packed(bootstrap, ranges, config))
+                # Each topic-partition comes whole and in offset order (topic_partition_runs verifies
+                # the order; a partition coming back after another would be split in two logs).
+                for tp, runs in groupby(topic_partition_runs(read), key=lambda run: run[:2]):
+                    if tp in done:
+                        raise KafkaSourceError(f"records of {tp[0]}[{tp[1]}] reached a check task in pieces")
+                    done.add(tp)
+                    log = LogCheck(spec.suite, options, registry, t)
+                    for record in records_of(rb for _t, _p, rb in runs):
+                        log.add(None, record)
+                        if rows.add(record):
+                            yield rows.batch()
+                    n += log.finish()
         yield rows.batch()
         yield _outcome_batch(n, TaskResult(t, DeliverySummary()))
 
@@ -304,7 +317,7 @@ def _per_partition(spec: LiveSpec, df: Any, starts: Mapping[tuple[str, int], int
         summary = judge_log(spec.protocol, dict(spec.options), rows[0]["topic"], entries, t, starts)
         return _result_table(0, TaskResult(t, summary))
 
-    return df.mapInArrow(run, OUTCOME_SCHEMA).groupBy("topic").applyInArrow(judge, "n long, blob binary")
+    return packs.mapInArrow(run, OUTCOME_SCHEMA).groupBy("topic").applyInArrow(judge, "n long, blob binary")
 
 
 def _per_topic(spec: LiveSpec, df: Any, partitions: Mapping[str, int], starts: Mapping[tuple[str, int], int]) -> Any:
