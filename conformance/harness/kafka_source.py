@@ -129,8 +129,9 @@ SOURCE_NAME = "conformance-kafka"
 #: Rows per Arrow batch handed to Spark.
 BATCH_ROWS = 4096
 DEFAULT_TIMEOUT_S = 60.0
-#: The most offsets :func:`read_kafka` packs into one Spark partition: a pack's records are held
-#: until each of its topic-partitions is complete (they are fetched together, interleaved).
+#: The largest pack target :func:`read_kafka` chooses (a pack closes once it holds that many
+#: offsets, so it holds fewer than twice as many): a pack's records are held until each of its
+#: topic-partitions is complete (they are fetched together, interleaved).
 PACK_MAX_OFFSETS = 20_000
 #: Spark partitions per core :func:`read_kafka` aims at when it packs (some slack for skew).
 PACKS_PER_CORE = 4
