@@ -221,6 +221,18 @@ def judge_log(protocol: str, options: Mapping[str, str], topic: str, entries: It
     return summary
 
 
+def log_entry(identify: Any, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None
+              ) -> LogEntry | None:
+    """A message as the log-only delivery analysis sees it, from a protocol's identifier; None
+    for a control message (DDL, watermark, bootstrap…): no row to account for."""
+    ident = identify(topic, key, value)
+    if ident is None:
+        return None
+    ent, match, ts = ident
+    # The bytes tell apart messages whose version could not be read (match None).
+    return LogEntry(topic, partition, offset, ent, match, ts, fingerprint(topic, key, value) if match is None else None)
+
+
 class DeliveryLogs:
     """The messages of a log as the log-only delivery analysis wants them, one topic apart from
     another: each message is identified as it streams by (a protocol's identifier may learn from
@@ -240,13 +252,9 @@ class DeliveryLogs:
         tp = (topic, partition)
         if tp not in self.first or offset < self.first[tp]:
             self.first[tp] = offset
-        ident = self._identify(topic, key, value)
-        if ident is None:  # a control message (DDL, watermark, bootstrap…): no row to account for
-            return
-        ent, match, ts = ident
-        # The bytes tell apart messages whose version could not be read (match None).
-        fp = fingerprint(topic, key, value) if match is None else None
-        self.entries.setdefault(topic, []).append(LogEntry(topic, partition, offset, ent, match, ts, fp))
+        entry = log_entry(self._identify, topic, partition, offset, key, value)
+        if entry is not None:
+            self.entries.setdefault(topic, []).append(entry)
 
     def add_record(self, r: Record) -> None:
         self.add(r.topic, r.partition or 0, r.offset or 0, r.key, r.value)

@@ -40,6 +40,7 @@ from .capture import (
     DeliveryLogs,
     DeliverySummary,
     judge_log,
+    log_entry,
     log_only_checks,
     prepare_log_only,
     read_records,
@@ -358,20 +359,15 @@ class _IdentityRows:
     BATCH = 4096
 
     def __init__(self, identify: Any) -> None:
-        from ..encoders.sink import fingerprint
-
         self.identify = identify
-        self.fingerprint = fingerprint
         self.cols: dict[str, list[Any]] = {k: [] for k in self.NAMES}
 
     def add(self, r: Record) -> bool:
         """Identify `r` (a control message has no row to account for); True when a batch is full."""
-        got = self.identify(r.topic, r.key, r.value)
-        if got is not None:
-            ent, match, ts = got
-            for k, v in zip(self.NAMES, (r.topic, r.partition, r.offset, _blob(ent), _blob(match),
-                                         ts if isinstance(ts, int) and ts in INT64 else None,
-                                         self.fingerprint(r.topic, r.key, r.value) if match is None else None),
+        e = log_entry(self.identify, r.topic, r.partition or 0, r.offset or 0, r.key, r.value)
+        if e is not None:
+            for k, v in zip(self.NAMES, (e.topic, e.partition, e.offset, _blob(e.entity), _blob(e.match),
+                                         e.ts if isinstance(e.ts, int) and e.ts in INT64 else None, e.fingerprint),
                             strict=True):
                 self.cols[k].append(v)
         return len(self.cols["topic"]) >= self.BATCH
