@@ -8,19 +8,20 @@ process and the live check on Spark executors all call it.
 
 Live topics: the read is bounded, each partition from its start (the group's committed offset
 with `--group`, else the earliest offset the broker holds) to the high watermark seen when the
-check began. Stream checks run per topic-partition (a Spark task reads one, or a pack of small
-ones: a log each), or per topic where the protocol's stream rules span partitions
-(`Capabilities.stream_scope`). Delivery is judged per
-topic from the log alone; on Spark, for a protocol checked per topic-partition, the task that
-checks a partition also identifies each of its messages, and only those small identities are
-grouped by topic (one read of every record). Loss and strays need the workload: skipped, saying so.
+check began. Small topic-partitions are read in packs (one consumer, every partition of the pack
+assigned at once), big ones alone. Stream checks run per topic-partition (a log each), or per
+topic where the protocol's stream rules span partitions (`Capabilities.stream_scope`). Delivery is
+judged per topic from the log alone. On Spark, a protocol checked per topic-partition is read in
+packs of topic-partitions, a topic's partitions possibly in several tasks: the task that checks a
+partition also identifies each of its messages, and only those small identities are grouped by
+topic (one read of every record); a protocol checked per topic is read in packs of whole topics,
+each task judging its topics' delivery itself (no shuffle). Loss and strays need the workload:
+skipped, saying so.
 """
 
 from __future__ import annotations
 
-import json
 import pickle
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
@@ -194,8 +195,10 @@ def commit(config: Mapping[str, str], group: str, ends: Mapping[tuple[str, int],
 
 def check_live_local(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any]) -> tuple[Tally, int,
                                                                                                DeliverySummary]:
-    """Check live topics in this process, topic by topic."""
-    from .kafka_source import read_range
+    """Check live topics in this process: small topics read together in packs (one consumer, every
+    partition of the pack assigned at once), a big topic alone, partition by partition; delivery
+    judged after each pack (only its identities are held)."""
+    from .kafka_source import PACK_MAX_OFFSETS
 
     tally = spec.live_tally()
     bootstrap = config["bootstrap.servers"]
@@ -203,26 +206,62 @@ def check_live_local(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
     starts = read_starts(ranges)
     total = 0
     delivery = DeliverySummary()
+    suite, options, registry = spec.suite, dict(spec.options), spec.registry()
+    for pack in topic_packs(ranges, PACK_MAX_OFFSETS):
+        logs = DeliveryLogs(spec.protocol, options, registry)
+        total += check_topics(spec, suite, options, registry, bootstrap, rest, pack, tally, logs)
+        delivery.merge(logs.judge(tally, starts))
+    return tally, total, delivery
+
+
+def topic_packs(ranges: Sequence[Any], target: int) -> list[tuple[tuple[Any, ...], ...]]:
+    """The ranges of each topic (in partition order), whole topics packed for reading: a topic of
+    `target` offsets or more alone, smaller ones together (`pack_ranges`)."""
+    from .kafka_source import pack_ranges
+
     by_topic: dict[str, list[Any]] = {}
     for rng in ranges:
         by_topic.setdefault(rng.topic, []).append(rng)
-    suite, options, registry = spec.suite, dict(spec.options), spec.registry()
-    logs = DeliveryLogs(spec.protocol, options, registry)
-    for rngs in by_topic.values():
-        rngs.sort(key=lambda r: r.partition)
-        groups = [rngs] if spec.per_topic() else [[r] for r in rngs]
-        for group in groups:
-            records = (rec for r in group if not r.empty for rec in records_of(read_range(bootstrap, r, rest)))
-            total += check_log(suite, options, registry, unnumbered(records), tally,
-                               partitions=len(rngs) if spec.per_topic() else None, delivery=logs)
-        delivery.merge(logs.judge(tally, starts))  # one topic at a time: only its identities are held
-    return tally, total, delivery
+    topics = [tuple(sorted(rngs, key=lambda r: r.partition)) for rngs in by_topic.values()]
+    return pack_ranges(topics, target, size=lambda rngs: sum(r.count for r in rngs))
+
+
+def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str], registry: Any, bootstrap: str,
+                 config: Mapping[str, str], pack: Sequence[Sequence[Any]], tally: Tally, logs: DeliveryLogs) -> int:
+    """Record and stream checks of whole topics (`pack`: each topic's ranges in partition order),
+    each partition its own log, or each topic one where the protocol's stream rules span partitions;
+    every record also goes to `logs`. Several topics are read together (`read_packed`: each
+    topic-partition whole and in offset order), a single topic partition by partition as it
+    streams in. Returns how many records were checked."""
+    from itertools import chain
+
+    from .kafka_source import read_packed, read_range, topic_partition_runs
+
+    if len(pack) == 1:
+        parts = {(r.topic, r.partition): records_of(read_range(bootstrap, r, config)) for r in pack[0]}
+    else:
+        held: dict[tuple[str, int], list[Any]] = {}
+        readable = [r for rngs in pack for r in rngs if not r.empty]
+        for t, p, rb in topic_partition_runs(read_packed(bootstrap, readable, config)):
+            held.setdefault((t, p), []).append(rb)
+        parts = {(r.topic, r.partition): records_of(iter(held.get((r.topic, r.partition), ())))
+                 for rngs in pack for r in rngs}
+    n = 0
+    for rngs in pack:
+        logs_of_topic = [parts[(r.topic, r.partition)] for r in rngs]
+        if spec.per_topic():
+            n += check_log(suite, options, registry, unnumbered(chain.from_iterable(logs_of_topic)), tally,
+                           partitions=len(rngs), delivery=logs)
+        else:
+            for records in logs_of_topic:
+                n += check_log(suite, options, registry, unnumbered(records), tally, delivery=logs)
+    return n
 
 
 def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any], master: str
                      ) -> tuple[Tally, int, DeliverySummary]:
     """Check live topics on Spark."""
-    from .kafka_source import default_pack, pack_ranges, read_kafka
+    from .kafka_source import default_pack, pack_ranges
     from .spark import reduce_tallies, spark_session
 
     spark = spark_session(master)
@@ -235,13 +274,16 @@ def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
         return tally, 0, delivery
     starts = read_starts(ranges)
     if spec.per_topic():
-        df = read_kafka(spark, bootstrap, sorted({r.topic for r in readable}), rest, ranges=readable)
-        outcomes = _per_topic(spec, df, Counter(r.topic for r in ranges), starts)
+        # Whole topics per task (the stream rules span a topic's partitions), delivery judged there.
+        topics = topic_packs(ranges, default_pack(readable, spark.sparkContext.defaultParallelism))
+        outcomes = _per_topic(spec, spark.range(0, len(topics), 1, len(topics)), topics, bootstrap, rest, starts)
     else:
         packs = pack_ranges(readable, default_pack(readable, spark.sparkContext.defaultParallelism))
-        rows = [(i, json.dumps([[r.topic, r.partition, r.low, r.high] for r in pack])) for i, pack in enumerate(packs)]
-        df = spark.createDataFrame(rows, "pack int, spans string").repartition(len(rows))
-        outcomes = _per_partition(spec, df, bootstrap, rest, starts)
+        spans = [[(r.topic, r.partition, r.low, r.high) for r in pack] for pack in packs]
+        # One pack per task, by its index: no shuffle places them (a round-robin repartition costs
+        # a stage, and can put two packs in one task and none in another).
+        df = spark.range(0, len(spans), 1, len(spans))
+        outcomes = _per_partition(spec, df, spans, bootstrap, rest, starts)
     total = 0
     for part, n in reduce_tallies(outcomes, count="n").values():
         tally.merge(part.tally)
@@ -268,10 +310,11 @@ def _result_table(n: int, result: TaskResult) -> Any:
     return pa.table({"n": pa.array([n], pa.int64()), "blob": pa.array([pickle.dumps(result)], pa.binary())})
 
 
-def _per_partition(spec: LiveSpec, packs: Any, bootstrap: str, config: Mapping[str, str],
-                   starts: Mapping[tuple[str, int], int]) -> Any:
-    """`packs`: a DataFrame of the topic-partitions to read (`spans`: JSON [topic, partition, low,
-    high] lists; a big topic-partition alone, small ones packed). Each task reads its packs with
+def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str, int, int, int]]], bootstrap: str,
+                   config: Mapping[str, str], starts: Mapping[tuple[str, int], int]) -> Any:
+    """`packs`: the topic-partitions to read, as (topic, partition, low, high) spans, a big
+    topic-partition alone, small ones packed; `ids`: a DataFrame of the packs' indexes (`id`),
+    one per task. Each task reads its packs with
     its own consumer, in the Python worker that checks them (no hand-over of every record through
     the JVM), and judges each topic-partition as its own log in offset order, as
     `check_live_local` does. It identifies every message as it goes (a protocol checked per
@@ -289,8 +332,8 @@ def _per_partition(spec: LiveSpec, packs: Any, bootstrap: str, config: Mapping[s
         n = 0
         done: set[tuple[str, int]] = set()
         for b in batches:
-            for spans in b.column("spans").to_pylist():
-                ranges = [PartitionRange(*span) for span in json.loads(spans)]
+            for i in b.column("id").to_pylist():
+                ranges = [PartitionRange(*span) for span in packs[i]]
                 read = (read_range(bootstrap, ranges[0], config) if len(ranges) == 1
                         else read_packed(bootstrap, ranges, config))
                 # Each topic-partition comes whole and in offset order (topic_partition_runs verifies
@@ -318,27 +361,25 @@ def _per_partition(spec: LiveSpec, packs: Any, bootstrap: str, config: Mapping[s
         summary = judge_log(spec.protocol, dict(spec.options), rows[0]["topic"], entries, t, starts)
         return _result_table(0, TaskResult(t, summary))
 
-    return packs.mapInArrow(run, OUTCOME_SCHEMA).groupBy("topic").applyInArrow(judge, "n long, blob binary")
+    return ids.mapInArrow(run, OUTCOME_SCHEMA).groupBy("topic").applyInArrow(judge, "n long, blob binary")
 
 
-def _per_topic(spec: LiveSpec, df: Any, partitions: Mapping[str, int], starts: Mapping[tuple[str, int], int]) -> Any:
-    """One task per topic: its records, partition by partition in offset order, and its delivery."""
+def _per_topic(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[Sequence[Any]]], bootstrap: str,
+               config: Mapping[str, str], starts: Mapping[tuple[str, int], int]) -> Any:
+    """`packs`: whole topics (each its ranges in partition order), a big topic alone, small ones
+    packed; `ids`: a DataFrame of the packs' indexes, one per task. Each task reads its topics
+    (`check_topics`, as `check_live_local` does) and judges their delivery: no record is shuffled."""
 
-    def run(table: Any) -> Any:
-        rows = sorted(table.to_pylist(), key=lambda r: (r["partition"], r["offset"]))
-        t = spec.live_tally()
-        n = 0
-        options, registry = dict(spec.options), spec.registry()
-        logs = DeliveryLogs(spec.protocol, options, registry)
-        if rows:
-            records = (Record(r["topic"], r["key"], r["value"], r["partition"],
-                              tuple((h["key"], h["value"]) for h in (r["headers"] or ())), r["timestamp"], r["offset"])
-                       for r in rows)
-            n = check_log(spec.suite, options, registry, unnumbered(records), t,
-                          partitions=partitions.get(rows[0]["topic"]), delivery=logs)
-        return _result_table(n, TaskResult(t, logs.judge(t, starts)))
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        suite, options, registry = spec.suite, dict(spec.options), spec.registry()
+        for b in batches:
+            for i in b.column("id").to_pylist():
+                t = spec.live_tally()
+                logs = DeliveryLogs(spec.protocol, options, registry)
+                n = check_topics(spec, suite, options, registry, bootstrap, config, packs[i], t, logs)
+                yield _result_table(n, TaskResult(t, logs.judge(t, starts))).to_batches()[0]
 
-    return df.groupBy("topic").applyInArrow(run, "n long, blob binary")
+    return ids.mapInArrow(run, "n long, blob binary")
 
 
 #: What a `_per_partition` task emits: identity rows (blob null) and one tally row (topic null).

@@ -65,7 +65,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pyarrow as pa
 from confluent_kafka import (
@@ -135,6 +136,7 @@ DEFAULT_TIMEOUT_S = 60.0
 PACK_MAX_OFFSETS = 20_000
 #: Spark partitions per core :func:`read_kafka` aims at when it packs (some slack for skew).
 PACKS_PER_CORE = 4
+_Item = TypeVar("_Item")
 
 #: Offsets JSON sentinels, as in Spark's own Kafka source.
 EARLIEST = -2
@@ -788,24 +790,28 @@ def _batch(topic: str, partition: int, offsets: Sequence[int], timestamps: Seque
     )
 
 
-def pack_ranges(ranges: Sequence[PartitionRange], target: int) -> list[tuple[PartitionRange, ...]]:
+def pack_ranges(ranges: Sequence[_Item], target: int, *, size: Callable[[_Item], int] | None = None
+                ) -> list[tuple[_Item, ...]]:
     """Ranges grouped for reading: a range of ``target`` offsets or more alone, smaller ones
     packed together, in their order, until a pack holds ``target`` offsets. ``target`` 0 leaves
-    every range alone. A range is never split."""
+    every range alone. A range is never split. ``size``: the offsets of an item (by default its
+    ``count``: a :class:`PartitionRange`; e.g. a topic's ranges together)."""
     if target <= 0:
         return [(r,) for r in ranges]
-    packs: list[tuple[PartitionRange, ...]] = []
-    pack: list[PartitionRange] = []
-    size = 0
+    count = size or cast(Callable[[_Item], int], attrgetter("count"))
+    packs: list[tuple[_Item, ...]] = []
+    pack: list[_Item] = []
+    held = 0
     for r in ranges:
-        if r.count >= target:
+        n = count(r)
+        if n >= target:
             packs.append((r,))
             continue
         pack.append(r)
-        size += r.count
-        if size >= target:
+        held += n
+        if held >= target:
             packs.append(tuple(pack))
-            pack, size = [], 0
+            pack, held = [], 0
     if pack:
         packs.append(tuple(pack))
     return packs

@@ -128,26 +128,31 @@ def test_usage_errors(live, capsys) -> None:  # type: ignore[no-untyped-def]
     assert code == 2
 
 
+def _simple_stream(options: dict[str, str], partitions: int, transactions: int = 40) -> list:  # type: ignore[type-arg]
+    """One history of the TiCDC Simple reference (separate workloads would each start their own
+    commit-ts timeline)."""
+    from conformance.encoders.spi import ManualClock
+    from conformance.protocols.ticdc_simple.encoder import TiCDCSimpleEncoder
+
+    clock = ManualClock()
+    enc = TiCDCSimpleEncoder()
+    enc.open(EncoderContext(options, None, clock=clock, partitions=partitions))
+    shape = replace(DEFAULT_SHAPE, transactions=(transactions, transactions), tables=(3, 3))
+    return [r for ev in sample_workload("live-simple", 0, shape).events
+            for r in enc.encode(ev) + enc.tick(clock.follow(ev))]
+
+
 @pytest.mark.parametrize("spark", [False, True], ids=["no-spark", "spark"])
 def test_simple_live_topic_is_checked_per_topic(capsys, spark: bool, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Simple's stream rules span partitions (DDLs and bootstraps reach all of them; with
     bootstraps to partition 0 only, other partitions resolve schemas from partition 0): the
     check reads a topic's partitions together. No registry is needed."""
-    from conformance.encoders.spi import ManualClock
-    from conformance.protocols.ticdc_simple.encoder import TiCDCSimpleEncoder
-
     options = {"send-bootstrap-to-all-partition": "false", "send-bootstrap-in-msg-count": "5"}
     with open_kafka("embedded://?brokers=1&partitions=3") as k:
         k.create_topic("tidb_simple", 3)
         p = Producer(k.client_config())
-        clock = ManualClock()
-        enc = TiCDCSimpleEncoder()
-        enc.open(EncoderContext(options, None, clock=clock, partitions=3))
-        # One history (separate workloads would each start their own commit-ts timeline).
-        shape = replace(DEFAULT_SHAPE, transactions=(40, 40), tables=(3, 3))
-        for ev in sample_workload("live-simple", 0, shape).events:
-            for r in enc.encode(ev) + enc.tick(clock.follow(ev)):
-                p.produce(r.topic, key=r.key, value=r.value, partition=r.partition)
+        for r in _simple_stream(options, 3):
+            p.produce(r.topic, key=r.key, value=r.value, partition=r.partition)
         p.flush(10)
         code = main(["check", "--protocol", "ticdc-simple", "--kafka", f"kafka://{k.bootstrap.split(',')[0]}",
                      "--topics", "tidb_simple", *[f"--option={k_}={v}" for k_, v in options.items()],
@@ -159,3 +164,38 @@ def test_simple_live_topic_is_checked_per_topic(capsys, spark: bool, tmp_path: P
     assert res["ticdc-simple.consumer.schema-known"]["outcome"] == "passed"
     assert res["ticdc-simple.bootstrap.partitions"]["outcome"] == "passed"
     assert res["ticdc-simple.order.ddl-barrier"]["outcome"] == "passed"
+
+
+def test_simple_spark_and_in_process_checks_agree_on_every_count(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A protocol checked per topic: Spark packs whole small topics into one task, which reads them
+    together and judges their delivery itself; the in-process check packs them too. Both give the
+    same counts, findings and delivery notes (a garbage message in one topic, an at-least-once
+    replay in another)."""
+    stream = _simple_stream({}, 2, transactions=15)
+    topics = ["simple-a", "simple-b", "simple-c"]
+    with open_kafka("embedded://?brokers=1&partitions=2") as k:
+        p = Producer(k.client_config())
+        for topic in topics:
+            k.create_topic(topic, 2)
+            for r in stream:
+                p.produce(topic, key=r.key, value=r.value, partition=r.partition)
+        p.produce("simple-b", value=b"{not json", partition=1)
+        rows = [r for r in stream if r.partition == 0 and b'"database"' in (r.value or b"")]
+        for r in rows[:3]:  # row changes replayed: the delivery analysis sees copies
+            p.produce("simple-c", key=r.key, value=r.value, partition=0)
+        p.flush(10)
+        results = []
+        for extra in (["--no-spark"], []):
+            code = main(["check", "--protocol", "ticdc-simple", "--kafka", f"kafka://{k.bootstrap.split(',')[0]}",
+                         "--topics", ",".join(topics), *extra, "--report-json", str(tmp_path / "r.json")])
+            out, err = capsys.readouterr()
+            assert code == 1, out + err
+            data = json.loads((tmp_path / "r.json").read_text())
+            results.append((data["runs"][0]["records"],
+                            sorted((r["check"], r["outcome"], json.dumps(r["counts"], sort_keys=True),
+                                    sorted(f["message"] for f in r.get("failures", [])))
+                                   for r in data["results"]), json.dumps(data["runs"][0].get("notes"))))
+    assert results[0] == results[1]
+    assert results[0][0] == 3 * len(stream) + 4
+    assert any(c == "ticdc-simple.message.decodes" and o == "failed" for c, o, *_ in results[0][1]), results[0][1]
+    assert "3 duplicate copies" in results[0][2]
