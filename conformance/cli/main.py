@@ -550,11 +550,16 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
                              starting={t: {p: o for (tt, p), o in starts.items() if tt == t} for t in topics}
                              if starts else None)
         spec = LiveSpec(protocol.name, tuple(sorted(options.items())), registry_url or "")
-        with console.status(f"checking {sum(r.count for r in ranges)} record(s) in {len(ranges)} partition(s)…"):
+        with _progress() as progress:
+            task = progress.add_task(f"checking {len(ranges)} partition(s)", total=sum(r.count for r in ranges))
+
+            def checked(n: int) -> None:
+                progress.update(task, completed=n)
+
             if args.no_spark:
-                tally, n, delivery = check_live_local(spec, config, ranges)
+                tally, n, delivery = check_live_local(spec, config, ranges, progress=checked)
             else:
-                tally, n, delivery = check_live_spark(spec, config, ranges, args.spark_master)
+                tally, n, delivery = check_live_spark(spec, config, ranges, args.spark_master, progress=checked)
             finish_log_only(tally, protocol.name)
         if args.group:
             commit(config, args.group, {(r.topic, r.partition): r.high for r in ranges})

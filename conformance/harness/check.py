@@ -21,6 +21,7 @@ skipped, saying so.
 
 from __future__ import annotations
 
+import functools
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -193,11 +194,12 @@ def commit(config: Mapping[str, str], group: str, ends: Mapping[tuple[str, int],
         c.close()
 
 
-def check_live_local(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any]) -> tuple[Tally, int,
-                                                                                               DeliverySummary]:
+def check_live_local(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any], *,
+                     progress: Callable[[int], None] | None = None) -> tuple[Tally, int, DeliverySummary]:
     """Check live topics in this process: small topics read together in packs (one consumer, every
     partition of the pack assigned at once), a big topic alone, partition by partition; delivery
-    judged after each pack (only its identities are held)."""
+    judged after each pack (only its identities are held). `progress`: the records checked so far,
+    now and then."""
     from .kafka_source import PACK_MAX_OFFSETS
 
     tally = spec.live_tally()
@@ -209,9 +211,16 @@ def check_live_local(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
     suite, options, registry = spec.suite, dict(spec.options), spec.registry()
     for pack in topic_packs(ranges, PACK_MAX_OFFSETS):
         logs = DeliveryLogs(spec.protocol, options, registry)
-        total += check_topics(spec, suite, options, registry, bootstrap, rest, pack, tally, logs)
+        on = None if progress is None else functools.partial(_offset_progress, progress, total)
+        total += check_topics(spec, suite, options, registry, bootstrap, rest, pack, tally, logs, progress=on)
+        if progress is not None:
+            progress(total)
         delivery.merge(logs.judge(tally, starts))
     return tally, total, delivery
+
+
+def _offset_progress(progress: Callable[[int], None], before: int, n: int) -> None:
+    progress(before + n)
 
 
 def topic_packs(ranges: Sequence[Any], target: int) -> list[tuple[tuple[Any, ...], ...]]:
@@ -227,12 +236,13 @@ def topic_packs(ranges: Sequence[Any], target: int) -> list[tuple[tuple[Any, ...
 
 
 def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str], registry: Any, bootstrap: str,
-                 config: Mapping[str, str], pack: Sequence[Sequence[Any]], tally: Tally, logs: DeliveryLogs) -> int:
+                 config: Mapping[str, str], pack: Sequence[Sequence[Any]], tally: Tally, logs: DeliveryLogs, *,
+                 progress: Callable[[int], None] | None = None) -> int:
     """Record and stream checks of whole topics (`pack`: each topic's ranges in partition order),
     each partition its own log, or each topic one where the protocol's stream rules span partitions;
     every record also goes to `logs`. Several topics are read together (`read_packed`: each
     topic-partition whole and in offset order), a single topic partition by partition as it
-    streams in. Returns how many records were checked."""
+    streams in. Returns how many records were checked; `progress` gets the count now and then."""
     from itertools import chain
 
     from .kafka_source import read_packed, read_range, topic_partition_runs
@@ -250,19 +260,31 @@ def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str
     for rngs in pack:
         logs_of_topic = [parts[(r.topic, r.partition)] for r in rngs]
         if spec.per_topic():
-            n += check_log(suite, options, registry, unnumbered(chain.from_iterable(logs_of_topic)), tally,
-                           partitions=len(rngs), delivery=logs)
+            n += check_log(suite, options, registry, _counted(chain.from_iterable(logs_of_topic), n, progress),
+                           tally, partitions=len(rngs), delivery=logs)
         else:
             for records in logs_of_topic:
-                n += check_log(suite, options, registry, unnumbered(records), tally, delivery=logs)
+                n += check_log(suite, options, registry, _counted(records, n, progress), tally, delivery=logs)
     return n
 
 
-def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any], master: str
-                     ) -> tuple[Tally, int, DeliverySummary]:
-    """Check live topics on Spark."""
+def _counted(records: Iterable[Record], before: int, progress: Callable[[int], None] | None
+             ) -> Iterator[tuple[None, Record]]:
+    """`unnumbered(records)`, telling `progress` the count (from `before`) every 4,096 records."""
+    if progress is None:
+        yield from unnumbered(records)
+        return
+    for i, r in enumerate(records, 1):
+        if not i & 4095:
+            progress(before + i)
+        yield None, r
+
+
+def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence[Any], master: str, *,
+                     progress: Callable[[int], None] | None = None) -> tuple[Tally, int, DeliverySummary]:
+    """Check live topics on Spark. `progress`: the records checked so far (as tasks end)."""
     from .kafka_source import default_pack, pack_ranges
-    from .spark import reduce_tallies, spark_session
+    from .spark import Counted, reduce_tallies, spark_session
 
     spark = spark_session(master)
     bootstrap = config["bootstrap.servers"]
@@ -273,22 +295,24 @@ def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
     if not readable:
         return tally, 0, delivery
     starts = read_starts(ranges)
-    if spec.per_topic():
-        # Whole topics per task (the stream rules span a topic's partitions), delivery judged there.
-        topics = topic_packs(ranges, default_pack(readable, spark.sparkContext.defaultParallelism))
-        outcomes = _per_topic(spec, spark.range(0, len(topics), 1, len(topics)), topics, bootstrap, rest, starts)
-    else:
-        packs = pack_ranges(readable, default_pack(readable, spark.sparkContext.defaultParallelism))
-        spans = [[(r.topic, r.partition, r.low, r.high) for r in pack] for pack in packs]
-        # One pack per task, by its index: no shuffle places them (a round-robin repartition costs
-        # a stage, and can put two packs in one task and none in another).
-        df = spark.range(0, len(spans), 1, len(spans))
-        outcomes = _per_partition(spec, df, spans, bootstrap, rest, starts)
-    total = 0
-    for part, n in reduce_tallies(outcomes, count="n").values():
-        tally.merge(part.tally)
-        delivery.merge(part.delivery)
-        total += n
+    with Counted(spark, progress) as checked:
+        if spec.per_topic():
+            # Whole topics per task (the stream rules span a topic's partitions), delivery judged there.
+            topics = topic_packs(ranges, default_pack(readable, spark.sparkContext.defaultParallelism))
+            outcomes = _per_topic(spec, spark.range(0, len(topics), 1, len(topics)), topics, bootstrap, rest,
+                                  starts, checked)
+        else:
+            packs = pack_ranges(readable, default_pack(readable, spark.sparkContext.defaultParallelism))
+            spans = [[(r.topic, r.partition, r.low, r.high) for r in pack] for pack in packs]
+            # One pack per task, by its index: no shuffle places them (a round-robin repartition
+            # costs a stage, and can put two packs in one task and none in another).
+            df = spark.range(0, len(spans), 1, len(spans))
+            outcomes = _per_partition(spec, df, spans, bootstrap, rest, starts, checked)
+        total = 0
+        for part, n in reduce_tallies(outcomes, count="n").values():
+            tally.merge(part.tally)
+            delivery.merge(part.delivery)
+            total += n
     return tally, total, delivery
 
 
@@ -304,6 +328,10 @@ class TaskResult:
         self.delivery.merge(other.delivery)
 
 
+#: A task's tally and delivery judgement (`TaskResult`, pickled) and the records it checked.
+RESULT_SCHEMA = "n long, blob binary"
+
+
 def _result_table(n: int, result: TaskResult) -> Any:
     import pyarrow as pa
 
@@ -311,7 +339,7 @@ def _result_table(n: int, result: TaskResult) -> Any:
 
 
 def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str, int, int, int]]], bootstrap: str,
-                   config: Mapping[str, str], starts: Mapping[tuple[str, int], int]) -> Any:
+                   config: Mapping[str, str], starts: Mapping[tuple[str, int], int], checked: Any) -> Any:
     """`packs`: the topic-partitions to read, as (topic, partition, low, high) spans, a big
     topic-partition alone, small ones packed; `ids`: a DataFrame of the packs' indexes (`id`),
     one per task. Each task reads its packs with
@@ -347,7 +375,9 @@ def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str,
                         log.add(None, record)
                         if rows.add(record):
                             yield rows.batch()
-                    n += log.finish()
+                    k = log.finish()
+                    checked.add(k)
+                    n += k
         yield rows.batch()
         yield _outcome_batch(n, TaskResult(t, DeliverySummary()))
 
@@ -361,11 +391,14 @@ def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str,
         summary = judge_log(spec.protocol, dict(spec.options), rows[0]["topic"], entries, t, starts)
         return _result_table(0, TaskResult(t, summary))
 
-    return ids.mapInArrow(run, OUTCOME_SCHEMA).groupBy("topic").applyInArrow(judge, "n long, blob binary")
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return ids.mapInArrow(run, from_arrow_schema(outcome_schema())).groupBy("topic").applyInArrow(judge,
+                                                                                                  RESULT_SCHEMA)
 
 
 def _per_topic(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[Sequence[Any]]], bootstrap: str,
-               config: Mapping[str, str], starts: Mapping[tuple[str, int], int]) -> Any:
+               config: Mapping[str, str], starts: Mapping[tuple[str, int], int], checked: Any) -> Any:
     """`packs`: whole topics (each its ranges in partition order), a big topic alone, small ones
     packed; `ids`: a DataFrame of the packs' indexes, one per task. Each task reads its topics
     (`check_topics`, as `check_live_local` does) and judges their delivery: no record is shuffled."""
@@ -377,14 +410,12 @@ def _per_topic(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[Sequence[Any]]
                 t = spec.live_tally()
                 logs = DeliveryLogs(spec.protocol, options, registry)
                 n = check_topics(spec, suite, options, registry, bootstrap, config, packs[i], t, logs)
+                checked.add(n)
                 yield _result_table(n, TaskResult(t, logs.judge(t, starts))).to_batches()[0]
 
-    return ids.mapInArrow(run, "n long, blob binary")
+    return ids.mapInArrow(run, RESULT_SCHEMA)
 
 
-#: What a `_per_partition` task emits: identity rows (blob null) and one tally row (topic null).
-OUTCOME_SCHEMA = ("n long, blob binary, topic string, partition int, offset long, entity binary, match binary, "
-                  "ts long, fp binary")
 INT64 = range(-(2 ** 63), 2 ** 63)
 
 
@@ -394,7 +425,7 @@ def _blob(v: Any) -> bytes | None:
 
 
 class _IdentityRows:
-    """The delivery identities of the records a task checks, in Arrow batches of `OUTCOME_SCHEMA`."""
+    """The delivery identities of the records a task checks, in Arrow batches of `outcome_schema()`."""
 
     NAMES = ("topic", "partition", "offset", "entity", "match", "ts", "fp")
     BATCH = 4096
@@ -417,7 +448,7 @@ class _IdentityRows:
         import pyarrow as pa
 
         n = len(self.cols["topic"])
-        out = pa.RecordBatch.from_pydict({"n": [None] * n, "blob": [None] * n, **self.cols}, schema=_outcome_schema())
+        out = pa.RecordBatch.from_pydict({"n": [None] * n, "blob": [None] * n, **self.cols}, schema=outcome_schema())
         for column in self.cols.values():
             column.clear()
         return out
@@ -426,12 +457,14 @@ class _IdentityRows:
 def _outcome_batch(n: int, result: TaskResult) -> Any:
     import pyarrow as pa
 
-    schema = _outcome_schema()
+    schema = outcome_schema()
     return pa.RecordBatch.from_pydict({"n": [n], "blob": [pickle.dumps(result)],
                                        **{k: [None] for k in _IdentityRows.NAMES}}, schema=schema)
 
 
-def _outcome_schema() -> Any:
+@functools.cache
+def outcome_schema() -> Any:
+    """What a `_per_partition` task emits: identity rows (blob null) and one tally row (topic null)."""
     import pyarrow as pa
 
     return pa.schema([("n", pa.int64()), ("blob", pa.binary()), ("topic", pa.string()), ("partition", pa.int32()),

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import threading
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -387,3 +387,37 @@ def reduce_tallies(df: Any, *, key: str | None = None, count: str | None = None)
     # Partial merges run per input partition (map-side combine); one task merges those.
     merged = df.rdd.map(pair).reduceByKey(_merge_pickled, numPartitions=1).collect()
     return {k: (pickle.loads(blob), n) for k, (n, blob) in merged}
+
+
+class Counted:
+    """A count Spark tasks add to (an accumulator: each task's additions reach the driver when it
+    ends), handed to `progress` every `interval` seconds while the `with` block runs, and once at
+    its end: a progress bar for a Spark job in the unit the work is counted in (records, units)."""
+
+    def __init__(self, spark: SparkSession, progress: Callable[[int], None] | None, interval: float = 0.5) -> None:
+        self.accumulator = spark.sparkContext.accumulator(0)
+        self._progress = progress
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._report()
+
+    def _report(self) -> None:
+        if self._progress is not None:
+            self._progress(int(self.accumulator.value))
+
+    def __enter__(self) -> Any:
+        if self._progress is not None:
+            self._thread = threading.Thread(target=self._poll, name="spark-progress", daemon=True)
+            self._thread.start()
+        return self.accumulator
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if exc[0] is None:
+            self._report()

@@ -199,3 +199,24 @@ def test_simple_spark_and_in_process_checks_agree_on_every_count(capsys, tmp_pat
     assert results[0][0] == 3 * len(stream) + 4
     assert any(c == "ticdc-simple.message.decodes" and o == "failed" for c, o, *_ in results[0][1]), results[0][1]
     assert "3 duplicate copies" in results[0][2]
+
+
+@pytest.mark.parametrize("spark", [False, True], ids=["no-spark", "spark"])
+def test_live_check_reports_progress_in_records(live, spark: bool) -> None:  # type: ignore[no-untyped-def]
+    """The CLI's progress bar: the records checked so far, never going back, ending at the count."""
+    from conformance.harness.check import LiveSpec, check_live_local, check_live_spark
+    from conformance.harness.kafka_source import plan_ranges
+
+    k, reg, topics, _ = live
+    config = k.client_config()
+    ranges = plan_ranges(config["bootstrap.servers"], topics,
+                         {key: v for key, v in config.items() if key != "bootstrap.servers"})
+    spec = LiveSpec("ticdc-avro", (("enable-tidb-extension", "true"),), reg.url)
+    seen: list[int] = []
+    if spark:
+        _, n, _ = check_live_spark(spec, config, ranges, "local[2]", progress=seen.append)
+    else:
+        _, n, _ = check_live_local(spec, config, ranges, progress=seen.append)
+    assert n == sum(r.count for r in ranges) > 50
+    assert seen and seen[-1] == n
+    assert seen == sorted(seen)
