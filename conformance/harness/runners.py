@@ -177,10 +177,18 @@ class KafkaWorker:
 
 
 def unit_topics(spec: RunSpec, units: Sequence[tuple[int, int]]) -> list[str]:
-    """Every topic the units will write (each unit's workload is generated to learn them)."""
+    """Every topic the units will write (each shard's workload is generated once to learn them,
+    whatever the option combinations that run it)."""
     suite = get_protocol(spec.protocol)
-    return sorted({t for c, s in units
-                   for t in suite.topics(generate(spec.seed, s, spec.shape), spec.options(c), spec.prefix(c, s))})
+    combos: dict[int, list[int]] = defaultdict(list)
+    for c, s in units:
+        combos[s].append(c)
+    topics: set[str] = set()
+    for s, cs in combos.items():
+        workload = generate(spec.seed, s, spec.shape)
+        for c in cs:
+            topics.update(suite.topics(workload, spec.options(c), spec.prefix(c, s)))
+    return sorted(topics)
 
 
 def prepare_topics(cluster: Any, topics: Sequence[str], partitions: int) -> None:

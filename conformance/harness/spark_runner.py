@@ -27,8 +27,11 @@ from .stages import ComboResult, RunSpec, new_tally, sections
 
 UNIT_SCHEMA = "combo int, shard int"
 RESULT_SCHEMA = "combo int, blob binary"
-#: Up to this many units, the driver generates the workloads to learn their topics itself.
-DRIVER_TOPICS_UNITS = 4000
+#: Learning a run's topics means generating each shard's workload: the driver does it unless a
+#: Spark job would finish that many seconds sooner (the job's own cost: 800 small units took 1.8 s
+#: on the driver and 14 s as a job). The driver times the first shards to decide.
+SPARK_TOPICS_SAVING_S = 10.0
+TOPICS_SAMPLE_SHARDS = 8
 
 
 def _trace(msg: str) -> None:
@@ -83,11 +86,38 @@ def _run_units(spec: RunSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
     return run
 
 
-def _unit_topics(spec: RunSpec) -> Callable[[tuple[int, int]], list[str]]:
-    def topics(unit: tuple[int, int]) -> list[str]:
-        return unit_topics(spec, [unit])
+def _unit_topics(spec: RunSpec) -> Callable[[list[tuple[int, int]]], list[str]]:
+    def topics(units: list[tuple[int, int]]) -> list[str]:
+        return unit_topics(spec, units)
 
     return topics
+
+
+def topics_on_spark(driver_s: float, cores: int) -> bool:
+    """Whether a Spark job on `cores` learns the topics enough sooner than the driver would
+    (`driver_s`: the driver's projected time)."""
+    return driver_s * (1 - 1 / max(1, cores)) > SPARK_TOPICS_SAVING_S
+
+
+def learn_topics(spark: Any, spec: RunSpec, units: Sequence[tuple[int, int]]) -> list[str]:
+    """Every topic of the run's units: the first shards on the driver, timed; the others there too
+    when that is cheap, else in a Spark job (a shard's units in one task: its workload generated
+    once)."""
+    by_shard: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for unit in units:
+        by_shard[unit[1]].append(unit)
+    shards = list(by_shard.values())
+    sample, rest = shards[:TOPICS_SAMPLE_SHARDS], shards[TOPICS_SAMPLE_SHARDS:]
+    t = time.perf_counter()
+    topics = set(unit_topics(spec, [u for group in sample for u in group]))
+    per_shard = (time.perf_counter() - t) / max(1, len(sample))
+    cores = spark.sparkContext.defaultParallelism
+    if topics_on_spark(per_shard * len(rest), cores):
+        slices = max(1, min(len(rest), cores * 4))
+        topics.update(spark.sparkContext.parallelize(rest, slices).flatMap(_unit_topics(spec)).collect())
+    elif rest:
+        topics.update(unit_topics(spec, [u for group in rest for u in group]))
+    return sorted(topics)
 
 
 class SparkRunner:
@@ -110,12 +140,7 @@ class SparkRunner:
         units = [(c, s) for c in range(len(spec.combos)) for s in shards]
         slices = max(1, min(len(units), spark.sparkContext.defaultParallelism * 4))
         t0 = time.monotonic()
-        # Learning the topics means generating every workload: on the driver for a run of a few
-        # thousand units (800 units: 1.8 s; a Spark job for it took 14 s), as a job beyond.
-        if len(units) <= DRIVER_TOPICS_UNITS:
-            topics = unit_topics(spec, units)
-        else:
-            topics = sorted(set(spark.sparkContext.parallelize(units, slices).flatMap(_unit_topics(spec)).collect()))
+        topics = learn_topics(spark, spec, units)
         prepare_topics(self.cluster, topics, spec.partitions)
         driver["topics (driver)"] = time.monotonic() - t0
         _trace(f"topics ({len(topics)}) {time.monotonic() - t0:.1f} s")

@@ -166,11 +166,14 @@ def test_simple_live_topic_is_checked_per_topic(capsys, spark: bool, tmp_path: P
     assert res["ticdc-simple.order.ddl-barrier"]["outcome"] == "passed"
 
 
-def test_simple_spark_and_in_process_checks_agree_on_every_count(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A protocol checked per topic: Spark packs whole small topics into one task, which reads them
-    together and judges their delivery itself; the in-process check packs them too. Both give the
-    same counts, findings and delivery notes (a garbage message in one topic, an at-least-once
-    replay in another)."""
+def test_simple_spark_and_in_process_checks_agree_on_every_count(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A protocol checked per topic: Spark packs whole topics into tasks, each reading its topics
+    and judging their delivery itself; the in-process check packs them too. Both give the same
+    counts, findings and delivery notes (a garbage message in one topic, an at-least-once replay
+    in another), with a topic per Spark task (these topics are above the default pack size) and
+    with every topic in one task."""
+    from conformance.harness import kafka_source
+
     stream = _simple_stream({}, 2, transactions=15)
     topics = ["simple-a", "simple-b", "simple-c"]
     with open_kafka("embedded://?brokers=1&partitions=2") as k:
@@ -185,7 +188,9 @@ def test_simple_spark_and_in_process_checks_agree_on_every_count(capsys, tmp_pat
             p.produce("simple-c", key=r.key, value=r.value, partition=0)
         p.flush(10)
         results = []
-        for extra in (["--no-spark"], []):
+        for extra, one_pack in ((["--no-spark"], False), ([], False), ([], True)):
+            if one_pack:
+                monkeypatch.setattr(kafka_source, "default_pack", lambda ranges, cores: 10 ** 9)
             code = main(["check", "--protocol", "ticdc-simple", "--kafka", f"kafka://{k.bootstrap.split(',')[0]}",
                          "--topics", ",".join(topics), *extra, "--report-json", str(tmp_path / "r.json")])
             out, err = capsys.readouterr()
@@ -195,7 +200,7 @@ def test_simple_spark_and_in_process_checks_agree_on_every_count(capsys, tmp_pat
                             sorted((r["check"], r["outcome"], json.dumps(r["counts"], sort_keys=True),
                                     sorted(f["message"] for f in r.get("failures", [])))
                                    for r in data["results"]), json.dumps(data["runs"][0].get("notes"))))
-    assert results[0] == results[1]
+    assert results[0] == results[1] == results[2]
     assert results[0][0] == 3 * len(stream) + 4
     assert any(c == "ticdc-simple.message.decodes" and o == "failed" for c, o, *_ in results[0][1]), results[0][1]
     assert "3 duplicate copies" in results[0][2]
