@@ -211,16 +211,12 @@ def check_live_local(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
     suite, options, registry = spec.suite, dict(spec.options), spec.registry()
     for pack in topic_packs(ranges, PACK_MAX_OFFSETS):
         logs = DeliveryLogs(spec.protocol, options, registry)
-        on = None if progress is None else functools.partial(_offset_progress, progress, total)
-        total += check_topics(spec, suite, options, registry, bootstrap, rest, pack, tally, logs, progress=on)
+        total += check_topics(spec, suite, options, registry, bootstrap, rest, pack, tally, logs, progress=progress,
+                              done=total)
         if progress is not None:
             progress(total)
         delivery.merge(logs.judge(tally, starts))
     return tally, total, delivery
-
-
-def _offset_progress(progress: Callable[[int], None], before: int, n: int) -> None:
-    progress(before + n)
 
 
 def topic_packs(ranges: Sequence[Any], target: int) -> list[tuple[tuple[Any, ...], ...]]:
@@ -237,12 +233,13 @@ def topic_packs(ranges: Sequence[Any], target: int) -> list[tuple[tuple[Any, ...
 
 def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str], registry: Any, bootstrap: str,
                  config: Mapping[str, str], pack: Sequence[Sequence[Any]], tally: Tally, logs: DeliveryLogs, *,
-                 progress: Callable[[int], None] | None = None) -> int:
+                 progress: Callable[[int], None] | None = None, done: int = 0) -> int:
     """Record and stream checks of whole topics (`pack`: each topic's ranges in partition order),
     each partition its own log, or each topic one where the protocol's stream rules span partitions;
     every record also goes to `logs`. Several topics are read together (`read_packed`: each
     topic-partition whole and in offset order), a single topic partition by partition as it
-    streams in. Returns how many records were checked; `progress` gets the count now and then."""
+    streams in. Returns how many records were checked; `progress` gets the count (plus `done`, what
+    the caller checked before) now and then."""
     from itertools import chain
 
     from .kafka_source import read_packed, read_range, topic_partition_runs
@@ -260,11 +257,11 @@ def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str
     for rngs in pack:
         logs_of_topic = [parts[(r.topic, r.partition)] for r in rngs]
         if spec.per_topic():
-            n += check_log(suite, options, registry, _counted(chain.from_iterable(logs_of_topic), n, progress),
+            n += check_log(suite, options, registry, _counted(chain.from_iterable(logs_of_topic), done + n, progress),
                            tally, partitions=len(rngs), delivery=logs)
         else:
             for records in logs_of_topic:
-                n += check_log(suite, options, registry, _counted(records, n, progress), tally, delivery=logs)
+                n += check_log(suite, options, registry, _counted(records, done + n, progress), tally, delivery=logs)
     return n
 
 
@@ -385,10 +382,9 @@ def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str,
         if table.column("blob").null_count < table.num_rows:  # the null topic: the tasks' tallies
             return table.select(["n", "blob"])
         t = Tally(log_only_checks(spec.protocol))
-        rows = table.select(["topic", "partition", "offset", "entity", "match", "ts", "fp"]).to_pylist()
-        entries = [LogEntry(r["topic"], r["partition"], r["offset"], r["entity"], r["match"], r["ts"], r["fp"])
-                   for r in rows]
-        summary = judge_log(spec.protocol, dict(spec.options), rows[0]["topic"], entries, t, starts)
+        entries = [LogEntry(*row) for row in zip(*(table.column(k).to_pylist() for k in _IdentityRows.NAMES),
+                                                 strict=True)]
+        summary = judge_log(spec.protocol, dict(spec.options), entries[0].topic, entries, t, starts)
         return _result_table(0, TaskResult(t, summary))
 
     from pyspark.sql.pandas.types import from_arrow_schema

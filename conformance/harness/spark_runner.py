@@ -13,6 +13,7 @@ it is read where it was written, and the run needs no second pass over the clust
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import time
@@ -86,13 +87,6 @@ def _run_units(spec: RunSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
     return run
 
 
-def _unit_topics(spec: RunSpec) -> Callable[[list[tuple[int, int]]], list[str]]:
-    def topics(units: list[tuple[int, int]]) -> list[str]:
-        return unit_topics(spec, units)
-
-    return topics
-
-
 def topics_on_spark(driver_s: float, cores: int) -> bool:
     """Whether a Spark job on `cores` learns the topics enough sooner than the driver would
     (`driver_s`: the driver's projected time)."""
@@ -114,7 +108,8 @@ def learn_topics(spark: Any, spec: RunSpec, units: Sequence[tuple[int, int]]) ->
     cores = spark.sparkContext.defaultParallelism
     if topics_on_spark(per_shard * len(rest), cores):
         slices = max(1, min(len(rest), cores * 4))
-        topics.update(spark.sparkContext.parallelize(rest, slices).flatMap(_unit_topics(spec)).collect())
+        of_shard = functools.partial(unit_topics, spec)
+        topics.update(spark.sparkContext.parallelize(rest, slices).flatMap(of_shard).collect())
     elif rest:
         topics.update(unit_topics(spec, [u for group in rest for u in group]))
     return sorted(topics)
