@@ -336,7 +336,7 @@ class _Engine:
         self.admin = upstream.connect(self.database)
         self.schemas: set[str] = set()
         self.got: list[tuple[str, bytes | None, bytes | None]] = []
-        self.markers: set[int] = set()
+        self.markers: dict[int, float] = {}  # marker id -> when the engine handed it over (monotonic)
         self.marker_txs: set[int | str] = set()
         self.cond = threading.Condition()
         self.failure: list[BaseException] = []
@@ -362,7 +362,7 @@ class _Engine:
                     with eng.cond:
                         eng.got.append((topic, kb, vb))
                         if marker is not None:
-                            eng.markers.add(marker)
+                            eng.markers[marker] = time.monotonic()
                             eng.cond.notify_all()
 
         self.engine: Any = None
@@ -407,20 +407,24 @@ class _Engine:
         self.schemas = set()
 
     def sync(self, bound: float) -> ToolFailed | ToolHung | None:
-        """Write the next marker row and wait (bounded) until the engine hands it over."""
+        """Write the next marker row and wait (bounded) until the engine hands it over. The bound
+        is judged on when the engine handed the marker over, from before the row was written: a
+        marker that came late is late even when this thread, woken late, finds it there."""
         self.n += 1
         n = self.n
-        self.admin.execute(f"INSERT INTO {MARKER_SCHEMA}.{MARKER_TABLE} VALUES ({n})")
         deadline = time.monotonic() + bound
+        self.admin.execute(f"INSERT INTO {MARKER_SCHEMA}.{MARKER_TABLE} VALUES ({n})")
         with self.cond:
-            while n not in self.markers:
+            while n not in self.markers or self.markers[n] > deadline:
                 if self.failure or self.thread is None or not self.thread.is_alive():
                     why = self.failure[0] if self.failure else None
                     what = f"{type(why).__name__}: {why}" if why else "the engine exited"
                     return ToolFailed(f"Debezium stopped before it caught up: {what}", self.adapter.log_tail())
                 left = deadline - time.monotonic()
-                if left <= 0:
-                    return ToolHung(f"Debezium did not deliver the marker row within {bound:g} s "
+                if left <= 0 or n in self.markers:
+                    late = f"; it came {self.markers[n] - deadline + bound:.3g} s after it was written" \
+                        if n in self.markers else ""
+                    return ToolHung(f"Debezium did not deliver the marker row within {bound:g} s{late} "
                                     f"({len(self.got)} records so far)", self.adapter.log_tail())
                 self.cond.wait(min(left, 0.5))
         return None
