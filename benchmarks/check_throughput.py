@@ -65,11 +65,15 @@ from conformance.infra.inprocess import InProcessRegistry
 from conformance.infra.registry import DumpRegistry
 from conformance.protocols import get_protocol
 from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder, strip_logical_types
-from conformance.strategies import DEFAULT_SHAPE, sample_workload
+from conformance.strategies import DEFAULT_SHAPE, Shape, sample_workload
+from conformance.strategies.history import evolving, shape_for
 
 DEFAULT_JSON = REPO / "reports" / "bench" / "check_throughput.json"
 PROTOCOL = "ticdc-avro"
 OPTIONS = {"enable-tidb-extension": "true"}
+# The JSON protocols, checked on their reference encoder's defaults; their baseline is orjson
+# (the stdlib's json where orjson is not installed: the output says which).
+JSON_PROTOCOLS = ("ticdc-simple", "maxscale-kafkacdc", "debezium")
 
 
 # -- input ------------------------------------------------------------------------------------
@@ -89,7 +93,18 @@ SHAPES = {
 }
 
 
-def generate(n: int, seed: str, workdir: Path, shape: str = "default") -> dict[str, Any]:
+def protocol_options(protocol: str) -> dict[str, str]:
+    return dict(OPTIONS) if protocol == PROTOCOL else {}
+
+
+def protocol_shape(protocol: str, shape: str) -> Shape:
+    """The shape in the protocol's own dialect, as `conformance run` generates for it."""
+    caps = get_protocol(protocol).capabilities
+    out = evolving(SHAPES[shape], caps.evolutions)
+    return shape_for(caps.dialect, out, kinds=caps.kinds) if caps.dialect != out.dialect else out
+
+
+def generate(n: int, seed: str, workdir: Path, shape: str = "default", protocol: str = PROTOCOL) -> dict[str, Any]:
     """Write >= n reference records (whole shards) to workdir/records.jsonl and the registry
     dump to workdir/dump.json."""
     t0 = time.perf_counter()
@@ -97,10 +112,13 @@ def generate(n: int, seed: str, workdir: Path, shape: str = "default") -> dict[s
     out: list[Record] = []
     shard = 0
     events = 0
+    p = get_protocol(protocol)
+    options = p.resolve_options(protocol_options(protocol))
+    the_shape = SHAPES[shape] if protocol == PROTOCOL else protocol_shape(protocol, shape)
     while len(out) < n:
-        workload = sample_workload(seed, shard, SHAPES[shape])
-        enc = TiCDCAvroEncoder()
-        enc.open(EncoderContext(dict(OPTIONS), reg, topic_prefix=f"b{shard}-"))
+        workload = sample_workload(seed, shard, the_shape)
+        enc = TiCDCAvroEncoder() if protocol == PROTOCOL else p.reference().factory()
+        enc.open(EncoderContext(dict(options), reg, topic_prefix=f"b{shard}-"))
         for ev in workload.events:
             out.extend(enc.encode(ev))
         enc.close()
@@ -168,9 +186,28 @@ def baseline(records: list[Record], texts: dict[int, str], parse: Callable[[str]
     return parts
 
 
-def check_inprocess(records: list[Record], registry: DumpRegistry) -> Tally:
-    p = get_protocol(PROTOCOL)
-    opts = p.resolve_options(OPTIONS)
+def json_loads() -> tuple[str, Callable[[bytes], Any]]:
+    try:
+        import orjson
+    except ImportError:
+        return f"json (stdlib; orjson is not installed) {platform.python_version()}", json.loads
+    return f"orjson {orjson.__version__}", orjson.loads
+
+
+def json_baseline(records: list[Record], loads: Callable[[bytes], Any]) -> int:
+    """Parse every key and value as JSON; returns how many parts were parsed."""
+    parts = 0
+    for r in records:
+        for raw in (r.key, r.value):
+            if raw is not None:
+                loads(raw)
+                parts += 1
+    return parts
+
+
+def check_inprocess(records: list[Record], registry: DumpRegistry, protocol: str = PROTOCOL) -> Tally:
+    p = get_protocol(protocol)
+    opts = p.resolve_options(protocol_options(protocol))
     tally = capture_tally(p, "a capture")
     logs = DeliveryLogs(p.name, opts, registry)
     check_log(p, opts, registry, unnumbered(records), tally, delivery=logs)
@@ -187,10 +224,10 @@ def assert_conforms(tally: Tally) -> None:
                          f"errored {sorted(errored)}")
 
 
-def cli_command(cli: list[str], workdir: Path) -> list[str]:
-    return [*cli, "check", "--protocol", PROTOCOL, "--input", str(workdir / "records.jsonl"),
+def cli_command(cli: list[str], workdir: Path, protocol: str = PROTOCOL) -> list[str]:
+    return [*cli, "check", "--protocol", protocol, "--input", str(workdir / "records.jsonl"),
             "--registry", str(workdir / "dump.json"),
-            *[a for k, v in OPTIONS.items() for a in ("--option", f"{k}={v}")],
+            *[a for k, v in protocol_options(protocol).items() for a in ("--option", f"{k}={v}")],
             "--report-json", str(workdir / "out.json")]
 
 
@@ -231,11 +268,12 @@ def ratios(check: list[float], base: list[float]) -> dict[str, float]:
             "median_of_paired_rounds": round(statistics.median(paired), 4)}
 
 
-def profile_check(records: list[Record], registry: DumpRegistry, top: int, prof_path: Path) -> list[dict[str, Any]]:
+def profile_check(records: list[Record], registry: DumpRegistry, top: int, prof_path: Path,
+                  protocol: str = PROTOCOL) -> list[dict[str, Any]]:
     prof = cProfile.Profile()
     gc.collect()
     prof.enable()
-    check_inprocess(records, registry)
+    check_inprocess(records, registry, protocol)
     prof.disable()
     prof.dump_stats(str(prof_path))
     for key in ("cumulative", "tottime"):
@@ -251,7 +289,7 @@ def profile_check(records: list[Record], registry: DumpRegistry, top: int, prof_
     return rows[:top]
 
 
-def per_check(records: list[Record], registry: DumpRegistry, top: int) -> dict[str, Any]:
+def per_check(records: list[Record], registry: DumpRegistry, top: int, protocol: str = PROTOCOL) -> dict[str, Any]:
     """Where a check's time goes, check by check: every `Tally.evaluate` call timed (the timer's
     own cost is included, so the shares matter more than the absolute figures)."""
     from conformance.checks import results as results_mod
@@ -270,7 +308,7 @@ def per_check(records: list[Record], registry: DumpRegistry, top: int) -> dict[s
 
     results_mod.Tally.evaluate = timed_evaluate  # type: ignore[method-assign]
     try:
-        total, _ = timed(lambda: check_inprocess(records, registry))
+        total, _ = timed(lambda: check_inprocess(records, registry, protocol))
     finally:
         results_mod.Tally.evaluate = original  # type: ignore[method-assign]
     in_checks = sum(spent.values())
@@ -306,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", default="bench", help="workload seed (default 'bench')")
     ap.add_argument("--shape", choices=sorted(SHAPES), default="default",
                     help="workload shape: default (many small tables) or realistic (few long-lived tables)")
+    ap.add_argument("--protocol", choices=(PROTOCOL, *JSON_PROTOCOLS), default=PROTOCOL,
+                    help=f"protocol (default {PROTOCOL}, against fastavro); the JSON ones against orjson")
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess measurement")
     ap.add_argument("--cli", default=None, help="the conformance executable (default: next to this python)")
     ap.add_argument("--workdir", default=None, help="keep records.jsonl/dump.json here (default: a temp dir)")
@@ -341,8 +381,10 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
           + (f", commit {src_start['commit'][:12]}" if src_start.get("commit") else "")
           + (f", uncommitted changes to {', '.join(src_start['modified'])}" if src_start.get("modified") else "")
           + ")")
-    print(f"generating >= {args.records} reference records in {workdir} …", flush=True)
-    gen = generate(args.records, args.seed, workdir, args.shape)
+    protocol = args.protocol
+    avro = protocol == PROTOCOL
+    print(f"generating >= {args.records} {protocol} reference records in {workdir} …", flush=True)
+    gen = generate(args.records, args.seed, workdir, args.shape, protocol)
     print(f"  {gen['records']} records from {gen['shards']} shards ({gen['events']} events), "
           f"{gen['schemas']} registered schemas, {gen['seconds']:.1f} s", flush=True)
 
@@ -355,23 +397,26 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
     keys = sum(r.key is not None for r in records)
     values = sum(r.value is not None for r in records)
     in_bytes = sum(len(r.key or b"") + len(r.value or b"") for r in records)
-    cmd = cli_command(cli, workdir) if cli else []
+    cmd = cli_command(cli, workdir, protocol) if cli else []
+    json_parser, loads = json_loads()
 
-    times: dict[str, list[float]] = {"baseline": [], "baseline_stripped": [], "check_inprocess": [],
-                                     "check_cli": []}
+    baselines: dict[str, Callable[[], int]] = (
+        {"baseline": lambda: baseline(records, texts, plain_parse),
+         "baseline_stripped": lambda: baseline(records, texts, decoder_parse)} if avro
+        else {"baseline": lambda: json_baseline(records, loads)})
+    times: dict[str, list[float]] = {**{k: [] for k in baselines}, "check_inprocess": [], "check_cli": []}
     cli_reported: list[float] = []
     for rnd in range(1, args.repeat + 1):
-        s, parts = timed(lambda: baseline(records, texts, plain_parse))
-        assert parts == keys + values, (parts, keys, values)
-        times["baseline"].append(s)
-        s, parts = timed(lambda: baseline(records, texts, decoder_parse))
-        assert parts == keys + values
-        times["baseline_stripped"].append(s)
-        s, tally = timed(lambda: check_inprocess(records, registry))
+        line = f"round {rnd}/{args.repeat}:"
+        for k, fn in baselines.items():
+            s, parts = timed(fn)
+            assert parts == keys + values, (parts, keys, values)
+            times[k].append(s)
+            line += f" {k.replace('_', '-')} {s:.2f} s,"
+        s, tally = timed(lambda: check_inprocess(records, registry, protocol))
         assert_conforms(tally)
         times["check_inprocess"].append(s)
-        line = (f"round {rnd}/{args.repeat}: baseline {times['baseline'][-1]:.2f} s, "
-                f"baseline-stripped {times['baseline_stripped'][-1]:.2f} s, check in-process {s:.2f} s")
+        line += f" check in-process {s:.2f} s"
         if cmd:
             s, reported = timed(lambda: check_cli(cmd, workdir))
             times["check_cli"].append(s)
@@ -384,17 +429,19 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
     results = {k: summary(v, n) for k, v in times.items()}
     if cli_reported:
         results["check_cli"]["cli_reported_duration_s"] = cli_reported
-    rat = {"check_inprocess/baseline": ratios(times["check_inprocess"], times["baseline"]),
-           "check_inprocess/baseline_stripped": ratios(times["check_inprocess"], times["baseline_stripped"])}
+    rat = {f"check_inprocess/{k}": ratios(times["check_inprocess"], times[k]) for k in baselines}
     if cmd:
         rat["check_cli/baseline"] = ratios(times["check_cli"], times["baseline"])
         rat["check_cli/check_inprocess"] = ratios(times["check_cli"], times["check_inprocess"])
 
-    labels = {"baseline": "baseline (fastavro)", "baseline_stripped": "baseline, decoder's schemas",
+    base_label = "baseline (fastavro)" if avro else f"baseline ({json_parser.split()[0]})"
+    labels = {"baseline": base_label, "baseline_stripped": "baseline, decoder's schemas",
               "check_inprocess": "check in-process", "check_cli": "check CLI (subprocess)"}
-    print(f"\n{n} records ({keys} keys + {values} values = {keys + values} Avro parts, "
+    parts_what = "Avro parts" if avro else f"JSON documents, parsed with {json_parser}"
+    print(f"\n{protocol}: {n} records ({keys} keys + {values} values = {keys + values} {parts_what}, "
           f"{in_bytes / 1e6:.1f} MB, {gen['schemas']} schema ids); best and median of {args.repeat} rounds")
-    print("ratio = throughput / baseline throughput (1.000 = as fast as plain fastavro decoding)\n")
+    print(f"ratio = throughput / baseline throughput (1.000 = as fast as plain "
+          f"{'fastavro decoding' if avro else json_parser.split()[0] + ' parsing'})\n")
     hdr = f"{'measurement':<30}{'best s':>9}{'median s':>10}{'best rec/s':>13}{'median rec/s':>14}" \
           f"{'ratio best':>12}{'ratio med':>11}"
     print(hdr)
@@ -415,8 +462,8 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
     out_json.parent.mkdir(parents=True, exist_ok=True)
     profile = None
     if args.profile:
-        profile = profile_check(records, registry, args.top, out_json.with_suffix(".prof"))
-    checks = per_check(records, registry, args.top) if args.per_check else None
+        profile = profile_check(records, registry, args.top, out_json.with_suffix(".prof"), protocol)
+    checks = per_check(records, registry, args.top, protocol) if args.per_check else None
 
     src_end = source_state()
     changed = src_end["sources_sha1"] != src_start["sources_sha1"]
@@ -429,9 +476,10 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
         "source": {"at_start": src_start, "at_end": src_end, "changed_during_run": changed},
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "protocol": PROTOCOL, "options": OPTIONS, "seed": args.seed, "shape": args.shape,
+        "protocol": protocol, "options": protocol_options(protocol), "seed": args.seed, "shape": args.shape,
         "records": n, "keys_decoded": keys, "values_decoded": values, "parts_decoded": keys + values,
-        "avro_bytes": in_bytes, "schema_ids": gen["schemas"], "shards": gen["shards"], "events": gen["events"],
+        "baseline_parser": "fastavro" if avro else json_parser, "input_bytes": in_bytes,
+        "schema_ids": gen["schemas"], "shards": gen["shards"], "events": gen["events"],
         "generation_s": round(gen["seconds"], 3), "registry_dump_load_s": round(registry_load_s, 4),
         "repeat": args.repeat,
         "python": platform.python_version(), "python_implementation": platform.python_implementation(),

@@ -34,7 +34,8 @@ ENCODERS = [(p, e.name, dict(e.needs_options)) for p in PLANNED for e in all_enc
             if e.kind is not EncoderKind.MUTANT or not e.needs_broker]
 # Options under which more record checks and record shapes take part (control records, checksums).
 EXTRA = {"ticdc-avro": [{"enable-tidb-extension": "true", "avro-enable-watermark": "true"},
-                        {"enable-tidb-extension": "true", "integrity-check-level": "correctness"}]}
+                        {"enable-tidb-extension": "true", "integrity-check-level": "correctness"}],
+         "ticdc-simple": [{"encoding-format": "avro"}]}
 
 
 def _records(protocol: str, encoder: str, options: dict[str, str]) -> tuple[list[Any], Any]:

@@ -75,6 +75,7 @@ class RecordEvidence:
     source: SourceRow | Ddl | Watermark | None = None
     schema: dict[str, Any] | None = None  # the tableSchema a DML resolves to, if one was seen
     bootstrap_table: Table | None = None  # run mode: the source table version a BOOTSTRAP announces
+    value_columns: Any = None  # the DML's columns by type family (checks.value_columns), worked out once
 
     def at(self, field_: str | None = None) -> Location:
         table = None

@@ -88,6 +88,22 @@ def _dml(ev: RecordEvidence) -> Message | None:
     return ev.msg if ev.msg.ok and ev.msg.kind == "DML" else None
 
 
+def kind_key(ev: RecordEvidence) -> tuple[bool, str | None, bool]:
+    """What decides the checks of one kind of message (their gate is worked out once per key)."""
+    return ev.msg.ok, ev.msg.kind, ev.msg.avro
+
+
+def _kind_gate(reason: str, applies: Callable[[Message], bool]) -> tuple[Any, Any]:
+    """`gate=` for a check that has nothing to judge unless `applies` to the message: the
+    NotApplicable it answers is the check's own."""
+    na = NotApplicable(reason)
+    return kind_key, lambda ev: None if applies(ev.msg) else na
+
+
+def _is_kind(kind: str) -> Callable[[Message], bool]:
+    return lambda m: m.ok and m.kind == kind
+
+
 # == transport and framing ==============================================================
 
 @check("ticdc-simple.kafka.key-null", level=Level.MUST, scope=Scope.RECORD, protocol=P,
@@ -218,6 +234,7 @@ def message_fields(ev: RecordEvidence) -> Findings:
 # == BOOTSTRAP, DDL, WATERMARK ==========================================================
 
 @check("ticdc-simple.bootstrap.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       gate=_kind_gate("not a BOOTSTRAP", _is_kind("BOOTSTRAP")),
        clause=f"{SEED} §BOOTSTRAP (commitTs 0, tableSchema, no sql); {NOTES} §2.2 (message.go:513-522)")
 def bootstrap_fields(ev: RecordEvidence) -> Findings:
     """A BOOTSTRAP carries the table's schema, commitTs 0 and no SQL."""
@@ -240,6 +257,7 @@ _TABLE_CHANGING = frozenset({"ALTER", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", 
 
 
 @check("ticdc-simple.ddl.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       gate=_kind_gate("not a DDL", _is_kind("DDL")),
        clause=f"{SEED} §DDL (sql, tableSchema; preTableSchema for every type but CREATE); {NOTES} §2.2 "
               "(message.go:524-547 newDDLMessage: tableSchema when the event's TableInfo has table info, "
               "preTableSchema when its PreTableInfo has; cdc/entry/schema_storage.go buildDDLEvents: an ERASE "
@@ -283,6 +301,7 @@ def ddl_fields(ev: RecordEvidence) -> Findings:
 
 
 @check("ticdc-simple.watermark.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       gate=_kind_gate("not a WATERMARK", _is_kind("WATERMARK")),
        clause=f"{SEED} §WATERMARK; {NOTES} §2.2 (message.go:504-511: commitTs = the checkpoint ts)")
 def watermark_fields(ev: RecordEvidence) -> Findings:
     """A WATERMARK carries the checkpoint ts as commitTs (with the workload: the source's)."""
@@ -306,6 +325,7 @@ def _row_maps(m: Message) -> list[tuple[str, dict[str, Any]]]:
 
 
 @check("ticdc-simple.dml.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       gate=_kind_gate("not a DML", _is_kind("DML")),
        clause=f"{SEED} §DML (INSERT: data; UPDATE: data and old; DELETE: old); {NOTES} §2.2 (database, table, "
               "tableID, schemaVersion = the table's UpdateTS)")
 def dml_fields(ev: RecordEvidence) -> Findings:
@@ -414,6 +434,7 @@ def _announced_columns_findings(ev: RecordEvidence, m: Message, key_only: bool) 
 
 
 @check("ticdc-simple.dml.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       gate=_kind_gate("not a DML", _is_kind("DML")),
        clause=f"{SEED} §DML (data and old hold the whole row); {NOTES} §2.2 (UPDATE old is the full old row), §2.5 "
               "(handleKeyOnly: only the handle-key columns), §3.2 (virtual generated columns are in no row; "
               "tableSchema lists them)")
@@ -443,6 +464,7 @@ def dml_columns(ev: RecordEvidence) -> Findings:
 
 
 @check("ticdc-simple.dml.keys-sorted", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+       gate=_kind_gate("not a JSON DML", lambda m: m.ok and m.kind == "DML" and not m.avro),
        needs_options={"encoding-format": "json"},
        clause=f"{NOTES} §2.2 (data/old are Go maps: encoding/json writes their keys sorted bytewise)")
 def dml_keys_sorted(ev: RecordEvidence) -> Findings:
@@ -922,17 +944,75 @@ def _actual_avro(v: Any) -> Any:
     return v
 
 
+class _ValueColumns:
+    """A DML's columns by type family, worked out once per record for the 19 value checks (and
+    their gate): `not_applicable` when no value can be judged; else the source table's columns
+    of each family (run mode), or each family's column names with their `dataType` (capture
+    mode, from the schema the DML resolves to)."""
+
+    __slots__ = ("not_applicable", "source", "by_family", "data_types", "key")
+
+    def __init__(self, ev: RecordEvidence) -> None:
+        self.not_applicable: str | None = None
+        self.source: SourceRow | None = None
+        self.by_family: dict[str, Any] = {}
+        self.data_types: dict[str, Any] = {}
+        m = _dml(ev)
+        if m is None:
+            self.not_applicable = "not a DML"
+        elif isinstance(ev.source, SourceRow):
+            self.source = ev.source
+            for c in ev.source.table.columns:
+                self.by_family.setdefault(spec.family(c.type), []).append(c)
+        elif ev.schema is not None:
+            self.data_types = {name: c.get("dataType") for name, c in _columns_by_name(ev.schema).items()}
+            for name, dt in self.data_types.items():
+                fam = schema_family(dt) if isinstance(dt, dict) else None
+                if fam is not None:
+                    self.by_family.setdefault(fam, set()).add(name)
+        else:
+            self.not_applicable = "no schema known for this DML"
+        self.key = (self.not_applicable, self.source is not None, frozenset(self.by_family))
+
+
+def value_columns(ev: RecordEvidence) -> _ValueColumns:
+    got = ev.value_columns
+    if got is None:
+        got = ev.value_columns = _ValueColumns(ev)
+    return got  # type: ignore[no-any-return]
+
+
+def value_gate_key(ev: RecordEvidence) -> tuple[Any, ...]:
+    """What decides whether a value check has anything to judge in a record: the same for
+    every record of a table version (the checks' gate is worked out once per key)."""
+    return value_columns(ev).key
+
+
+_NO_COLUMN = {fam: NotApplicable(f"no {fam} column") for fam in Family.ALL}
+
+
+def _value_gate(fam: str) -> Callable[[RecordEvidence], NotApplicable | None]:
+    def gate(ev: RecordEvidence) -> NotApplicable | None:
+        vc = value_columns(ev)
+        if vc.not_applicable is not None:
+            return NotApplicable(vc.not_applicable)
+        return None if fam in vc.by_family else _NO_COLUMN[fam]
+
+    return gate
+
+
 def value_findings(ev: RecordEvidence, fam: str) -> Findings:
-    m = _dml(ev)
-    if m is None:
-        yield NotApplicable("not a DML")
+    vc = value_columns(ev)
+    if vc.not_applicable is not None:
+        yield NotApplicable(vc.not_applicable)
         return
+    m = _dml(ev)
+    assert m is not None
     maps = _row_maps(m)
-    s = ev.source
+    s = vc.source
     seen = False
-    if isinstance(s, SourceRow):
-        t = s.table
-        cols = [c for c in t.columns if spec.family(c.type) == fam]
+    if s is not None:
+        cols = vc.by_family.get(fam, ())
         for part, row in maps:
             src = s.image if part == "data" else s.before
             if src is None:
@@ -946,13 +1026,13 @@ def value_findings(ev: RecordEvidence, fam: str) -> Findings:
                 if got != want or type(got) is not type(want):
                     yield Failure(f"{part}.{c.name} ({c.type.sql()})", expected=_show(want), actual=_show(got),
                                   location=ev.at(c.name))
-    elif ev.schema is not None:
-        dts = {name: c.get("dataType") for name, c in _columns_by_name(ev.schema).items()}
+    else:
+        names = vc.by_family.get(fam, ())
         for part, row in maps:
             for name, value in row.items():
-                dt = dts.get(name)
-                if not isinstance(dt, dict) or schema_family(dt) != fam:
+                if name not in names:
                     continue
+                dt = vc.data_types[name]
                 seen = True
                 if m.avro:
                     if value is None or value[0] == "null":
@@ -974,11 +1054,8 @@ def value_findings(ev: RecordEvidence, fam: str) -> Findings:
                 if problem:
                     yield Failure(f"{part}.{name} ({dt.get('mysqlType')}): {problem}", expected=fam,
                                   actual=_show(value), location=ev.at(name))
-    else:
-        yield NotApplicable("no schema known for this DML")
-        return
     if not seen:
-        yield NotApplicable(f"no {fam} column")
+        yield _NO_COLUMN[fam]
 
 
 def _show(v: Any) -> Any:
@@ -1028,6 +1105,7 @@ def _register_value_check(fam: str) -> None:
     fn.__doc__ = f"Values of {fam} columns: {rule}."
     fn.__qualname__ = f"value_{fam.replace('-', '_')}"
     check(f"ticdc-simple.value.{fam}", level=Level.MUST, scope=Scope.RECORD, protocol=P, docs_vs_code=dvc,
+          gate=(value_gate_key, _value_gate(fam)),
           clause=f"{SEED} §mysqlType table; {NOTES} §2.2 (encodeValue, message.go:650-726), §2.3 (Avro values, "
                  "message.go:605-648)")(fn)
 
@@ -1039,6 +1117,7 @@ for _fam in Family.ALL:
 # == large messages =====================================================================
 
 @check("ticdc-simple.large-message.size", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       gate=_kind_gate("not a row message", lambda m: not m.ok or m.kind == "DML"),
        clause=f"{NOTES} §2.5 (a message above max-message-bytes is handled per large-message-handle-option; "
               "simple/encoder.go:39-110 compares common.Message.Length() = len(key) + len(value) + "
               "MaxRecordOverhead (36, sarama's record overhead; common/message.go) with max-message-bytes)")

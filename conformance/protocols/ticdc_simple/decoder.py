@@ -77,7 +77,27 @@ def schema_key(ts: dict[str, Any]) -> tuple[str, str, int] | None:
     return db, table, version
 
 
+# The checker decodes each message, and so does the delivery identifier right after it: the
+# last few messages decoded are kept (callers only read a Message).
+_RECENT: dict[tuple[bytes, str, bool], Message] = {}
+_RECENT_MAX = 32
+
+
 def decode(raw: bytes | None, compression: str, avro: bool) -> Message:
+    """A message decoded (see `Message`); callers only read the result."""
+    if raw is None:
+        return _decode(raw, compression, avro)
+    k = (raw, compression, avro)
+    m = _RECENT.get(k)
+    if m is None:
+        m = _decode(raw, compression, avro)
+        if len(_RECENT) >= _RECENT_MAX:
+            _RECENT.clear()
+        _RECENT[k] = m
+    return m
+
+
+def _decode(raw: bytes | None, compression: str, avro: bool) -> Message:
     m = Message(raw or b"", avro=avro)
     if raw is None:
         m.error = "the Kafka value is null (Simple always sends a message)"
