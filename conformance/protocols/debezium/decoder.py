@@ -4,6 +4,7 @@ converter would have written it (`connect_avro.py`), so that one set of checks j
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import struct
@@ -51,6 +52,9 @@ class Part:
         return self.error is None
 
 
+# The checker decodes each message, and so does the delivery identifier right after it: the
+# last few parts decoded are kept (callers only read a Part).
+@functools.lru_cache(maxsize=64)
 def decode_part(raw: bytes | None, schemas: bool) -> Part:
     p = Part(raw)
     if raw is None:

@@ -9,6 +9,7 @@ else a DML event iff it has an `event_type`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -112,7 +113,12 @@ class Message:
         return [k for k in (self.obj or {}) if k not in spec.DML_FIXED]
 
 
+# The checker decodes each message, and so does the delivery identifier right after it: the
+# last few messages decoded are kept (callers only read a Message; its columns are worked out
+# once, the same for every reader).
+@functools.lru_cache(maxsize=32)
 def decode(key: bytes | None, value: bytes | None) -> Message:
+    """A message decoded (see `Message`)."""
     p = jsontext.read(value)
     key_text: str | None = None
     key_error: str | None = None

@@ -9,6 +9,7 @@ an UnsignedBigint, a long…); `render()` turns any value into its JSON renderin
 from __future__ import annotations
 
 import base64
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,22 +80,10 @@ def schema_key(ts: dict[str, Any]) -> tuple[str, str, int] | None:
 
 # The checker decodes each message, and so does the delivery identifier right after it: the
 # last few messages decoded are kept (callers only read a Message).
-_RECENT: dict[tuple[bytes, str, bool], Message] = {}
-_RECENT_MAX = 32
-
-
+@functools.lru_cache(maxsize=32)
 def decode(raw: bytes | None, compression: str, avro: bool) -> Message:
     """A message decoded (see `Message`); callers only read the result."""
-    if raw is None:
-        return _decode(raw, compression, avro)
-    k = (raw, compression, avro)
-    m = _RECENT.get(k)
-    if m is None:
-        m = _decode(raw, compression, avro)
-        if len(_RECENT) >= _RECENT_MAX:
-            _RECENT.clear()
-        _RECENT[k] = m
-    return m
+    return _decode(raw, compression, avro)
 
 
 def _decode(raw: bytes | None, compression: str, avro: bool) -> Message:
