@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from golden import FIXTURES
 from helpers import check_capture, encode, problems
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance.checks import Outcome, Tally
 from conformance.encoders import Record
@@ -341,3 +343,31 @@ def test_any_junk_gives_findings_and_no_errors(junk: bytes) -> None:
         tally = check_capture(_records(("0-1-5", _compact(SCHEMA)), (key, junk)), protocol=P)
         assert _errored(tally) == {}
         assert _failed(tally), (key, junk)
+
+
+def _first_whitespace_outside_strings(text: str) -> int | None:
+    """The rule spelled out character by character (the checker's is one regular expression)."""
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in " \t\r\n":
+            return i
+    return None
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=' "\\a1\t\n\r{}:,\u00e9\x0b\x0c', max_size=60))
+def test_compact_json_finds_the_first_whitespace_outside_a_string(text: str) -> None:
+    from conformance.protocols.maxscale_kafkacdc.jsontext import whitespace_outside_strings
+
+    assert whitespace_outside_strings(text) == _first_whitespace_outside_strings(text)
+    assert whitespace_outside_strings('{"a":"b c","d":"e\\" f"}') is None
+    assert whitespace_outside_strings('{"a": 1}') == 5

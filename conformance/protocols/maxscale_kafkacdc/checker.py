@@ -78,6 +78,7 @@ class RecordEvidence:
     source: Planned | None = None  # with the workload: what the tracker planned for this record
     complete: bool = False  # the partition's log is known from its first message
     want: dict[str, object] | None = None  # with the workload: the row's values as due (computed once)
+    columns: list[tuple[str, Any, Any]] | None = None  # a DML's (name, declared column, value), computed once
 
     def at(self, column: str | None = None, part: str | None = None) -> Location:
         table = None

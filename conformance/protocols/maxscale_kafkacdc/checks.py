@@ -404,7 +404,14 @@ def dml_columns(ev: RecordEvidence) -> Findings:
 # == values ==============================================================================================
 
 def _columns(ev: RecordEvidence) -> list[tuple[str, Column | None, Any]]:
-    """(name, declared column, value) of every column of a DML event."""
+    """(name, declared column, value) of every column of a DML event (worked out once per
+    record: every value check reads them)."""
+    if ev.columns is None:
+        ev.columns = _declared_columns(ev)
+    return ev.columns
+
+
+def _declared_columns(ev: RecordEvidence) -> list[tuple[str, Column | None, Any]]:
     d = _dml(ev)
     if d is None:
         return []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import decimal
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,19 +104,13 @@ def read(raw: bytes | None) -> Parsed:
     return Parsed(obj, None, text)
 
 
+# A run of string tokens and characters that are neither a quote nor JSON whitespace: where
+# it stops, the text has whitespace outside a string, or a string that never ends.
+_COMPACT_RUN = re.compile(r'(?:"[^"\\]*(?:\\.[^"\\]*)*"|[^" \t\r\n]+)*', re.DOTALL)
+
+
 def whitespace_outside_strings(text: str) -> int | None:
-    """The index of the first whitespace character outside a string token, or None."""
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in " \t\r\n":
-            return i
-    return None
+    """The index of the first whitespace character outside a string token, or None (also when
+    a string is left open: everything after its quote is in it)."""
+    i = _COMPACT_RUN.match(text).end()  # type: ignore[union-attr]  # matches the empty string
+    return i if i < len(text) and text[i] != '"' else None
