@@ -1,7 +1,8 @@
 #!/usr/bin/env python
-"""Throughput of `conformance check` on TiCDC Avro reference records, against plain fastavro.
+"""Throughput of `conformance check` on TiCDC Avro reference records, against plain fastavro
+(or, with `--protocol`, on a JSON protocol's reference records, against plain orjson).
 
-    python benchmarks/check_throughput.py [--records N] [--repeat R] [--profile]
+    python benchmarks/check_throughput.py [--records N] [--repeat R] [--profile] [--protocol P]
 
 1. Generates >= N records (default 100,000) with the TiCDC Avro reference encoder
    (`enable-tidb-extension=true`, one encoder per `sample_workload` shard, one in-process
