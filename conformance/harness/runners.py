@@ -193,9 +193,8 @@ def unit_topics(spec: RunSpec, units: Sequence[tuple[int, int]]) -> list[str]:
 
 def prepare_topics(cluster: Any, topics: Sequence[str], partitions: int) -> None:
     """Create the topics up front, with the run's partition count (the embedded cluster through
-    its own API, a real one through the admin API)."""
-    for t in topics:
-        cluster.create_topic(t, partitions)
+    its own API, a real one through the admin API, in batches)."""
+    cluster.create_topics(topics, partitions)
 
 
 def read_logs(reader: Any, topics: Sequence[str]) -> tuple[dict[str, list[LogRecord]],

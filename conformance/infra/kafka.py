@@ -217,8 +217,7 @@ class KafkaCluster(ClosesOnExit):
             except KafkaException as e:
                 raise self._unavailable(f"Reading metadata of topic {topic!r}", e, self.timeout) from None
             tmd = md.topics.get(topic)
-            ready = tmd is not None and tmd.error is None and tmd.partitions
-            if ready:
+            if _usable(tmd):
                 return tmd
             if not wait or time.monotonic() >= deadline:
                 if tmd is None:
@@ -273,21 +272,42 @@ class KafkaCluster(ClosesOnExit):
 
     def create_topic(self, name: str, partitions: int | None = None, replication: int = 1) -> None:
         """Create ``name`` (``default_partitions`` unless given); nothing happens if it exists."""
+        self.create_topics([name], partitions, replication)
+
+    def create_topics(self, names: Sequence[str], partitions: int | None = None, replication: int = 1) -> None:
+        """Create every topic of ``names`` that does not exist yet: CreateTopics requests of up to
+        ``CREATE_BATCH`` topics each (a run makes hundreds of small topics: one request and one
+        metadata wait per topic cost a real cluster a round trip to its controller each), then one
+        bounded wait until the metadata shows them all."""
         count = self.default_partitions if partitions is None else partitions
-        _check_topic(name, count, replication)
+        names = list(dict.fromkeys(names))
+        for name in names:
+            _check_topic(name, count, replication)
+        if not names:
+            return
         if self._no_controller is None:
             self._no_controller = self._without_controller()
         if self._no_controller:
-            self._auto_create(name, count)
+            for name in names:
+                self._auto_create(name, count)
             return
         admin = self._admin_client()
-        futures = admin.create_topics(
-            [NewTopic(name, num_partitions=count, replication_factor=replication)],
-            request_timeout=self.timeout,
-            operation_timeout=self.timeout,
-        )
+        for i in range(0, len(names), CREATE_BATCH):
+            batch = names[i:i + CREATE_BATCH]
+            futures = admin.create_topics(
+                [NewTopic(name, num_partitions=count, replication_factor=replication) for name in batch],
+                request_timeout=self.timeout,
+                operation_timeout=self.timeout,
+            )
+            for name in batch:
+                self._created(name, futures[name], count)
+        # Creation is asynchronous on real brokers: wait (bounded) until the metadata shows them.
+        self._await_topics(names)
+
+    def _created(self, name: str, future: Any, count: int) -> None:
+        """The outcome of one topic's CreateTopics: fine if it was made or already existed."""
         try:
-            futures[name].result(timeout=self.timeout * 2)
+            future.result(timeout=self.timeout * 2)
         except KafkaException as e:
             err = _error_of(e)
             if err is None or err.code() != KafkaError.TOPIC_ALREADY_EXISTS:
@@ -301,8 +321,32 @@ class KafkaCluster(ClosesOnExit):
                 ) from None
         except TimeoutError:
             raise self._unavailable(f"Creating topic {name!r}", None, self.timeout * 2) from None
-        # Creation is asynchronous on real brokers: wait (bounded) until the metadata shows it.
-        self._topic_metadata(name, wait=True)
+
+    def _await_topics(self, names: Sequence[str]) -> None:
+        """Wait (bounded) until the metadata shows every topic of ``names`` with its partitions;
+        one metadata request per round for all of them."""
+        deadline = time.monotonic() + self.timeout
+        waiting = list(names)
+        while True:
+            remaining = max(0.1, deadline - time.monotonic())
+            try:
+                # All topics, not just these: asking for named topics can auto-create them.
+                md = self._admin_client().list_topics(timeout=remaining)
+            except KafkaException as e:
+                raise self._unavailable(f"Reading metadata of topic {waiting[0]!r}", e, self.timeout) from None
+            waiting = [n for n in waiting if not _usable(md.topics.get(n))]
+            if not waiting:
+                return
+            if time.monotonic() >= deadline:
+                tmd = md.topics.get(waiting[0])
+                problem = "it does not exist" if tmd is None else \
+                    tmd.error.name() if tmd.error is not None else "no partitions"
+                more = f" (and {len(waiting) - 1} more)" if len(waiting) > 1 else ""
+                raise KafkaUnavailable(
+                    f"Topic {waiting[0]!r}{more} on {self.url} is not usable ({problem}) {self.timeout:g} s after "
+                    "it was created; check the cluster's health."
+                )
+            time.sleep(0.1)
 
     def _without_controller(self) -> bool:
         """True if the metadata names no usable controller, so that CreateTopics cannot be sent
@@ -380,6 +424,15 @@ class KafkaCluster(ClosesOnExit):
                 pass
 
 
+#: Topics per CreateTopics request (the broker handles a batch in one controller operation).
+CREATE_BATCH = 100
+
+
+def _usable(tmd: Any) -> bool:
+    """A topic's metadata shows it ready: no error, and partitions."""
+    return tmd is not None and tmd.error is None and bool(tmd.partitions)
+
+
 def _check_topic(name: str, partitions: int, replication: int) -> None:
     if not name or len(name) > 249 or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
         raise ValueError(f"Invalid topic name {name!r}: 1 to 249 characters from A-Z a-z 0-9 . _ -.")
@@ -417,6 +470,13 @@ class EmbeddedKafka(KafkaCluster):
         except MockClusterError as e:
             if e.code != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
+
+    def create_topics(self, names: Sequence[str], partitions: int | None = None, replication: int = 1) -> None:
+        count = self.default_partitions if partitions is None else partitions
+        for name in names:  # every name first, as on a real cluster
+            _check_topic(name, count, replication)
+        for name in dict.fromkeys(names):
+            self.create_topic(name, partitions, replication)
 
     def close(self) -> None:
         super().close()

@@ -51,3 +51,18 @@ def test_produce_consume_round_trip(kafka: KafkaCluster) -> None:
 def test_faults_are_refused_on_a_real_broker(kafka: KafkaCluster) -> None:
     with pytest.raises(FaultsUnsupported, match="embedded"):
         FaultInjector(kafka, "broker-down@1s:1s", ["container-roundtrip"])
+
+
+def test_topics_are_created_in_batches_on_a_real_broker(kafka: KafkaCluster) -> None:
+    """A run's hundreds of small topics: CreateTopics requests of CREATE_BATCH topics, one wait
+    for their metadata; existing topics (and repeated names) are fine."""
+    from conformance.infra import kafka as kafka_mod
+
+    names = [f"batch-{i:03d}" for i in range(kafka_mod.CREATE_BATCH + 7)]
+    kafka.create_topic(names[3], 3)  # one exists already
+    kafka.create_topics([*names, names[0]], 3)
+    present = set(kafka.topics())
+    assert set(names) <= present
+    assert {kafka.partitions(n) for n in (names[0], names[-1], names[3])} == {3}
+    with pytest.raises(ValueError, match="Invalid topic name"):
+        kafka.create_topics(["fine", "not fine"], 1)

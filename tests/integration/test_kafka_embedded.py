@@ -338,6 +338,16 @@ def test_topics_are_created_on_a_cluster_without_controller(kafka: KafkaCluster)
         assert time.monotonic() - t0 < 5  # no wait for a controller that never answers
         with pytest.raises(KafkaUnavailable, match="names no controller"):
             external.create_topic("too-many-partitions", partitions=64)
+        external.create_topics(["auto-a", "auto-b", "auto-a"], partitions=2)
+        assert {"auto-a", "auto-b"} <= set(external.topics())
+
+
+def test_a_runs_topics_are_created_at_once_and_repeats_are_fine(kafka: KafkaCluster) -> None:
+    kafka.create_topics(["many-1", "many-2", "many-1"], partitions=2)
+    kafka.create_topics(["many-2", "many-3"], partitions=2)  # one exists already
+    assert [kafka.partitions(t) for t in ("many-1", "many-2", "many-3")] == [2, 2, 2]
+    with pytest.raises(ValueError, match="Invalid topic name"):
+        kafka.create_topics(["fine", "not fine"])
 
 
 def test_mock_cluster_error_injection_api() -> None:
