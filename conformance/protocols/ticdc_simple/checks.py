@@ -419,8 +419,8 @@ def _announced_columns_findings(ev: RecordEvidence, m: Message, key_only: bool) 
                               expected=candidates, actual=sorted(got), location=ev.at(part))
             continue
         missing = set(by_name) - got
-        not_virtual = sorted(n for n in missing if n in _primary_columns(ev.schema)
-                             or by_name[n].get("default") is not None)
+        primary = _primary_columns(ev.schema) if missing else set()
+        not_virtual = sorted(n for n in missing if n in primary or by_name[n].get("default") is not None)
         if not_virtual:
             yield Failure(f"{part} lacks announced columns that cannot be virtual generated ones (a primary-key "
                           "column, or one with a default)", expected=sorted(by_name), actual=sorted(got),
