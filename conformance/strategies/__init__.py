@@ -11,9 +11,7 @@ One description of each domain (`domains.py`, `history.py`) is driven two ways:
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument
+from typing import TYPE_CHECKING
 
 from ..model.events import Workload
 from ..model.table import Table
@@ -22,6 +20,9 @@ from ..model.values import Value
 from .domains import ALL_KINDS, KEY_KINDS, edge_values, sample_type, sample_value, simplest_value
 from .history import DEFAULT_SHAPE, HistoryBuilder, Shape, build_workload
 from .source import HypothesisSource, RandomSource, Source
+
+if TYPE_CHECKING:  # hypothesis is imported where a strategy is built: `sample_workload` needs none of it
+    from hypothesis import strategies as st
 
 __all__ = [
     "ALL_KINDS", "DEFAULT_SHAPE", "HistoryBuilder", "HypothesisSource", "KEY_KINDS", "RandomSource",
@@ -44,6 +45,9 @@ def sample_workload(seed: int | str, shard: int = 0, shape: Shape = DEFAULT_SHAP
 
 def sql_types(kinds: Sequence[Kind] = ALL_KINDS, *, key: bool = False) -> st.SearchStrategy[SqlType]:
     """Strategy for `SqlType`s of the given kinds, parameters included."""
+    from hypothesis import strategies as st
+    from hypothesis.errors import InvalidArgument
+
     kinds = tuple(kinds)
     if not kinds:
         raise InvalidArgument("sql_types() needs at least one kind")
@@ -56,6 +60,9 @@ def sql_types(kinds: Sequence[Kind] = ALL_KINDS, *, key: bool = False) -> st.Sea
 
 def values_for(t: SqlType, *, edge_rate: float = 0.2, key: bool = False) -> st.SearchStrategy[Value]:
     """Strategy for values valid in a column of type `t` (NULL excluded)."""
+    from hypothesis import strategies as st
+    from hypothesis.errors import InvalidArgument
+
     if not isinstance(t, SqlType):
         raise InvalidArgument(f"values_for() needs a SqlType, got {t!r}")
     @st.composite
@@ -67,6 +74,8 @@ def values_for(t: SqlType, *, edge_rate: float = 0.2, key: bool = False) -> st.S
 
 def tables(shape: Shape = DEFAULT_SHAPE) -> st.SearchStrategy[Table]:
     """Strategy for tables with a primary key or a NOT NULL unique key."""
+    from hypothesis import strategies as st
+
     @st.composite
     def draw_table(draw: st.DrawFn) -> Table:
         b = HistoryBuilder(HypothesisSource(draw), shape)
@@ -78,6 +87,8 @@ def tables(shape: Shape = DEFAULT_SHAPE) -> st.SearchStrategy[Table]:
 
 def workloads(shape: Shape = DEFAULT_SHAPE) -> st.SearchStrategy[Workload]:
     """Strategy for whole workloads: databases, tables, transactions, DDL, watermarks."""
+    from hypothesis import strategies as st
+
     @st.composite
     def draw_workload(draw: st.DrawFn) -> Workload:
         return build_workload(HypothesisSource(draw), shape, seed="hypothesis")
