@@ -288,8 +288,7 @@ class KafkaCluster(ClosesOnExit):
         if self._no_controller is None:
             self._no_controller = self._without_controller()
         if self._no_controller:
-            for name in names:
-                self._auto_create(name, count)
+            self._auto_create(names, count)
             return
         admin = self._admin_client()
         for i in range(0, len(names), CREATE_BATCH):
@@ -358,26 +357,29 @@ class KafkaCluster(ClosesOnExit):
             return False
         return int(md.controller_id) not in md.brokers
 
-    def _auto_create(self, name: str, count: int) -> None:
-        """Create a topic the way a cluster without a controller allows: a metadata request that
-        may auto-create it (with the cluster's own partition count, which must be enough)."""
+    def _auto_create(self, names: Sequence[str], count: int) -> None:
+        """Create topics the way a cluster without a controller allows: a metadata request per
+        topic that may auto-create it (with the cluster's own partition count, which must be
+        enough), all from one client (a client per topic cost most of the time)."""
         asker = Consumer({**self._quiet_config(), "group.id": f"conformance-create-{uuid.uuid4().hex}",
                           "allow.auto.create.topics": True})
         try:
-            tmd = asker.list_topics(name, timeout=self.timeout).topics.get(name)
-        except KafkaException as e:
-            raise self._unavailable(f"Auto-creating topic {name!r}", e, self.timeout) from None
+            for name in names:
+                try:
+                    tmd = asker.list_topics(name, timeout=self.timeout).topics.get(name)
+                except KafkaException as e:
+                    raise self._unavailable(f"Auto-creating topic {name!r}", e, self.timeout) from None
+                have = len(tmd.partitions) if tmd is not None and tmd.error is None else 0
+                if have < count:
+                    raise KafkaUnavailable(
+                        f"The Kafka cluster at {self.bootstrap} names no controller, so topic {name!r} cannot be "
+                        f"created with {count} partition(s); auto-creation gave it {have}. Create the topics "
+                        f"yourself, or run with --partitions {have} or fewer." if have else
+                        f"The Kafka cluster at {self.bootstrap} names no controller and did not auto-create topic "
+                        f"{name!r}; create the topics yourself."
+                    )
         finally:
             asker.close()
-        have = len(tmd.partitions) if tmd is not None and tmd.error is None else 0
-        if have < count:
-            raise KafkaUnavailable(
-                f"The Kafka cluster at {self.bootstrap} names no controller, so topic {name!r} cannot be created "
-                f"with {count} partition(s); auto-creation gave it {have}. Create the topics yourself, or run "
-                f"with --partitions {have} or fewer." if have else
-                f"The Kafka cluster at {self.bootstrap} names no controller and did not auto-create topic "
-                f"{name!r}; create the topics yourself."
-            )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
