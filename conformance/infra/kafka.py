@@ -206,31 +206,26 @@ class KafkaCluster(ClosesOnExit):
 
     # -- metadata ----------------------------------------------------------------------------
 
-    def _topic_metadata(self, topic: str, *, wait: bool = False) -> Any:
-        """Metadata of one existing topic; with ``wait``, retries until it appears (bounded)."""
-        deadline = time.monotonic() + self.timeout
-        while True:
-            remaining = max(0.1, deadline - time.monotonic())
-            try:
-                # All topics, not just this one: asking for a named topic can auto-create it.
-                md = self._admin_client().list_topics(timeout=remaining)
-            except KafkaException as e:
-                raise self._unavailable(f"Reading metadata of topic {topic!r}", e, self.timeout) from None
-            tmd = md.topics.get(topic)
-            if _usable(tmd):
-                return tmd
-            if not wait or time.monotonic() >= deadline:
-                if tmd is None:
-                    raise ValueError(
-                        f"Topic {topic!r} does not exist on the Kafka cluster {self.url}; create it first "
-                        "(KafkaCluster.create_topic)."
-                    )
-                problem = tmd.error.name() if tmd.error is not None else "no partitions"
-                raise KafkaUnavailable(
-                    f"Topic {topic!r} on {self.url} is not usable ({problem}) after {self.timeout:g} s; "
-                    "check the cluster's health."
-                )
-            time.sleep(0.1)
+    def _topic_metadata(self, topic: str) -> Any:
+        """Metadata of one existing topic (one bounded request; `_await_topics` waits for new ones)."""
+        try:
+            # All topics, not just this one: asking for a named topic can auto-create it.
+            md = self._admin_client().list_topics(timeout=self.timeout)
+        except KafkaException as e:
+            raise self._unavailable(f"Reading metadata of topic {topic!r}", e, self.timeout) from None
+        tmd = md.topics.get(topic)
+        if _usable(tmd):
+            return tmd
+        if tmd is None:
+            raise ValueError(
+                f"Topic {topic!r} does not exist on the Kafka cluster {self.url}; create it first "
+                "(KafkaCluster.create_topic)."
+            )
+        problem = tmd.error.name() if tmd.error is not None else "no partitions"
+        raise KafkaUnavailable(
+            f"Topic {topic!r} on {self.url} is not usable ({problem}) after {self.timeout:g} s; "
+            "check the cluster's health."
+        )
 
     def topics(self) -> list[str]:
         """Names of the topics on the cluster (bounded metadata request)."""
