@@ -30,9 +30,11 @@ from ..encoders.spi import EncoderError, EncoderInfo
 from ..errors import UsageError
 from ..model.events import Workload
 from ..model.serde import workload_to_json
+from ..model.types import Kind
 from ..protocols.base import ProtocolSuite
 from ..reporting.model import Section
 from ..strategies import DEFAULT_SHAPE, Shape
+from ..strategies.dialect_domains import domain_for
 from ..strategies.history import evolving, shape_for
 from .evolution import evolution
 from .runners import MemoryRunner, Runner
@@ -86,6 +88,9 @@ class RunPlan:
         if dialect != shape.dialect:
             shape = shape_for(dialect, shape, kinds=caps.kinds)
         overrides = {**dict(self.encoder.shape), **self.shape_overrides}
+        for name in ("kinds", "key_kinds"):
+            if name in overrides:
+                overrides[name] = _dialect_kinds(self.encoder.name, name, overrides[name], dialect)
         return replace(shape, **overrides) if overrides else shape
 
     def spec(self, **fields: Any) -> RunSpec:
@@ -95,6 +100,19 @@ class RunPlan:
                        partitions=self.protocol.capabilities.memory_partitions, encoder_timeout=self.encoder_timeout,
                        time_zone=self.time_zone)
         return replace(base, **{**self.spec_fields, **fields})
+
+
+def _dialect_kinds(encoder: str, field_name: str, kinds: Sequence[Kind], dialect: str) -> tuple[Kind, ...]:
+    """An encoder's own column kinds (a mutant's defect-revealing shape) that the workload's
+    dialect has; a UsageError when it has none of them (the defect could never show)."""
+    have = domain_for(dialect).kinds
+    kept = tuple(k for k in kinds if k in have)
+    if not kept:
+        names = ", ".join(k.value for k in kinds)
+        raise UsageError(f"{encoder} shows its defect on {names} columns, and {dialect} has none of these "
+                         f"kinds: run it on its protocol's own workloads (without --upstream) or on an "
+                         f"upstream that has them")
+    return kept
 
 
 def supported_combos(encoder: EncoderInfo, combos: Sequence[dict[str, str]], pinned: Mapping[str, Sequence[str]]

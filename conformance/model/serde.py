@@ -98,7 +98,7 @@ def value_to_json(t: SqlType, v: Value) -> Any:
         assert t.element is not None
         return [value_to_json(t.element, x) for x in v.items]
     if isinstance(v, float) and not math.isfinite(v):
-        return "Infinity" if v > 0 else "-Infinity"
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     return v
 
 

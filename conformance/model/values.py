@@ -156,10 +156,9 @@ def parse_vector(text: str) -> Vector:
     for p in parts:
         if not _VECTOR_ELEMENT.fullmatch(p):
             raise ValueError(f"element {p[:40]!r} is not a decimal number without exponent")
-        try:
-            x = to_float32(float(p))
-        except OverflowError:
-            raise ValueError(f"element {p[:40]!r} is beyond float32") from None
+        x = to_float32(float(p))
+        if math.isinf(x):
+            raise ValueError(f"element {p[:40]!r} is beyond float32")
         if go_format_float(x, 32, "f") != p:
             raise ValueError(f"element {p[:40]!r} is not the shortest float32 text "
                              f"({go_format_float(x, 32, 'f')[:40]})")
@@ -284,8 +283,14 @@ FLOAT32_MIN_SUBNORMAL = struct.unpack("<f", b"\x01\x00\x00\x00")[0]
 
 
 def to_float32(x: float) -> float:
-    """Round a double to the nearest float32 (as a Python float)."""
-    return float(struct.unpack("<f", struct.pack("<f", x))[0])
+    """Round a double to the nearest float32 (as a Python float), as IEEE 754 does and as C's
+    `(float)x` and Go's `float32(x)` do: a finite double beyond float32's range becomes ±inf
+    (struct raises there instead), NaN stays NaN, -0.0 stays -0.0, tiny values go subnormal or
+    to a signed zero. Total: answers for every float."""
+    try:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+    except OverflowError:  # |x| rounds past FLOAT32_MAX: IEEE gives the infinity of x's sign
+        return math.copysign(math.inf, x)
 
 
 def is_float32(x: float) -> bool:
@@ -298,11 +303,8 @@ def float32_shortest(x: float) -> str:
         return "-0" if math.copysign(1.0, x) < 0 else "0"
     for p in range(1, 10):
         s = f"{x:.{p}g}"
-        try:
-            if to_float32(float(s)) == x:
-                return s
-        except OverflowError:  # rounded past FLOAT32_MAX
-            continue
+        if to_float32(float(s)) == x:
+            return s
     return repr(x)
 
 
@@ -311,9 +313,12 @@ def go_format_float(x: float, bits: int = 64, fmt: str = "json") -> str:
 
     fmt="json": encoding/json (positional for 1e-6 <= |x| < 1e21, else exponent with the
     `e-07` -> `e-7` clean-up). fmt="f": strconv.FormatFloat(x, 'f', -1, bits) (never exponent).
-    `bits=32` uses the shortest float32 digits.
+    `bits=32` uses the shortest float32 digits. Not finite: fmt="f" gives strconv's `+Inf`,
+    `-Inf`, `NaN`; encoding/json refuses them (ValueError).
     """
     if not math.isfinite(x):
+        if fmt == "f":
+            return "NaN" if math.isnan(x) else ("+Inf" if x > 0 else "-Inf")
         raise ValueError(f"{x!r} has no JSON form")
     digits = float32_shortest(x) if bits == 32 else repr(x)
     if x == 0:

@@ -33,9 +33,12 @@ from .base import (
 )
 
 __all__ = [
-    "ACCEPTED_FORMS", "Captured", "NoUpstream", "SourceMutant", "StatementRefused", "Upstream", "UpstreamLost",
-    "UpstreamUnavailable", "open_upstream",
+    "ACCEPTED_FORMS", "DIALECTS", "Captured", "NoUpstream", "SourceMutant", "StatementRefused", "Upstream",
+    "UpstreamLost", "UpstreamUnavailable", "open_upstream",
 ]
+
+#: The SQL dialects of the servers `--upstream` can name (a run's workloads take the upstream's).
+DIALECTS: tuple[str, ...] = ("mariadb", "postgresql")
 
 ACCEPTED_FORMS = ("none, embedded-mariadb, embedded-postgres, mariadb://user:pass@host:port, "
                   "postgresql://user:pass@host:port/db, container://mariadb, container://postgres")

@@ -266,10 +266,7 @@ class DoubleAsFloat(_TypeMutant):
         return {**t, "type": "float"}
 
     def mutate_value(self, col: Column, v: Any, raw: Any) -> Any:
-        try:
-            return to_float32(v)
-        except OverflowError:
-            return 0.0
+        return to_float32(v)  # ±inf beyond float32's range, as Go's float32(v) gives
 
 
 @mutant("bit-padded", "type.bit", shape=_kinds(Kind.BIT))

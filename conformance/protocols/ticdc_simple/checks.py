@@ -828,10 +828,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             return "not 'f'-formatted (no exponent)"
         x = float(v)
         if fam == Family.FLOAT:
-            try:
-                x32 = to_float32(x)
-            except OverflowError:  # rounds to a float32 beyond its largest
-                x32 = math.inf
+            x32 = to_float32(x)  # ±inf when it rounds beyond float32's largest
             if not math.isfinite(x32):
                 return "beyond float32's range"
             if go_format_float(x32, 32, "f") != v:
