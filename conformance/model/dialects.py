@@ -75,6 +75,9 @@ class Dialect:
     schema_scoped_index_names = False
     #: Identifiers may hold characters outside the Basic Multilingual Plane.
     supplementary_identifiers = True
+    #: Generated table and schema names include some beyond the Basic Multilingual Plane (not
+    #: for TiDB: its seeded workloads stay as they always were).
+    supplementary_table_names = False
     # The most bytes a generated identifier may have (None: the dialect's own limit of 64
     # characters is the only one).
     max_identifier_bytes: int | None = None
@@ -354,6 +357,7 @@ class PostgresDialect(Dialect):
     column_positions = False
     schema_scoped_index_names = True
     max_identifier_bytes = 63  # NAMEDATALEN - 1: longer names are cut silently
+    supplementary_table_names = True
 
     def quote_ident(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'

@@ -252,7 +252,8 @@ class HistoryBuilder:
     def create_database(self) -> str:
         name = database_name(self.names, self.src, odd_rate=self.shape.odd_name_rate,
                              bmp_only=not self.dialect.supplementary_identifiers,
-                             max_bytes=self.dialect.max_identifier_bytes)
+                             max_bytes=self.dialect.max_identifier_bytes,
+                             supplementary=self.dialect.supplementary_table_names)
         self.databases.append(name)
         self._append_ddl(Ddl(DdlKind.CREATE_DATABASE, self.next_ts(),
                              f"CREATE DATABASE {quote_ident(name)};", database=name))
@@ -267,7 +268,8 @@ class HistoryBuilder:
         for _ in range(32):
             name = table_name(self.names, self.src, odd_rate=self.shape.odd_name_rate,
                               bmp_only=not self.dialect.supplementary_identifiers,
-                              max_bytes=self.dialect.max_identifier_bytes)
+                              max_bytes=self.dialect.max_identifier_bytes,
+                              supplementary=self.dialect.supplementary_table_names)
             key = kafka_mangle(f"{db}_{name}").casefold()
             if key not in self.topic_keys:
                 self.topic_keys.add(key)

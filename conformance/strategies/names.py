@@ -33,6 +33,12 @@ _ODD_COLUMNS = ("my-col", "a.b", "1st", "2nd_col", "名前", "colonne_é", "col 
 _PLAIN_TABLES = ("t", "orders", "users", "events", "items", "Accounts")
 _ODD_TABLES = ("t-1", "my.table", "1t", "表", "tbl_ü", "line items", "9lives", "a-b.c", _long("long_table_"),
                "group", "tbl`tick-1")
+# Table and database names beyond the Basic Multilingual Plane (a surrogate pair in Java and
+# JavaScript: Debezium's topic names get one `_` per UTF-16 unit). Drawn only for dialects that
+# ask for them (`Dialect.supplementary_table_names`), so that other dialects' seeded workloads
+# stay what they were.
+_SUPPLEMENTARY_TABLES = ("t😀", "𝄞score")
+_SUPPLEMENTARY_DATABASES = ("s😀x",)
 _PLAIN_DATABASES = ("test", "db1", "shop")
 _ODD_DATABASES = ("shop-prod", "2db", "数据库", "ümlaut_db", "my.db", _long("long_database_"), "db`tick")
 
@@ -101,11 +107,12 @@ def column_name(pool: NamePool, src: Source, *, odd_rate: float = 0.25, bmp_only
 
 
 def table_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3, bmp_only: bool = False,
-               max_bytes: int | None = None) -> str:
-    return pool.draw(src, _PLAIN_TABLES, _ODD_TABLES, odd_rate=odd_rate, bmp_only=bmp_only, max_bytes=max_bytes)
+               max_bytes: int | None = None, supplementary: bool = False) -> str:
+    odd = _ODD_TABLES + (_SUPPLEMENTARY_TABLES if supplementary else ())
+    return pool.draw(src, _PLAIN_TABLES, odd, odd_rate=odd_rate, bmp_only=bmp_only, max_bytes=max_bytes)
 
 
 def database_name(pool: NamePool, src: Source, *, odd_rate: float = 0.3, bmp_only: bool = False,
-                  max_bytes: int | None = None) -> str:
-    return pool.draw(src, _PLAIN_DATABASES, _ODD_DATABASES, odd_rate=odd_rate, bmp_only=bmp_only,
-                     max_bytes=max_bytes)
+                  max_bytes: int | None = None, supplementary: bool = False) -> str:
+    odd = _ODD_DATABASES + (_SUPPLEMENTARY_DATABASES if supplementary else ())
+    return pool.draw(src, _PLAIN_DATABASES, odd, odd_rate=odd_rate, bmp_only=bmp_only, max_bytes=max_bytes)

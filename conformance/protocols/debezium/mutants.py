@@ -94,6 +94,15 @@ class TopicWithoutSchema(DebeziumEncoder):
         return prefix + spec._INVALID_TOPIC_CHAR.sub("_", f"{self.o.prefix}.{t.name}")
 
 
+@mutant("topic-per-code-point", "topic.name", shape={"odd_name_rate": 0.9})
+class TopicPerCodePoint(DebeziumEncoder):
+    """Sanitises topic names per code point, not per UTF-16 unit: `t😀` -> `t_` (Java gives `t__`)."""
+
+    def topic(self, t: Table) -> str:
+        prefix = self.ctx.topic_prefix if self.ctx is not None else ""
+        return prefix + spec._INVALID_TOPIC_CHAR.sub("_", f"{self.o.prefix}.{t.database}.{t.name}")
+
+
 @mutant("key-all-columns", "key.fields")
 class KeyAllColumns(DebeziumEncoder):
     """Keys every event with all the row's columns instead of the key columns."""

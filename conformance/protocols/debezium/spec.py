@@ -151,12 +151,30 @@ def _parse(items: tuple[tuple[str, str], ...]) -> DbzOptions:
 # -- topics -----------------------------------------------------------------------------------
 
 _INVALID_TOPIC_CHAR = re.compile(r"[^A-Za-z0-9._\-]")
+#: Kafka's longest topic name (TopicNamingStrategy.MAX_NAME_LENGTH): longer names are cut.
+MAX_TOPIC_LENGTH = 249
+
+
+def _topic_replacement(m: re.Match[str]) -> str:
+    # One `_` per UTF-16 unit: Java walks the name with charAt, so a character beyond the Basic
+    # Multilingual Plane (a surrogate pair) becomes two (`t😀` -> `t__`, seen with 3.6.3).
+    return "__" if ord(m.group()) > 0xFFFF else "_"
+
+
+def sanitized_topic(name: str) -> str:
+    """AbstractTopicNamingStrategy.sanitizedTopicName: every UTF-16 unit outside Kafka's topic
+    alphabet (`A-Za-z0-9._-`) becomes `_`, the result is cut to 249 units, and `.` / `..` become
+    `_` / `__`."""
+    out = _INVALID_TOPIC_CHAR.sub(_topic_replacement, name)
+    if len(out) > MAX_TOPIC_LENGTH:
+        return out[:MAX_TOPIC_LENGTH]
+    return {".": "_", "..": "__"}.get(out, out)
 
 
 def topic_name(o: DbzOptions, schema: str, table: str, prefix: str = "") -> str:
-    """<topic.prefix>.<schema>.<table>, every character Kafka refuses replaced by `_`
-    (AbstractTopicNamingStrategy: the real connector turns `tbl_ü` into `tbl__`)."""
-    return prefix + _INVALID_TOPIC_CHAR.sub("_", f"{o.prefix}.{schema}.{table}")
+    """<topic.prefix>.<schema>.<table> as the connector's topic naming strategy sanitises it
+    (`sanitized_topic`: `tbl_ü` -> `tbl__`, `t😀` -> `t__`)."""
+    return prefix + sanitized_topic(f"{o.prefix}.{schema}.{table}")
 
 
 # A run's own topic prefix (`harness/stages.py: RunSpec.prefix`): records a run dumped carry it.
@@ -456,18 +474,26 @@ def _float(v: float) -> float | str:
     return v
 
 
-# Kinds whose column default the connector does not put in the schema (seen with 3.6.3: a
-# numeric without scale, whose VariableScaleDecimal default it does not build; a bytea).
-DEFAULT_NOT_CARRIED = frozenset({Kind.NUMERIC, Kind.BYTEA})
+def default_carried(c: Column, o: DbzOptions) -> bool:
+    """Whether the connector can put the column's literal default in its field schema
+    (PostgresDefaultValueConverter): not for a bytea (no default mapper), and not for a numeric
+    without scale in precise mode (a VariableScaleDecimal is a Struct, which Connect refuses as a
+    default: KAFKA-12694); in double and string modes its default is a double or a string and is
+    carried (3.6.3: `numeric DEFAULT 1.5` gives `"default":"1.5"` in string mode)."""
+    k = c.type.kind
+    if k is Kind.BYTEA:
+        return False
+    return not (k is Kind.NUMERIC and o.decimal_mode == "precise")
 
 
 def schema_default(c: Column, o: DbzOptions) -> tuple[bool, Any]:
     """Whether the connector puts a default in the column's field schema, and its JSON value
-    there (3.6.3 as seen): a literal default rendered like a value, except that a character(n)
-    default keeps the literal's text (the stored value is padded, the DDL's text is not) and a
-    time of 24:00:00 is LocalTime.MAX; for a timestamp DEFAULT CURRENT_TIMESTAMP, the epoch (0)."""
+    there (3.6.3 as seen): a literal default rendered like a value (`default_carried` says which
+    kinds), except that a character(n) default keeps the literal's text (the stored value is
+    padded, the DDL's text is not) and a time of 24:00:00 is LocalTime.MAX; for a timestamp
+    DEFAULT CURRENT_TIMESTAMP, the epoch (0)."""
     d = c.default
-    if d.kind is DefaultKind.VALUE and d.value is not None and c.type.kind not in DEFAULT_NOT_CARRIED:
+    if d.kind is DefaultKind.VALUE and d.value is not None and default_carried(c, o):
         if c.type.kind is Kind.CHAR and isinstance(d.value, str):
             return True, d.value
         if c.type.kind is Kind.TIME and isinstance(d.value, Time) and d.value.hours >= 24:
@@ -477,10 +503,6 @@ def schema_default(c: Column, o: DbzOptions) -> tuple[bool, Any]:
     if d.kind is DefaultKind.CURRENT_TIMESTAMP and c.type.kind is Kind.DATETIME:
         return True, 0
     return False, None
-
-
-def carries_default(c: Column) -> bool:
-    return schema_default(c, DbzOptions())[0]
 
 
 def json_value(c: Column, v: Value, o: DbzOptions, *, replace_null: bool = True) -> Any:
