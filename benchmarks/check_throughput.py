@@ -62,12 +62,12 @@ from conformance.encoders.spi import EncoderContext, Record
 from conformance.harness.capture import BadLine, DeliveryLogs, read_records
 from conformance.harness.check import capture_tally, check_log, unnumbered
 from conformance.harness.encode import MemoryLog
+from conformance.harness.run import workload_shape
 from conformance.infra.inprocess import InProcessRegistry
 from conformance.infra.registry import DumpRegistry
 from conformance.protocols import get_protocol
 from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder, strip_logical_types
 from conformance.strategies import DEFAULT_SHAPE, Shape, sample_workload
-from conformance.strategies.history import evolving, shape_for
 
 DEFAULT_JSON = REPO / "reports" / "bench" / "check_throughput.json"
 PROTOCOL = "ticdc-avro"
@@ -101,9 +101,7 @@ def protocol_options(protocol: str) -> dict[str, str]:
 
 def protocol_shape(protocol: str, shape: str) -> Shape:
     """The shape in the protocol's own dialect, as `conformance run` generates for it."""
-    caps = get_protocol(protocol).capabilities
-    out = evolving(SHAPES[shape], caps.evolutions)
-    return shape_for(caps.dialect, out, kinds=caps.kinds) if caps.dialect != out.dialect else out
+    return workload_shape(get_protocol(protocol), SHAPES[shape])
 
 
 def generate(n: int, seed: str, workdir: Path, shape: str = "default", protocol: str = PROTOCOL) -> dict[str, Any]:

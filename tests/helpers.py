@@ -20,7 +20,6 @@ from conformance.infra.inprocess import InProcessRegistry
 from conformance.model.events import Workload
 from conformance.protocols import get_protocol
 from conformance.strategies import DEFAULT_SHAPE, Shape
-from conformance.strategies.history import evolving
 
 _counter = [0]
 
@@ -44,16 +43,12 @@ def protocol_shape(protocol: str, shape: Shape = DEFAULT_SHAPE) -> Shape:
     kinds replace the default ones, what the caller changed (a mutant's shape) stays."""
     from dataclasses import fields
 
-    from conformance.strategies.history import shape_for
+    from conformance.harness.run import workload_shape
 
-    caps = get_protocol(protocol).capabilities
-    shape = evolving(shape, caps.evolutions)
-    if shape.dialect == caps.dialect:
-        return shape
     changed = {f.name: getattr(shape, f.name) for f in fields(Shape)
                if f.name not in ("dialect", "evolutions") and getattr(shape, f.name) != getattr(DEFAULT_SHAPE, f.name)}
-    base = replace(DEFAULT_SHAPE, evolutions=shape.evolutions)
-    return replace(shape_for(caps.dialect, base, kinds=caps.kinds), **changed)
+    base = replace(DEFAULT_SHAPE, evolutions=shape.evolutions, dialect=shape.dialect)
+    return workload_shape(get_protocol(protocol), base, overrides=changed)
 
 
 def _spec(protocol: str, encoder: str, options: Mapping[str, str] | None, seed: Any, shape: Shape,

@@ -78,20 +78,11 @@ class RunPlan:
         return range(self.first_shard, self.first_shard + self.examples)
 
     def run_shape(self) -> Shape:
-        """The workload shape: the dialect of the upstream (or the protocol's own), keeping to the
-        kinds the protocol's encoders know, with the encoder's own overrides (a mutant's
-        defect-revealing shape)."""
-        caps = self.protocol.capabilities
-        dialect = (self.upstream.dialect if self.upstream is not None else None) or caps.dialect
-        shape = self.shape
-        shape = evolving(shape, caps.evolutions)
-        if dialect != shape.dialect:
-            shape = shape_for(dialect, shape, kinds=caps.kinds)
-        overrides = {**dict(self.encoder.shape), **self.shape_overrides}
-        for name in ("kinds", "key_kinds"):
-            if name in overrides:
-                overrides[name] = _dialect_kinds(self.encoder.name, name, overrides[name], dialect)
-        return replace(shape, **overrides) if overrides else shape
+        """The workload shape (`workload_shape`): the dialect of the upstream (or the protocol's
+        own), with the encoder's own overrides (a mutant's defect-revealing shape)."""
+        dialect = self.upstream.dialect if self.upstream is not None else None
+        return workload_shape(self.protocol, self.shape, dialect=dialect,
+                              overrides={**dict(self.encoder.shape), **self.shape_overrides}, encoder=self.encoder.name)
 
     def spec(self, **fields: Any) -> RunSpec:
         """The spec every worker gets; `fields` set the runner's own (partitions, Kafka, registry…)."""
@@ -100,6 +91,27 @@ class RunPlan:
                        partitions=self.protocol.capabilities.memory_partitions, encoder_timeout=self.encoder_timeout,
                        time_zone=self.time_zone)
         return replace(base, **{**self.spec_fields, **fields})
+
+
+def workload_shape(protocol: ProtocolSuite, base: Shape = DEFAULT_SHAPE, *, dialect: str | None = None,
+                   overrides: Mapping[str, Any] | None = None, encoder: str = "") -> Shape:
+    """The shape of a run's workloads for `protocol`: `base` in `dialect` (the protocol's own when
+    None), keeping to the kinds the protocol's encoders know, evolving where the protocol's
+    workloads do, with the features only its encoders know where the dialect is its own
+    (`Capabilities.shape`), then `overrides` (an encoder's: a mutant's defect-revealing shape; its
+    kinds kept to the dialect's)."""
+    caps = protocol.capabilities
+    dialect = dialect or caps.dialect
+    shape = evolving(base, caps.evolutions)
+    if dialect != shape.dialect:
+        shape = shape_for(dialect, shape, kinds=caps.kinds)
+    if dialect == caps.dialect and caps.shape:
+        shape = replace(shape, **dict(caps.shape))
+    extra = dict(overrides or {})
+    for name in ("kinds", "key_kinds"):
+        if name in extra:
+            extra[name] = _dialect_kinds(encoder or protocol.name, name, extra[name], dialect)
+    return replace(shape, **extra) if extra else shape
 
 
 def _dialect_kinds(encoder: str, field_name: str, kinds: Sequence[Kind], dialect: str) -> tuple[Kind, ...]:

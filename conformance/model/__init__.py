@@ -9,6 +9,7 @@ from .events import (
     Ddl,
     DdlKind,
     Event,
+    LogicalMessage,
     Op,
     RowChange,
     Transaction,
@@ -33,8 +34,8 @@ from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value
 
 __all__ = [
     "Array", "Column", "DEFAULT_CURRENT_TIMESTAMP", "DEFAULT_NULL", "Date", "DateTime", "Ddl", "DdlKind",
-    "Default", "DefaultKind", "Event", "Index", "Interval", "InvalidType", "Json", "Kind", "NO_DEFAULT", "Op",
-    "ReplicaIdentity", "Row", "RowChange", "SqlType", "TIDB_KINDS", "Table", "Time", "Transaction", "Value",
-    "Watermark", "Workload",
+    "Default", "DefaultKind", "Event", "Index", "Interval", "InvalidType", "Json", "Kind", "LogicalMessage",
+    "NO_DEFAULT", "Op", "ReplicaIdentity", "Row", "RowChange", "SqlType", "TIDB_KINDS", "Table", "Time",
+    "Transaction", "Value", "Watermark", "Workload",
     "tso", "tso_physical_ms",
 ]

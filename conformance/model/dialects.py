@@ -40,10 +40,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import sql as tidb_sql
-from .events import Ddl, DdlKind, Op, RowChange
+from .events import Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction
 from .table import Column, DefaultKind, Index, ReplicaIdentity, Table
 from .types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, quote_sql_string
-from .values import Array, Date, DateTime, Interval, Json, Time, Value, decimal_text
+from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value, decimal_text
 
 
 class Conversion(enum.StrEnum):
@@ -73,6 +73,8 @@ class Dialect:
     column_positions = True
     #: Index names live in the schema (PostgreSQL), not in the table: they must be unique there.
     schema_scoped_index_names = False
+    #: The server has logical decoding messages (`pg_logical_emit_message`).
+    logical_messages = False
     #: Identifiers may hold characters outside the Basic Multilingual Plane.
     supplementary_identifiers = True
     #: Generated table and schema names include some beyond the Basic Multilingual Plane (not
@@ -236,6 +238,19 @@ class Dialect:
         assert change.before is not None
         return f"DELETE FROM {self.qualified(t)} WHERE {self.where(t, change.before)};"
 
+    def unlogged(self, t: Table, old: Row, new: Row) -> frozenset[str]:
+        """Columns whose value an UPDATE from `old` to `new` leaves out of the change log although
+        the row holds it (PostgreSQL's unchanged TOASTed values); none elsewhere."""
+        return frozenset()
+
+    def message(self, m: LogicalMessage) -> str:
+        """The statement that emits a logical decoding message (PostgreSQL only)."""
+        raise ValueError(f"{self.name} has no logical decoding messages")
+
+    def statements(self, txn: Transaction) -> list[str]:
+        """A transaction's statements in the order its session made them (DML and messages)."""
+        return [self.dml(x) if isinstance(x, RowChange) else self.message(x) for x in txn.items()]
+
     def session_setup(self) -> list[str]:
         """Statements each applying session runs first (the literals above assume them)."""
         return ["SET sql_mode = ''", "SET time_zone = '+00:00'"]
@@ -351,11 +366,35 @@ def _pg_string(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+#: A value at least this large (its text or bytes) is stored out of line by PostgreSQL when it
+#: does not compress below ~2 KB (TOAST_TUPLE_TARGET): the generated large values are random, so
+#: they never do. Generated ordinary values stay far below it.
+TOAST_OUT_OF_LINE_BYTES = 4096
+
+
+def stored_out_of_line(v: Value) -> bool:
+    """Whether PostgreSQL keeps `v` out of line (TOAST), judged by its size (see above)."""
+    return _stored_size(v) >= TOAST_OUT_OF_LINE_BYTES
+
+
+def _stored_size(v: Value) -> int:
+    if isinstance(v, bytes):
+        return len(v)
+    if isinstance(v, str):
+        return len(v.encode("utf-8"))
+    if isinstance(v, Json):
+        return len(v.text().encode("utf-8"))
+    if isinstance(v, Array):
+        return sum(_stored_size(x) if isinstance(x, (bytes, str, Json, Array)) else 8 for x in v.items)
+    return 0
+
+
 class PostgresDialect(Dialect):
     name = "postgresql"
     kinds = POSTGRES_KINDS
     column_positions = False
     schema_scoped_index_names = True
+    logical_messages = True
     max_identifier_bytes = 63  # NAMEDATALEN - 1: longer names are cut silently
     supplementary_table_names = True
 
@@ -449,6 +488,20 @@ class PostgresDialect(Dialect):
         if t.kind is Kind.CHAR:
             return (Conversion.PADDING,)
         return ()
+
+    def unlogged(self, t: Table, old: Row, new: Row) -> frozenset[str]:
+        """An UPDATE's new tuple keeps a pointer to an out-of-line (TOASTed) value it does not
+        change, and pgoutput sends such a column as 'u' (unchanged): the value is in neither image
+        unless REPLICA IDENTITY FULL logs the whole old row."""
+        if t.replica_identity is ReplicaIdentity.FULL:
+            return frozenset()
+        return frozenset(c.name for c in t.columns
+                         if old.get(c.name) is not None and old.get(c.name) == new.get(c.name)
+                         and stored_out_of_line(old[c.name]))
+
+    def message(self, m: LogicalMessage) -> str:
+        return (f"SELECT pg_logical_emit_message({'true' if m.transactional else 'false'}, {_pg_string(m.prefix)}, "
+                f"'\\x{m.content.hex()}'::bytea);")
 
     def column_definition(self, c: Column, *, schema: str | None = None) -> str:
         parts = [self.quote_ident(c.name), self.type_sql(c.type, schema=schema), "NULL" if c.nullable else "NOT NULL"]

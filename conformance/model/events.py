@@ -41,6 +41,12 @@ class RowChange:
     table: Table
     before: Row | None = None
     after: Row | None = None
+    # Columns of `after` whose new value the source's change log does not carry although the
+    # row holds it: PostgreSQL's unchanged TOASTed values (an UPDATE that leaves a value stored
+    # out of line untouched logs no new copy of it; pgoutput sends 'u'). `after` still holds the
+    # stored value; a connector writes its placeholder there (Debezium's
+    # `unavailable.value.placeholder`).
+    unavailable: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         need_before = self.op in (Op.UPDATE, Op.DELETE)
@@ -94,6 +100,19 @@ class Gtid:
 
 
 @dataclass(frozen=True, slots=True)
+class LogicalMessage:
+    """A PostgreSQL logical decoding message (`pg_logical_emit_message(transactional, prefix,
+    content)`): a transactional one is decoded with its transaction, after the transaction's
+    first `index` changes; a non-transactional one is decoded at once, outside any transaction
+    (the model gives it a transaction of its own with no changes)."""
+
+    prefix: str
+    content: bytes
+    transactional: bool = True
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Transaction:
     commit_ts: int
     changes: tuple[RowChange, ...]
@@ -102,6 +121,17 @@ class Transaction:
     # generated MariaDB workloads carry the GTID a server would have given them
     # (`strategies.Shape.gtid_origin`); None for other generated events.
     position: str | None = None
+    # Logical decoding messages emitted in it (PostgreSQL only; in `index` order).
+    messages: tuple[LogicalMessage, ...] = ()
+
+    def items(self) -> Iterator[RowChange | LogicalMessage]:
+        """Its changes and messages in the order the session made them."""
+        pending = list(self.messages)
+        for i, ch in enumerate(self.changes):
+            while pending and pending[0].index <= i:
+                yield pending.pop(0)
+            yield ch
+        yield from pending
 
 
 class DdlKind(enum.StrEnum):

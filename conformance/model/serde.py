@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .events import Ddl, DdlKind, Event, Op, RowChange, Transaction, Watermark, Workload
+from .events import Ddl, DdlKind, Event, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
 from .table import Column, Default, DefaultKind, Generated, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
 from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value, Vector
@@ -217,10 +217,12 @@ def event_to_json(e: Event, ref: Ref) -> dict[str, Any]:
     """One event; `ref` names a table version (and notes that it must be sent)."""
     if isinstance(e, Transaction):
         txn: dict[str, Any] = {"commit_ts": e.commit_ts, "start_ts": e.start_ts, "changes": [
-            {"op": c.op.value, "table": ref(c.table), "before": _row_to_json(c.table, c.before),
-             "after": _row_to_json(c.table, c.after)} for c in e.changes]}
+            _change_to_json(c, ref) for c in e.changes]}
         if e.position is not None:  # where a real server committed it (GTID / LSN)
             txn["position"] = e.position
+        if e.messages:  # PostgreSQL logical decoding messages
+            txn["messages"] = [{"prefix": m.prefix, "content": base64.b64encode(m.content).decode("ascii"),
+                                "transactional": m.transactional, "index": m.index} for m in e.messages]
         return {"txn": txn}
     if isinstance(e, Ddl):
         ddl: dict[str, Any] = {"kind": e.kind.value, "commit_ts": e.commit_ts, "sql": e.sql, "table": ref(e.table),
@@ -229,6 +231,21 @@ def event_to_json(e: Event, ref: Ref) -> dict[str, Any]:
             ddl["position"] = e.position
         return {"ddl": ddl}
     return {"watermark": e.ts}
+
+
+def _change_to_json(c: RowChange, ref: Ref) -> dict[str, Any]:
+    out = {"op": c.op.value, "table": ref(c.table), "before": _row_to_json(c.table, c.before),
+           "after": _row_to_json(c.table, c.after)}
+    if c.unavailable:  # unchanged TOASTed values the change log does not carry
+        out["unavailable"] = sorted(c.unavailable)
+    return out
+
+
+def _message_from_json(m: Any) -> LogicalMessage:
+    if not isinstance(m, dict) or not isinstance(m.get("prefix"), str) or not isinstance(m.get("content"), str):
+        raise WorkloadFormatError(f"a logical message needs a prefix and a base64 content: {str(m)[:80]}")
+    return LogicalMessage(m["prefix"], base64.b64decode(m["content"]), bool(m.get("transactional", True)),
+                          int(m.get("index", 0)))
 
 
 def event_from_json(e: dict[str, Any], tab: Tab) -> Event:
@@ -240,8 +257,10 @@ def event_from_json(e: dict[str, Any], tab: Tab) -> Event:
             t = tab(c["table"])
             if t is None:
                 raise WorkloadFormatError("a row change names no table")
-            changes.append(RowChange(Op(c["op"]), t, _row_from_json(t, c["before"]), _row_from_json(t, c["after"])))
-        return Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0), x.get("position"))
+            changes.append(RowChange(Op(c["op"]), t, _row_from_json(t, c["before"]), _row_from_json(t, c["after"]),
+                                     frozenset(c.get("unavailable") or ())))
+        return Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0), x.get("position"),
+                           tuple(_message_from_json(m) for m in x.get("messages") or ()))
     if "ddl" in e:
         x = e["ddl"]
         return Ddl(DdlKind(x["kind"]), x["commit_ts"], x["sql"], tab(x["table"]), tab(x["pre_table"]),

@@ -139,7 +139,7 @@ def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None =
             if isinstance(e, Ddl):
                 out.append(f"-- commit_ts {e.commit_ts}\n" + "\n".join(d.ddl_statements(e)))
             elif isinstance(e, Transaction):
-                body = "\n".join(d.dml(c) for c in e.changes)
+                body = "\n".join(d.statements(e))
                 out.append(f"-- commit_ts {e.commit_ts}\nBEGIN;\n{body}\nCOMMIT;")
             elif isinstance(e, Watermark) and watermarks:
                 out.append(f"-- watermark {e.ts}")

@@ -104,6 +104,9 @@ class Capabilities:
     another upstream keeps to these.
     `evolutions`: the schema changes its generated workloads make for their effect on a registered
     schema (`strategies.history.EVOLUTIONS`; those the dialect cannot render are left out).
+    `shape`: fields of `strategies.Shape` its workloads set in its own dialect: features of the
+    source only its encoders know (PostgreSQL's logical decoding messages, values large enough to
+    be stored out of line).
     """
 
     memory_partitions: int = 1
@@ -114,6 +117,7 @@ class Capabilities:
     dialect: str = "tidb"
     kinds: tuple[Kind, ...] | None = None
     evolutions: tuple[str, ...] = ()
+    shape: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ import calendar
 import decimal
 import ipaddress
 import math
+import random
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,9 @@ class Domain:
     edge_values: Callable[[SqlType], list[Value]] = field(repr=False)
     sample_value: Callable[..., Value] = field(repr=False)
     default_allowed: Callable[[SqlType], bool] = field(repr=False)
+    # A large, incompressible value of the type (stored out of line: TOAST), or None where the
+    # type holds none; None for a dialect whose workloads have none.
+    large_value: Callable[[Source, SqlType], Value | None] | None = field(default=None, repr=False)
 
     def simplest_value(self, t: SqlType) -> Value:
         return self.edge_values(t)[0]
@@ -309,8 +313,42 @@ def pg_default_allowed(t: SqlType) -> bool:
     return True
 
 
+_LARGE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _noise(seed: int, n: int) -> bytes:
+    """`n` incompressible bytes from a seed (the same on every machine): a large value stays
+    incompressible however its source shrinks (hypothesis shrinks the seed, not the bytes)."""
+    return random.Random(seed).randbytes(n)
+
+
+def pg_large_value(src: Source, t: SqlType) -> Value | None:
+    """8–12 KB of incompressible data where the type can hold it: text, bytea, json, jsonb, and
+    arrays of text, integers or bigints (the arrays Debezium has an unchanged-TOAST placeholder of
+    their own for). PostgreSQL stores it out of line (`model.dialects.stored_out_of_line`)."""
+    k = t.kind
+    seed = src.integer(0, (1 << 32) - 1)
+    n = src.integer(8192, 12288)
+    if k is Kind.BYTEA:
+        return _noise(seed, n)
+    text = "".join(_LARGE_ALPHABET[b & 63] for b in _noise(seed, n))
+    if k is Kind.TEXT:
+        return text
+    if k in (Kind.JSON, Kind.JSONB):
+        return Json([text[i:i + 32] for i in range(0, len(text), 32)])
+    if k is Kind.ARRAY and t.element is not None:
+        el = t.element.kind
+        if el is Kind.TEXT or (el is Kind.VARCHAR and (t.element.length or 0) >= 32):
+            return Array(tuple(text[i:i + 32] for i in range(0, len(text), 32)))
+        if el in (Kind.INT, Kind.BIGINT):
+            lo, hi = t.element.int_range()
+            rng = random.Random(seed)
+            return Array(tuple(rng.randint(lo, hi) for _ in range(n // 4)))
+    return None
+
+
 POSTGRES_DOMAIN = Domain("postgresql", POSTGRES_KINDS, POSTGRES_KEY_KINDS, pg_sample_type, pg_edge_values,
-                         pg_sample_value, pg_default_allowed)
+                         pg_sample_value, pg_default_allowed, pg_large_value)
 
 DOMAINS: dict[str, Domain] = {d.dialect: d for d in (TIDB_DOMAIN, MARIADB_DOMAIN, POSTGRES_DOMAIN)}
 

@@ -13,7 +13,19 @@ import decimal
 from dataclasses import dataclass, field, replace
 
 from ..model.dialects import Dialect, dialect
-from ..model.events import Ddl, DdlKind, Event, Gtid, Op, RowChange, Transaction, Watermark, Workload, tso
+from ..model.events import (
+    Ddl,
+    DdlKind,
+    Event,
+    Gtid,
+    LogicalMessage,
+    Op,
+    RowChange,
+    Transaction,
+    Watermark,
+    Workload,
+    tso,
+)
 from ..model.sql import column_definition, create_table, qualified
 from ..model.table import (
     DEFAULT_CURRENT_TIMESTAMP,
@@ -73,6 +85,14 @@ class Shape:
     # Schema changes chosen for their effect on a registered schema (`EVOLUTIONS`), drawn beside
     # `ddl_kinds` by protocols whose encoders register schemas: workloads that mean to evolve.
     evolutions: tuple[str, ...] = ()
+    # PostgreSQL only (dialects with `Dialect.logical_messages`): the chance that a transaction
+    # emits a logical decoding message (`pg_logical_emit_message`), transactional among its
+    # changes or, one time in three, non-transactional on its own.
+    message_rate: float = 0.0
+    # The chance that a value of a column that can hold one (a domain's `large_value`: text,
+    # bytea, json, arrays on PostgreSQL) is large and incompressible, so that the server stores it
+    # out of line (TOAST) and an UPDATE that leaves it untouched does not log it again.
+    large_value_rate: float = 0.0
 
     def scaled(self, *, transactions: int | None = None, columns: int | None = None) -> Shape:
         s = self
@@ -225,6 +245,7 @@ class HistoryBuilder:
         self._next_table_id = 100
         # Uncommitted transaction state
         self._pending: list[RowChange] = []
+        self._messages: list[LogicalMessage] = []
         self._touched: set[tuple[int, tuple[object, ...]]] = set()
         self._freed: list[tuple[_TableState, Row]] = []
         # The last GTID given out (MariaDB only: other dialects' events carry no position).
@@ -553,7 +574,9 @@ class HistoryBuilder:
                            else col.default)
         if t.kind is Kind.VARCHAR and t.length is not None:
             longest = max((len(v) for v in present if isinstance(v, str)), default=0)
-            if longest < t.length:
+            # A narrower length that still holds the longest value (none narrower than 1: a
+            # VARCHAR(1) holding only '' stays as it is; the long soak found integer(1, 0)).
+            if max(longest, 1) < t.length:
                 return replace(col, type=replace(t, length=self.src.integer(max(longest, 1), t.length - 1)),
                                default=NO_DEFAULT if col.default.kind is DefaultKind.VALUE else col.default)
         return None
@@ -653,9 +676,19 @@ class HistoryBuilder:
             if c.nullable and c.name not in handle and src.rare(shape.null_rate):
                 row[c.name] = None
             else:
-                row[c.name] = self.domain.sample_value(src, c.type, edge_rate=shape.edge_rate,
-                                                       key=c.name in key_cols)
+                row[c.name] = self._value(t, c, key=c.name in key_cols)
         return _computed(t, row)
+
+    def _value(self, t: Table, c: Column, *, key: bool) -> Value:
+        """A value for column `c`: now and then a large one where the domain has them (never in
+        an indexed column: an index entry cannot hold it)."""
+        src, shape = self.src, self.shape
+        if shape.large_value_rate and self.domain.large_value is not None and not key \
+                and src.rare(shape.large_value_rate) and not any(c.name in ix.columns for ix in t.indexes):
+            v = self.domain.large_value(src, c.type)
+            if v is not None:
+                return v
+        return self.domain.sample_value(src, c.type, edge_rate=shape.edge_rate, key=key)
 
     def insert(self, state: _TableState) -> bool:
         t = state.table
@@ -703,7 +736,7 @@ class HistoryBuilder:
                 if c.nullable and c.name not in handle and src.rare(self.shape.null_rate):
                     v: Value = None
                 else:
-                    v = self.domain.sample_value(src, c.type, edge_rate=self.shape.edge_rate, key=c.name in key_cols)
+                    v = self._value(t, c, key=c.name in key_cols)
                 # An assignment SQL sees as "unchanged" keeps the stored value as it was.
                 new[c.name] = old[c.name] if sql_equal(c.type, old[c.name], v) else v
             new = _computed(t, new)
@@ -719,7 +752,7 @@ class HistoryBuilder:
         self._freed.append((state, old))
         self._claim(state, new)
         self._touched.update({(t.table_id, old_key), (t.table_id, new_key)})
-        self._pending.append(RowChange(Op.UPDATE, t, dict(old), dict(new)))
+        self._pending.append(RowChange(Op.UPDATE, t, dict(old), dict(new), self.dialect.unlogged(t, old, new)))
         return True
 
     def delete(self, state: _TableState) -> bool:
@@ -747,10 +780,12 @@ class HistoryBuilder:
         return self.delete(state)
 
     def commit(self) -> Transaction | None:
-        """Commit the pending changes as one transaction (None if there are none)."""
-        if not self._pending:
+        """Commit the pending changes (and messages) as one transaction (None if there are none)."""
+        if not self._pending and not self._messages:
             return None
-        txn = Transaction(self.next_ts(), tuple(self._pending), position=self.next_position())
+        txn = Transaction(self.next_ts(), tuple(self._pending), position=self.next_position(),
+                          messages=tuple(sorted(self._messages, key=lambda m: m.index)))
+        self._messages = []
         # Unique values freed by this transaction's updates/deletes become available now,
         # unless a live row still holds them.
         for state, old in self._freed:
@@ -766,7 +801,24 @@ class HistoryBuilder:
         n = self.src.integer(*self.shape.changes_per_transaction)
         for _ in range(n):
             self.random_change()
+        if self.shape.message_rate and self.dialect.logical_messages and self.src.rare(self.shape.message_rate):
+            if self.src.rare(0.33):
+                # Non-transactional: decoded at once, before this transaction's commit (the model
+                # gives it a transaction of its own, without changes).
+                self.events.append(Transaction(self.next_ts(), (), position=self.next_position(),
+                                               messages=(self._message(transactional=False),)))
+            else:
+                self._messages.append(self._message(transactional=True, index=self.src.integer(0, len(self._pending))))
         return self.commit()
+
+    def _message(self, *, transactional: bool, index: int = 0) -> LogicalMessage:
+        src = self.src
+        prefix = src.choice(_MESSAGE_PREFIXES)
+        if src.boolean():
+            content = src.text(min_size=0, max_size=40, allow_nul=False).encode("utf-8")
+        else:
+            content = src.binary(min_size=0, max_size=24)
+        return LogicalMessage(prefix, content, transactional, index)
 
     def watermark(self) -> None:
         if self._last_ts:
@@ -789,6 +841,10 @@ class HistoryBuilder:
         self.watermark()
         meta: dict[str, object] = {} if self._tidb else {"dialect": self.shape.dialect}
         return Workload(tuple(self.events), seed, shard, meta)
+
+
+# Prefixes of generated logical decoding messages (any text; a consumer routes on them).
+_MESSAGE_PREFIXES = ("pfx", "outbox", "audit.v1", "ü-prefix", "😀", "with space", "a'b")
 
 
 def _null_text(t: SqlType) -> Value:

@@ -18,7 +18,7 @@ from typing import Protocol, Self
 
 from ..errors import InfrastructureError
 from ..model.dialects import Dialect
-from ..model.events import Ddl, Event, Op, RowChange, Transaction, Watermark, Workload
+from ..model.events import Ddl, Event, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
 from ..model.table import Table
 from ..model.truth import AppliedEvent, LoggedEvent, SourceTruth, StatementResult, StoredRow
 from ..model.values import Row
@@ -223,8 +223,9 @@ def run_session(session: Session, workload: Workload, *, mutant: SourceMutant | 
 def _apply_transaction(session: Session, dialect: Dialect, index: int, txn: Transaction) -> AppliedEvent:
     results: list[StatementResult] = []
     session.begin()
-    for ch in txn.changes:
-        sql = dialect.dml(ch)
+    for item in txn.items():
+        # A DML statement matches one row; a logical decoding message is a SELECT of one row.
+        sql = dialect.dml(item) if isinstance(item, RowChange) else dialect.message(item)
         try:
             rows = session.execute(sql)
         except StatementRefused as e:
@@ -264,11 +265,19 @@ def canonical_workload(source: Workload, applied: list[AppliedEvent], logged: li
         if isinstance(orig, Ddl):
             out.append(dataclasses.replace(orig, position=le.position))
         elif isinstance(orig, Transaction):
-            out.append(Transaction(orig.commit_ts, le.changes, orig.start_ts, position=le.position))
+            out.append(Transaction(orig.commit_ts, le.changes, orig.start_ts, position=le.position,
+                                   messages=_messages_at(orig, le.changes)))
         out += follows.get(le.applied_index, ())
     meta = dict(source.meta)
     meta["captured"] = True
     return Workload(tuple(out), source.seed, source.shard, meta)
+
+
+def _messages_at(orig: Transaction, logged: tuple[RowChange, ...]) -> tuple[LogicalMessage, ...]:
+    """The transaction's logical decoding messages (the log carries each where the session
+    emitted it), placed among the changes the log holds: after as many as came before it in the
+    model (fewer if the log holds fewer)."""
+    return tuple(dataclasses.replace(m, index=min(m.index, len(logged))) for m in orig.messages)
 
 
 def iter_changes(logged: list[LoggedEvent]) -> Iterator[RowChange]:

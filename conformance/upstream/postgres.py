@@ -36,7 +36,7 @@ from typing import Any
 
 from ..infra.urls import redact, redact_text
 from ..model.dialects import POSTGRES, Dialect
-from ..model.events import Ddl, Op, RowChange, Workload
+from ..model.events import Ddl, Op, RowChange, Transaction, Workload
 from ..model.table import DefaultKind, Table
 from ..model.truth import AppliedEvent, LoggedEvent, position_key
 from ..model.types import Kind, SqlType
@@ -571,6 +571,12 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
                 le.applied_index == a.index for _k, le in out):
             out.append((position_key(a.position), LoggedEvent(a.position, a.index, is_ddl=True,
                                                               note="DDL: not in the logical stream")))
+        elif a.committed and isinstance(a.event, Transaction) and a.event.messages and not a.event.changes \
+                and a.position and not any(le.applied_index == a.index for _k, le in out):
+            # Logical decoding messages alone: the slot read asks for no messages, and pgoutput
+            # skips a transaction without changes; the messages are where they were emitted.
+            out.append((position_key(a.position), LoggedEvent(a.position, a.index,
+                                                              note="logical decoding messages only")))
     out.sort(key=lambda x: x[0])
     return [le for _k, le in out]
 
@@ -656,6 +662,7 @@ def _row_message(tag: str, b: _Buf, table: Table, rel: _Relation, rows: dict[tup
         return
     old: Row | None = None
     marker = chr(b.take(1)[0])
+    full_old = marker == "O"
     if marker in ("K", "O"):
         old, _ = _image(_tuple(b), rel, table)
         if tag == "U":
@@ -679,7 +686,9 @@ def _row_message(tag: str, b: _Buf, table: Table, rel: _Relation, rows: dict[tup
     for name in unchanged:
         new[name] = before.get(name)
     rows[_key(table, new)] = new
-    txn.changes.append(RowChange(Op.UPDATE, table, dict(before), dict(new)))
+    # Unchanged TOASTed values ('u') are in neither image unless the old one is whole (FULL).
+    unavailable = frozenset() if full_old else frozenset(unchanged)
+    txn.changes.append(RowChange(Op.UPDATE, table, dict(before), dict(new), unavailable))
 
 
 

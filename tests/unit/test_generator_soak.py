@@ -120,6 +120,17 @@ def test_narrowing_a_double_column_skips_values_beyond_float32() -> None:
     assert narrowed is not None and narrowed.type.kind is Kind.FLOAT
 
 
+def test_narrowing_a_varchar_1_holding_only_empty_strings_keeps_it() -> None:
+    """The long soak's crash: VARCHAR(1) whose longest value is '' asked for a length in [1, 0]."""
+    b = HistoryBuilder(RandomSource("x"))
+    table = b.create_table(b.create_database())
+    col = Column("v", SqlType(Kind.VARCHAR, length=1), True)
+    assert b._narrowed(_TableState(table, rows={(1,): {"v": ""}, (2,): {"v": None}}), col) is None
+    col = Column("v", SqlType(Kind.VARCHAR, length=5), True)
+    narrowed = b._narrowed(_TableState(table, rows={(1,): {"v": ""}}), col)
+    assert narrowed is not None and narrowed.type.length is not None and 1 <= narrowed.type.length <= 4
+
+
 @pytest.mark.parametrize(("encoder", "seed", "shard"), [
     # `conformance run --protocol ticdc-avro --encoder ticdc-avro/mutant/stale-id-after-rejection
     # --option registry-compatibility=BACKWARD --examples 30 --seed 7`: shard 11 crashed.

@@ -17,7 +17,7 @@ from typing import Any
 from ...checks.registry import Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
-from ...model.events import Event, Transaction
+from ...model.events import Event, LogicalMessage, Transaction
 from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
@@ -36,6 +36,8 @@ class Expected:
     before: Row | None
     after: Row | None
     topic: str
+    # Columns of `after` the connector has no value for (unchanged TOASTed values): the placeholder.
+    unavailable: frozenset[str] = frozenset()
 
     def key_payload(self, o: DbzOptions) -> dict[str, Any] | None:
         cols = spec.key_columns(self.table)
@@ -54,6 +56,8 @@ class RecordEvidence:
     prefix: str
     expected: Expected | None = None
     resolver: SchemaResolver | None = None
+    # The logical decoding message of the workload this message event stands for (paired in order).
+    expected_message: LogicalMessage | None = None
 
     @property
     def logical_topic(self) -> str:
@@ -64,9 +68,14 @@ class RecordEvidence:
         return self.logical_topic == self.o.transaction_topic
 
     @property
+    def message(self) -> bool:
+        """A logical decoding message event (on `<topic.prefix>.message`)."""
+        return self.logical_topic == spec.message_topic(self.o)
+
+    @property
     def change(self) -> bool:
-        """A change event (not a tombstone, not a transaction boundary)."""
-        return not self.transaction_topic and not self.msg.tombstone
+        """A change event of a table (not a tombstone, a transaction boundary or a message)."""
+        return not self.transaction_topic and not self.msg.tombstone and not self.message
 
     def at(self, column: str | None = None, part: str | None = None) -> Location:
         table = None
@@ -84,6 +93,16 @@ class EventEvidence:
     records: list[RecordEvidence]
     o: DbzOptions
     prefix: str
+
+    @property
+    def messages(self) -> list[LogicalMessage]:
+        """The transaction's logical decoding messages in the order they are decoded: the
+        non-transactional ones at once (before the commit), then the transactional ones."""
+        return emitted_messages(self.event)
+
+
+def emitted_messages(txn: Transaction) -> list[LogicalMessage]:
+    return [m for m in txn.messages if not m.transactional] + [m for m in txn.messages if m.transactional]
 
 
 @dataclass(slots=True)
@@ -156,7 +175,7 @@ class DebeziumChecker(CheckerBase):
         for ch in event.changes:
             topic = spec.topic_name(self.o, ch.table.database, ch.table.name, self.prefix)
             for op, before, after in self.oracle.events_of(ch):
-                out.append(Expected(ch.table, op, before, after, topic))
+                out.append(Expected(ch.table, op, before, after, topic, self.oracle.unavailable_of(ch, op)))
         return out
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
@@ -169,11 +188,14 @@ class DebeziumChecker(CheckerBase):
         queues: dict[str, list[Expected]] = {}
         for x in expected:
             queues.setdefault(x.topic, []).append(x)
+        messages = emitted_messages(event)
         for ev in evs:
             if ev.change:
                 q = queues.get(ev.record.topic)
                 if q:
                     ev.expected = q.pop(0)
+            elif ev.message and not ev.msg.tombstone and messages:
+                ev.expected_message = messages.pop(0)
         for ev in evs:
             self.run_record_checks(ev)
         self.run_event_checks(EventEvidence(event, expected, evs, self.o, self.prefix))

@@ -146,7 +146,11 @@ def avro_schema(ev: RecordEvidence) -> Findings:
        clause=f"{D}, Data change events: the value's payload holds before, after, source, op, ts_ms; op is c "
               "(create), u (update), d (delete), r (read), t (truncate) or m (message); c has no before, d no after")
 def envelope_fields(ev: RecordEvidence) -> Findings:
-    """A change event's payload has before/after/source/op/ts_ms, a known op, and before/after as the op says."""
+    """A change event's payload has before/after/source/op/ts_ms, a known op, and before/after as the op says;
+    a logical decoding message's has op m, ts_ms, source, transaction and message."""
+    if ev.message and not ev.msg.tombstone:
+        yield from _message_fields(ev)
+        return
     if not ev.change:
         yield NOT_CHANGE
         return
@@ -182,12 +186,36 @@ def envelope_fields(ev: RecordEvidence) -> Findings:
                       actual={"before": _brief(before, 40), "after": _brief(after, 40)}, location=ev.at(part="value"))
 
 
+def _message_fields(ev: RecordEvidence) -> Findings:
+    e = ev.msg.envelope
+    if e is None:
+        if ev.msg.value.ok:
+            yield Failure("the payload is no object", expected="a logical decoding message event",
+                          actual=_brief(ev.msg.value.payload), location=ev.at(part="value"))
+        return
+    if sorted(e) != sorted(spec.MESSAGE_FIELDS):
+        yield Failure("a message event's fields are not op, ts_ms, source, transaction, message",
+                      expected=list(spec.MESSAGE_FIELDS), actual=sorted(e), location=ev.at(part="value"))
+    if e.get("op") != "m":
+        yield Failure("an event on the message topic is not op m", expected="m", actual=e.get("op"),
+                      location=ev.at("op", "value"))
+    block = e.get("message")
+    if not isinstance(block, dict) or sorted(block) != ["content", "prefix"]:
+        yield Failure("the message block is not {prefix, content}", expected=["content", "prefix"],
+                      actual=sorted(block) if isinstance(block, dict) else _brief(block),
+                      location=ev.at("message", "value"))
+
+
 @check("debezium.envelope.schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{D}, Data change events (value schema: `<topic>.Envelope` with before/after structs named "
               "`<topic>.Value`, source `io.debezium.connector.postgresql.Source`, op a string); JsonConverter writes "
               "every field of the schema and nothing else")
 def envelope_schema(ev: RecordEvidence) -> Findings:
-    """The value schema names the envelope after the topic and matches the payload field for field."""
+    """The value schema names the envelope after the topic and matches the payload field for field (a
+    message's: io.debezium.connector.postgresql.MessageValue, as the connector declares it)."""
+    if ev.message and not ev.msg.tombstone:
+        yield from _message_schema(ev)
+        return
     if not ev.change:
         yield NOT_CHANGE
         return
@@ -226,12 +254,23 @@ def envelope_schema(ev: RecordEvidence) -> Findings:
                           location=ev.at(part, "value"))
 
 
+def _message_schema(ev: RecordEvidence) -> Findings:
+    s = ev.msg.value.schema
+    if not ev.msg.value.enveloped or ev.msg.envelope is None:
+        yield NotApplicable("no value schema")
+        return
+    want = spec.message_value_schema(ev.o)
+    if s != want:
+        yield Failure("the message event's schema is not the connector's MessageValue schema",
+                      expected=_brief(want, 160), actual=_brief(s, 160), location=ev.at(part="value"))
+
+
 @check("debezium.envelope.timestamps", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{D}, Data change events: ts_ms, ts_us, ts_ns are the same instant (processing time) at three "
               "precisions; source.ts_ms/ts_us/ts_ns the commit time likewise")
 def envelope_timestamps(ev: RecordEvidence) -> Findings:
     """ts_ms/ts_us/ts_ns agree with one another, in the envelope and in source."""
-    if not ev.change or ev.msg.envelope is None:
+    if not (ev.change or ev.message) or ev.msg.envelope is None:
         yield NOT_CHANGE
         return
     for where, obj in (("envelope", ev.msg.envelope), ("source", ev.msg.source or {})):
@@ -261,7 +300,7 @@ _JSON_TYPES = {"string": str, "int64": int}
               "ts_ms, snapshot, db, schema, table, txId, lsn, xmin, sequence")
 def source_block(ev: RecordEvidence) -> Findings:
     """source holds the PostgreSQL fields with their types; connector is postgresql, name the topic prefix."""
-    if not ev.change or ev.msg.envelope is None:
+    if not (ev.change or ev.message) or ev.msg.envelope is None:
         yield NOT_CHANGE
         return
     src = ev.msg.source
@@ -291,9 +330,16 @@ def source_block(ev: RecordEvidence) -> Findings:
 
 @check("debezium.topic.name", level=Level.MUST, scope=Scope.RECORD, protocol=P,
        clause=f"{D}, Topic names: <topic.prefix>.<schemaName>.<tableName>; characters a topic name may not hold "
-              "are replaced by _ (the connector's topic naming strategy)")
+              "are replaced by _ (the connector's topic naming strategy, per UTF-16 unit), logical decoding "
+              "messages on <topic.prefix>.message (LogicalDecodingMessageMonitor)")
 def topic_name(ev: RecordEvidence) -> Findings:
-    """A change event's topic is <topic.prefix>.<source.schema>.<source.table>."""
+    """A change event's topic is <topic.prefix>.<source.schema>.<source.table>; a message event's
+    <topic.prefix>.message."""
+    if ev.msg.op == "m" and not ev.transaction_topic:
+        if ev.logical_topic != spec.message_topic(ev.o):
+            yield Failure("a logical decoding message is not on <topic.prefix>.message",
+                          expected=spec.message_topic(ev.o), actual=ev.logical_topic, location=ev.at(part="topic"))
+        return
     if not ev.change or ev.msg.source is None:
         yield NOT_CHANGE
         return
@@ -313,13 +359,17 @@ def topic_name(ev: RecordEvidence) -> Findings:
        clause=f"{D}, Change event keys: the key holds the table's primary key columns (a struct named "
               "<topic>.Key), with the row's values; a table without a key has a null key")
 def key_fields(ev: RecordEvidence) -> Findings:
-    """The key's fields carry the row's values (and with the workload, exactly the key columns)."""
+    """The key's fields carry the row's values (and with the workload, exactly the key columns); a
+    message's key is its prefix (io.debezium.connector.postgresql.MessageKey)."""
     if ev.transaction_topic:
         yield NotApplicable("a transaction boundary")
         return
     kp = ev.msg.key
     if not kp.ok:
         yield NotApplicable("the key is no JSON")
+        return
+    if ev.message:
+        yield from _message_key(ev)
         return
     if ev.expected is not None:
         want = ev.expected.key_payload(ev.o)
@@ -343,6 +393,18 @@ def key_fields(ev: RecordEvidence) -> Findings:
                               location=ev.at(k, "key"))
 
 
+def _message_key(ev: RecordEvidence) -> Findings:
+    kp = ev.msg.key
+    if kp.enveloped and kp.schema != spec.message_key_schema(ev.o):
+        yield Failure("a message's key schema is not the connector's MessageKey",
+                      expected=spec.message_key_schema(ev.o), actual=_brief(kp.schema), location=ev.at(part="key"))
+    block = (ev.msg.envelope or {}).get("message")
+    want = {"prefix": block.get("prefix")} if isinstance(block, dict) else None
+    if want is not None and kp.payload != want:
+        yield Failure("a message's key is not its prefix", expected=want, actual=_brief(kp.payload),
+                      location=ev.at(part="key"))
+
+
 def _same_key(ev: RecordEvidence, want: dict[str, Any] | None, got: Any) -> bool:
     if want is None or not isinstance(got, dict):
         return bool(want == got)
@@ -355,7 +417,8 @@ def _same_key(ev: RecordEvidence, want: dict[str, Any] | None, got: Any) -> bool
 
 @check("debezium.row.values", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
        clause=f"{D}, Data type mappings (per decimal.handling.mode, time.precision.mode, binary.handling.mode); "
-              "Kafka Connect JsonConverter (bytes and Decimal as base64)")
+              "Kafka Connect JsonConverter (bytes and Decimal as base64); unavailable.value.placeholder for an "
+              "unchanged TOASTed value (REPLICA IDENTITY DEFAULT / USING INDEX)")
 def row_values(ev: RecordEvidence) -> Findings:
     """Every column of after (and of a FULL before) is the stored value as the type mapping renders it."""
     x = ev.expected
@@ -370,8 +433,16 @@ def row_values(ev: RecordEvidence) -> Findings:
         if image is None or not isinstance(row, dict):
             continue
         for c in x.table.columns:
-            want = spec.json_value(c, image[c.name], ev.o)
             f = spec.field_name(c, ev.o)
+            if part == "after" and c.name in x.unavailable:
+                # The change log carries no value (an unchanged TOASTed one): the placeholder.
+                want = spec.unavailable_value(c, ev.o)
+                if f in row and row[f] != want:
+                    yield Failure(f"after.{f} has no value in the change log (unchanged TOASTed value): it must be "
+                                  "the unavailable.value.placeholder as the type writes it", expected=_brief(want),
+                                  actual=_brief(row[f]), location=ev.at(f, part))
+                continue
+            want = spec.json_value(c, image[c.name], ev.o)
             if f not in row:
                 yield Failure(f"{part} lacks column {f!r}", expected=_brief(want), actual=None,
                               location=ev.at(f, part))
@@ -458,15 +529,17 @@ def before_image(ev: RecordEvidence) -> Findings:
 @check("debezium.events.per-change", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
        clause=f"{D}, Data change events: one event per changed row (c/u/d) on the table's topic, in commit order; "
               "Primary key updates: a delete event for the old key (with its tombstone) then a create event for the "
-              "new key")
+              "new key; one message event (m) per logical decoding message")
 def events_per_change(ev: EventEvidence) -> Findings:
     """The transaction's change events are the ops its row changes call for, in order, topic by topic."""
     want: dict[str, list[str]] = {}
     for x in ev.expected:
         want.setdefault(x.topic, []).append(x.op)
+    if ev.messages:
+        want[ev.prefix + spec.message_topic(ev.o)] = ["m"] * len(ev.messages)
     got: dict[str, list[str | None]] = {}
     for r in ev.records:
-        if r.change:
+        if r.change or (r.message and not r.msg.tombstone):
             got.setdefault(r.record.topic, []).append(r.msg.op)
     for topic in sorted(set(want) | set(got)):
         if want.get(topic, []) != got.get(topic, []):
@@ -478,13 +551,14 @@ def events_per_change(ev: EventEvidence) -> Findings:
        clause=f"{D}, Transaction metadata (provide.transaction.metadata): a BEGIN and an END event per "
               "transaction on <topic.prefix>.transaction, END with event_count and per data_collection counts; "
               "each event's transaction block has the transaction's id, total_order 1..n and data_collection_order "
-              "1..n per table",
+              "1..n per table; a transactional logical decoding message counts as an event of a data collection of "
+              "its own (LogicalDecodingMessageMonitor: a new LogicalDecodingMessageId per message)",
        docs_vs_code="docs: one id for BEGIN, END and every event; the connector (3.5, 3.6) writes <txId>:<lsn> "
                     "with each message's own LSN, so the ids share only the txId: the check ties them by it")
 def transaction_metadata(ev: EventEvidence) -> Findings:
     """BEGIN/END and the events' transaction blocks count and order the transaction's events."""
-    changes = [r for r in ev.records if r.change]
-    blocks = [r.msg.envelope.get("transaction") if r.msg.envelope is not None else None for r in changes]
+    items = [r for r in ev.records if r.change or (r.message and not r.msg.tombstone and _transactional(r))]
+    blocks = [r.msg.envelope.get("transaction") if r.msg.envelope is not None else None for r in items]
     bounds = [r for r in ev.records if r.transaction_topic]
     if not ev.o.transactions:
         if bounds:
@@ -492,15 +566,15 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
                           actual=len(bounds), location=bounds[0].at())
         if any(b is not None for b in blocks):
             yield Failure("a transaction block without provide.transaction.metadata", expected=None,
-                          actual=_brief(next(b for b in blocks if b is not None)), location=changes[0].at())
+                          actual=_brief(next(b for b in blocks if b is not None)), location=items[0].at())
         return
-    if not ev.expected:
+    if not ev.expected and not any(m.transactional for m in ev.messages):
         yield NotApplicable("no change")
         return
     statuses = [r.msg.value.payload.get("status") if isinstance(r.msg.value.payload, dict) else None for r in bounds]
     if statuses != ["BEGIN", "END"]:
         yield Failure("not one BEGIN and one END", expected=["BEGIN", "END"], actual=statuses,
-                      location=bounds[0].at() if bounds else (changes[0].at() if changes else None))
+                      location=bounds[0].at() if bounds else (items[0].at() if items else None))
         return
     txids = {_txid(b.msg.value.payload.get("id")) for b in bounds}
     txids |= {_txid(b.get("id")) if isinstance(b, dict) else None for b in blocks}
@@ -508,26 +582,93 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
         yield Failure("the ids of BEGIN, END and the events name different transactions", expected="one txId",
                       actual=sorted(map(str, txids)), location=bounds[0].at())
     per: dict[str, int] = {}
-    for i, (r, b) in enumerate(zip(changes, blocks, strict=True), start=1):
-        src = r.msg.source or {}
-        coll = f"{src.get('schema')}.{src.get('table')}"
-        per[coll] = per.get(coll, 0) + 1
-        if not isinstance(b, dict) or b.get("total_order") != i or b.get("data_collection_order") != per[coll]:
-            yield Failure("wrong transaction block", expected={"total_order": i, "data_collection_order": per[coll]},
+    messages = 0
+    for i, (r, b) in enumerate(zip(items, blocks, strict=True), start=1):
+        if r.message:
+            # Each message is a data collection of its own (LogicalDecodingMessageId, one per message).
+            messages += 1
+            order = 1
+        else:
+            src = r.msg.source or {}
+            coll = f"{src.get('schema')}.{src.get('table')}"
+            per[coll] = per.get(coll, 0) + 1
+            order = per[coll]
+        if not isinstance(b, dict) or b.get("total_order") != i or b.get("data_collection_order") != order:
+            yield Failure("wrong transaction block", expected={"total_order": i, "data_collection_order": order},
                           actual=_brief(b), location=r.at("transaction", "value"))
     end = bounds[1].msg.value.payload
     want_colls = sorted(per.items())
     got_colls = sorted((d.get("data_collection"), d.get("event_count")) for d in end.get("data_collections") or []
-                       if isinstance(d, dict))
-    if end.get("event_count") != len(changes) or got_colls != want_colls:
+                       if isinstance(d, dict) and not _message_collection(d.get("data_collection")))
+    got_messages = [d.get("event_count") for d in end.get("data_collections") or []
+                    if isinstance(d, dict) and _message_collection(d.get("data_collection"))]
+    if end.get("event_count") != len(items) or got_colls != want_colls or got_messages != [1] * messages:
         yield Failure("END does not count the transaction's events",
-                      expected={"event_count": len(changes), "data_collections": want_colls},
-                      actual={"event_count": end.get("event_count"), "data_collections": got_colls},
+                      expected={"event_count": len(items), "data_collections": want_colls,
+                                "message collections (one of 1 per message)": messages},
+                      actual={"event_count": end.get("event_count"), "data_collections": got_colls,
+                              "message collections": got_messages},
                       location=bounds[1].at())
+
+
+def _transactional(r: RecordEvidence) -> bool:
+    """A message event that belongs to its transaction: the workload says so where it is known,
+    else the event does (a transaction id in source)."""
+    if r.expected_message is not None:
+        return r.expected_message.transactional
+    return (r.msg.source or {}).get("txId") is not None
+
+
+def _message_collection(v: Any) -> bool:
+    return isinstance(v, str) and spec.MESSAGE_COLLECTION.fullmatch(v) is not None
 
 
 def _txid(v: Any) -> str | None:
     return v.split(":", 1)[0] if isinstance(v, str) and v else None
+
+
+# == logical decoding messages =========================================================================
+
+@check("debezium.message.content", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{D}, Logical decoding messages (pg_logical_emit_message): a message event carries the message's "
+              "prefix and its content as binary.handling.mode writes bytes (LogicalDecodingMessageMonitor); a "
+              "transactional message is decoded with its transaction (source.txId), a non-transactional one at "
+              "once, with no transaction id and no transaction block")
+def message_content(ev: RecordEvidence) -> Findings:
+    """A message event's prefix and content are the message's, encoded per binary.handling.mode; its transaction
+    id and block say whether it was transactional."""
+    if not ev.message or ev.msg.tombstone or ev.msg.envelope is None:
+        yield NotApplicable("not a logical decoding message")
+        return
+    e = ev.msg.envelope
+    block = e.get("message")
+    if not isinstance(block, dict):
+        return  # envelope.fields says so
+    content = spec.binary_content(block.get("content"), ev.o)
+    if content is None:
+        yield Failure(f"the content is not bytes as binary.handling.mode={ev.o.binary_mode} writes them",
+                      expected=f"{ev.o.binary_mode}-encoded bytes", actual=_brief(block.get("content")),
+                      location=ev.at("message.content", "value"))
+    txid = (ev.msg.source or {}).get("txId")
+    if e.get("transaction") is not None and txid is None:
+        yield Failure("a message event with a transaction block names no transaction (source.txId)",
+                      expected="a txId", actual=None, location=ev.at("txId", "value"))
+    m = ev.expected_message
+    if m is None:
+        return
+    if block.get("prefix") != m.prefix:
+        yield Failure("the prefix is not the message's", expected=m.prefix, actual=_brief(block.get("prefix")),
+                      location=ev.at("message.prefix", "value"))
+    if content is not None and content != m.content:
+        yield Failure("the content is not the message's", expected=spec.binary_text(m.content, ev.o),
+                      actual=_brief(block.get("content")), location=ev.at("message.content", "value"))
+    if not m.transactional and (txid is not None or e.get("transaction") is not None):
+        yield Failure("a non-transactional message is given a transaction", expected="txId null, transaction null",
+                      actual={"txId": txid, "transaction": _brief(e.get("transaction"), 60)},
+                      location=ev.at("transaction", "value"))
+    if m.transactional and txid is None:
+        yield Failure("a transactional message names no transaction (source.txId)", expected="its transaction's txId",
+                      actual=None, location=ev.at("txId", "value"))
 
 
 # == streams ==========================================================================================

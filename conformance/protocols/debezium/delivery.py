@@ -18,6 +18,7 @@ from ...checks.delivery import Version
 from ...model.events import Transaction, Workload
 from ...model.values import to_float32
 from . import spec
+from .checker import emitted_messages
 from .decoder import SchemaResolver, decode
 from .encoder import DebeziumEncoder
 from .spec import (
@@ -66,16 +67,24 @@ def _row_form(row: Any, fields: Mapping[Any, dict[str, Any]] | None) -> Any:
     return {k: canonical(fields.get(k, {}).get("type"), fields.get(k, {}).get("name"), v) for k, v in row.items()}
 
 
-def _expected_form(t: Any, after: Any, o: DbzOptions) -> Any:
+def _expected_form(t: Any, after: Any, o: DbzOptions, unavailable: frozenset[str] = frozenset()) -> Any:
     """The same of the expected row: its values as the converter writes them (a null of a column
-    whose default the connector carries written as that default)."""
+    whose default the connector carries written as that default; a value the change log lacks as
+    the placeholder)."""
     if after is None:
         return None
     out = {}
     for c in t.columns:
         ft = field_type(c.type, o)
-        out[spec.field_name(c, o)] = canonical(ft.type, ft.name, json_value(c, after[c.name], o))
+        v = spec.unavailable_value(c, o) if c.name in unavailable else json_value(c, after[c.name], o)
+        out[spec.field_name(c, o)] = canonical(ft.type, ft.name, v)
     return out
+
+
+def _message_version(topic: str, prefix: Any, content: Any) -> tuple[bytes, bytes]:
+    """A logical decoding message as the delivery analysis follows it: the messages of one prefix
+    are one entity, each message a version of it (told apart by its content)."""
+    return digest(["m", topic, prefix]), digest(["mv", content])
 
 
 def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:
@@ -83,9 +92,15 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
     plan = DebeziumEncoder()
     plan.o = o
     seq: dict[bytes, int] = {}
+    message_topic = topic_prefix + spec.message_topic(o)
     for e in workload.events:
         if not isinstance(e, Transaction):
             continue
+        for m in emitted_messages(e):
+            entity, version = _message_version(message_topic, m.prefix, spec.binary_text(m.content, o))
+            n = seq.get(entity, 0)
+            seq[entity] = n + 1
+            yield Version(entity, n, version, None, message_topic)
         for ch in e.changes:
             t = ch.table
             cols = key_columns(t)
@@ -101,7 +116,7 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
                 entity = digest(["e", topic, key])
                 n = seq.get(entity, 0)
                 seq[entity] = n + 1
-                form = _expected_form(t, after, o) if o.value_schemas else None
+                form = _expected_form(t, after, o, plan.unavailable_of(ch, op)) if o.value_schemas else None
                 yield Version(entity, n, digest(["v", op, form]), None, topic)
 
 
@@ -137,6 +152,10 @@ def identifier(options: Mapping[str, str], registry: Any = None
                    value_avro=o.value_avro, resolver=resolver)
         if not m.key.ok or not m.value.ok or m.envelope is None or not isinstance(m.key.payload, dict):
             return (None, None, None) if key is not None else None
+        if m.op == "m" and isinstance(m.envelope.get("message"), dict):
+            block = m.envelope["message"]
+            entity, version = _message_version(topic, block.get("prefix"), block.get("content"))
+            return entity, version, None
         entity = digest(["e", topic, _key_form(m.key.payload, m.key.schema)])
         after = m.envelope.get("after")
         return entity, digest(["v", m.op, _row_form(after, _fields(m.value.schema, "after"))]), None

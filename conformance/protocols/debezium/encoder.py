@@ -28,7 +28,7 @@ from typing import Any
 import fastavro
 
 from ...encoders.spi import EncoderContext, EncoderError, Record
-from ...model.events import Event, Op, RowChange, Transaction, tso_physical_ms
+from ...model.events import Event, LogicalMessage, Op, RowChange, Transaction, tso_physical_ms
 from ...model.table import Table
 from ...model.values import Row
 from . import connect_avro, decoder, spec
@@ -65,18 +65,41 @@ class DebeziumEncoder:
     # -- events -------------------------------------------------------------------------------
 
     def encode(self, event: Event) -> list[Record]:
-        if not isinstance(event, Transaction) or not event.changes:
+        if not isinstance(event, Transaction):
             return []
-        self.txid += 1
-        begin_lsn = self.next_lsn()
         ts_ms = tso_physical_ms(event.commit_ts)
         out: list[Record] = []
+        # A non-transactional logical decoding message is decoded at once: before its
+        # transaction's commit, outside any transaction.
+        for m in event.messages:
+            if not m.transactional:
+                lsn = self.next_lsn()
+                out.append(self.message_record(m, ts_ms, lsn, None, None))
+        if not event.changes and not any(m.transactional for m in event.messages):
+            return out
+        self.txid += 1
+        begin_lsn = self.next_lsn()
         total = 0
         per_collection: dict[str, int] = {}
         if self.o.transactions:
             out.append(self.transaction_record("BEGIN", f"{self.txid}:{begin_lsn}", ts_ms, None))
         first = True
-        for ch in event.changes:
+        for item in event.items():
+            if isinstance(item, LogicalMessage):
+                if not item.transactional:
+                    continue
+                lsn = begin_lsn if first else self.next_lsn()
+                first = False
+                total += 1
+                # Each message is a data collection of its own (a new id object per message).
+                coll = f"io.debezium.connector.postgresql.LogicalDecodingMessageMonitor$LogicalDecodingMessageId@" \
+                       f"{lsn:x}"
+                per_collection[coll] = 1
+                block = {"id": f"{self.txid}:{lsn}", "total_order": total,
+                         "data_collection_order": 1} if self.o.transactions else None
+                out.append(self.message_record(item, ts_ms, lsn, self.txid, block))
+                continue
+            ch = item
             for op, before, after in self.events_of(ch):
                 lsn = begin_lsn if first else self.next_lsn()
                 first = False
@@ -85,7 +108,8 @@ class DebeziumEncoder:
                 per_collection[coll] = per_collection.get(coll, 0) + 1
                 block = {"id": f"{self.txid}:{lsn}", "total_order": total,
                          "data_collection_order": per_collection[coll]} if self.o.transactions else None
-                out.append(self.change_record(ch.table, op, before, after, ts_ms, lsn, begin_lsn, block))
+                out.append(self.change_record(ch.table, op, before, after, ts_ms, lsn, begin_lsn, block,
+                                              self.unavailable_of(ch, op)))
                 if op == "d":
                     out.extend(self.after_delete(ch.table, before))
         commit_lsn = self.next_lsn()
@@ -110,6 +134,14 @@ class DebeziumEncoder:
         if keys and any(ch.before[c.name] != ch.after[c.name] for c in keys):
             return [("d", self.old_image(t, ch.before), None), ("c", None, ch.after)]
         return [("u", ch.before if spec.full_before(t) else None, ch.after)]
+
+    def unavailable_of(self, ch: RowChange, op: str) -> frozenset[str]:
+        """Columns of an event's `after` the connector has no value for: the change log's
+        unchanged TOASTed values (an update's, or the create a key-changing update makes), unless
+        REPLICA IDENTITY FULL logged the whole old row."""
+        if op not in ("u", "c") or ch.op is not Op.UPDATE or spec.full_before(ch.table):
+            return frozenset()
+        return ch.unavailable
 
     def old_image(self, t: Table, before: Row | None) -> Row | None:
         """What the WAL keeps of the old row: all of it (FULL), else the key's columns."""
@@ -181,12 +213,14 @@ class DebeziumEncoder:
                 decoder._without_logical(avro), _ignore_default_error=True))
         return got
 
-    def row(self, t: Table, image: Row | None) -> dict[str, Any] | None:
+    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
         """A row image; a NOT NULL column the image lacks (a key-only old row) gets what the
-        connector writes for it (its default, or its converter's fallback)."""
+        connector writes for it (its default, or its converter's fallback); a value the change
+        log does not carry (`unavailable`), the placeholder."""
         if image is None:
             return None
-        return {spec.field_name(c, self.o): spec.json_value(c, image[c.name], self.o)
+        return {spec.field_name(c, self.o): spec.unavailable_value(c, self.o) if c.name in unavailable
+                else spec.json_value(c, image[c.name], self.o)
                 if image[c.name] is not None or c.nullable else spec.required_value(c, self.o) for c in t.columns}
 
     def source(self, t: Table, ts_ms: int, lsn: int, begin_lsn: int) -> dict[str, Any]:
@@ -197,18 +231,37 @@ class DebeziumEncoder:
                 "txId": self.txid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None}
 
     def envelope(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
-                 begin_lsn: int, block: dict[str, Any] | None) -> dict[str, Any]:
+                 begin_lsn: int, block: dict[str, Any] | None, unavailable: frozenset[str] = frozenset()
+                 ) -> dict[str, Any]:
         now_ms = ts_ms + 1
-        return {"before": self.row(t, before), "after": self.row(t, after),
+        return {"before": self.row(t, before), "after": self.row(t, after, unavailable),
                 "source": self.source(t, ts_ms, lsn, begin_lsn), "transaction": block, "op": op,
                 "ts_ms": now_ms, "ts_us": now_ms * 1000, "ts_ns": now_ms * 1_000_000}
 
     def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
-                      begin_lsn: int, block: dict[str, Any] | None) -> Record:
-        payload = self.envelope(t, op, before, after, ts_ms, lsn, begin_lsn, block)
+                      begin_lsn: int, block: dict[str, Any] | None, unavailable: frozenset[str] = frozenset()
+                      ) -> Record:
+        payload = self.envelope(t, op, before, after, ts_ms, lsn, begin_lsn, block, unavailable)
         topic = self.topic(t)
         value = self.part(topic, "value", spec.envelope_schema(t, self.logical_topic(t), self.o), payload)
         return Record(topic, self.key_bytes(t, after if after is not None else before), value, None)
+
+    def message_record(self, m: LogicalMessage, ts_ms: int, lsn: int, txid: int | None,
+                       block: dict[str, Any] | None) -> Record:
+        """A logical decoding message on `<topic.prefix>.message`: op m, the prefix as the key,
+        the content as `binary.handling.mode` writes bytes; no table (source.schema and table
+        empty), no transaction id for a non-transactional one."""
+        prefix = self.ctx.topic_prefix if self.ctx is not None else ""
+        topic = prefix + spec.message_topic(self.o)
+        last = None if self.last_commit_lsn is None else str(self.last_commit_lsn)
+        source = {"version": VERSION, "connector": spec.CONNECTOR, "name": self.o.prefix, "ts_ms": ts_ms,
+                  "snapshot": "false", "db": "postgres", "sequence": json.dumps([last, str(lsn)]),
+                  "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "schema": "", "table": "",
+                  "txId": txid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None}
+        payload = {"op": "m", "ts_ms": ts_ms + 1, "source": source, "transaction": block,
+                   "message": {"prefix": m.prefix, "content": spec.binary_text(m.content, self.o)}}
+        return Record(topic, self.part(topic, "key", spec.message_key_schema(self.o), {"prefix": m.prefix}),
+                      self.part(topic, "value", spec.message_value_schema(self.o), payload), None)
 
     def after_delete(self, t: Table, before: Row | None) -> list[Record]:
         return [self.tombstone(t, before)] if self.o.tombstones else []

@@ -37,8 +37,9 @@ class SchemalessValue(DebeziumEncoder):
     """Writes values without the {schema, payload} envelope although schemas are enabled."""
 
     def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
-                      begin_lsn: int, block: dict[str, Any] | None) -> Record:
-        payload = self.envelope(t, op, before, after, ts_ms, lsn, begin_lsn, block)
+                      begin_lsn: int, block: dict[str, Any] | None, unavailable: frozenset[str] = frozenset()
+                      ) -> Record:
+        payload = self.envelope(t, op, before, after, ts_ms, lsn, begin_lsn, block, unavailable)
         return Record(self.topic(t), self.key_bytes(t, after if after is not None else before), dumps(payload), None)
 
 
@@ -57,8 +58,9 @@ class EnvelopeMisnamed(DebeziumEncoder):
     """Names the envelope schema after the table instead of `<topic>.Envelope`."""
 
     def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
-                      begin_lsn: int, block: dict[str, Any] | None) -> Record:
-        r = super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block)
+                      begin_lsn: int, block: dict[str, Any] | None, unavailable: frozenset[str] = frozenset()
+                      ) -> Record:
+        r = super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block, unavailable)
         doc = json.loads(r.value or b"{}")
         if "schema" in doc:
             doc["schema"]["name"] = t.name
@@ -119,8 +121,8 @@ class KeyAllColumns(DebeziumEncoder):
 class DateAsText(DebeziumEncoder):
     """Writes DATE values as ISO text, not days since the epoch."""
 
-    def row(self, t: Table, image: Row | None) -> dict[str, Any] | None:
-        out = super().row(t, image)
+    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+        out = super().row(t, image, unavailable)
         if out is None or image is None:
             return out
         for c in t.columns:
@@ -136,8 +138,9 @@ class TimestampTypeAlwaysMilli(DebeziumEncoder):
     """Declares every timestamp column io.debezium.time.Timestamp whatever its precision."""
 
     def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
-                      begin_lsn: int, block: dict[str, Any] | None) -> Record:
-        r = super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block)
+                      begin_lsn: int, block: dict[str, Any] | None, unavailable: frozenset[str] = frozenset()
+                      ) -> Record:
+        r = super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block, unavailable)
         doc = json.loads(r.value or b"{}")
         if "schema" in doc:
             for f in doc["schema"]["fields"]:
@@ -203,6 +206,47 @@ class HangOnUpdate(DebeziumEncoder):
         if any(op == "u" for op, _b, _a in out):
             time.sleep(3600)
         return out
+
+
+# Logical decoding messages and unchanged TOASTed values, often.
+MESSAGES = {"message_rate": 0.8, "transactions": (4, 10)}
+TOAST = {**DML, "large_value_rate": 0.5, "kinds": (Kind.INT, Kind.TEXT, Kind.BYTEA, Kind.JSONB, Kind.SMALLINT)}
+
+
+@mutant("message-content-as-text", "message.content", shape=MESSAGES)
+class MessageContentAsText(DebeziumEncoder):
+    """Writes a logical decoding message's content as text (its bytes decoded), not per binary.handling.mode."""
+
+    def message_record(self, m: Any, *a: Any, **k: Any) -> Record:
+        r = super().message_record(m, *a, **k)
+        doc = json.loads(r.value or b"{}")
+        payload = doc.get("payload", doc)
+        payload["message"]["content"] = m.content.decode("utf-8", "replace")
+        return Record(r.topic, r.key, dumps(doc), r.partition)
+
+
+@mutant("message-always-transactional", "message.content", shape=MESSAGES)
+class MessageAlwaysTransactional(DebeziumEncoder):
+    """Gives a non-transactional logical decoding message the transaction id of the transaction it came in."""
+
+    def message_record(self, m: Any, ts_ms: int, lsn: int, txid: int | None, block: dict[str, Any] | None) -> Record:
+        return super().message_record(m, ts_ms, lsn, self.txid + 1 if txid is None else txid, block)
+
+
+@mutant("message-skipped", "events.per-change", shape=MESSAGES)
+class MessageSkipped(DebeziumEncoder):
+    """Writes no event for a logical decoding message."""
+
+    def encode(self, event: Any) -> list[Record]:
+        return [r for r in super().encode(event) if not r.topic.endswith("." + spec.MESSAGE_TOPIC_SUFFIX)]
+
+
+@mutant("toasted-value-written", "row.values", shape=TOAST)
+class ToastedValueWritten(DebeziumEncoder):
+    """Writes an unchanged TOASTed value itself, which the change log does not carry, instead of the placeholder."""
+
+    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+        return super().row(t, image)
 
 
 AVRO = {"value.converter": spec.AVRO_CONVERTER, "key.converter": spec.AVRO_CONVERTER,

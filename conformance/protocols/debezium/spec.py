@@ -380,6 +380,75 @@ def envelope_schema(t: Table, topic: str, o: DbzOptions) -> dict[str, Any]:
         "optional": False, "name": schema_name(topic, "Envelope", o), "version": 2}
 
 
+# -- logical decoding messages (LogicalDecodingMessageMonitor, PostgresSchemaFactory) ------------
+
+MESSAGE_TOPIC_SUFFIX = "message"
+MESSAGE_KEY_NAME = "io.debezium.connector.postgresql.MessageKey"
+MESSAGE_VALUE_NAME = "io.debezium.connector.postgresql.MessageValue"
+MESSAGE_BLOCK_NAME = "io.debezium.connector.postgresql.Message"
+#: A message's own data collection in END's data_collections: the id object's default
+#: toString, a new object per message (so one entry of count 1 per message; 3.6.3).
+MESSAGE_COLLECTION = re.compile(
+    r"io\.debezium\.connector\.postgresql\.LogicalDecodingMessageMonitor\$LogicalDecodingMessageId@[0-9a-f]+")
+
+
+def message_topic(o: DbzOptions) -> str:
+    """`<topic.prefix>.message`, whatever the table topics are (not sanitised)."""
+    return f"{o.prefix}.{MESSAGE_TOPIC_SUFFIX}"
+
+
+def message_key_schema(o: DbzOptions) -> dict[str, Any]:
+    return {"type": "struct", "fields": [{"type": "string", "optional": True, "field": "prefix"}],
+            "optional": False, "name": adjusted_name(MESSAGE_KEY_NAME, o), "version": 1}
+
+
+def _content_type(o: DbzOptions) -> str:
+    return "bytes" if o.binary_mode == "bytes" else "string"
+
+
+def message_value_schema(o: DbzOptions) -> dict[str, Any]:
+    block = {"type": "struct", "fields": [{"type": "string", "optional": True, "field": "prefix"},
+                                          {"type": _content_type(o), "optional": True, "field": "content"}],
+             "optional": False, "name": adjusted_name(MESSAGE_BLOCK_NAME, o), "version": 1, "field": "message"}
+    return {"type": "struct", "fields": [
+        {"type": "string", "optional": False, "field": "op"},
+        {"type": "int64", "optional": True, "field": "ts_ms"},
+        source_schema(), TRANSACTION_BLOCK_SCHEMA, block],
+        "optional": False, "name": adjusted_name(MESSAGE_VALUE_NAME, o), "version": 1}
+
+
+MESSAGE_FIELDS = ("op", "ts_ms", "source", "transaction", "message")
+
+
+def binary_text(b: bytes, o: DbzOptions) -> str:
+    """Bytes as `binary.handling.mode` writes them in JSON: base64 (bytes mode, through the JSON
+    converter, and base64 mode), URL-safe base64, or lower-case hex."""
+    if o.binary_mode == "hex":
+        return b.hex()
+    if o.binary_mode == "base64-url-safe":
+        return base64.urlsafe_b64encode(b).decode("ascii")
+    return b64(b)
+
+
+def binary_content(v: Any, o: DbzOptions) -> bytes | None:
+    """The bytes a `binary_text` stands for (None: not such a text)."""
+    if not isinstance(v, str):
+        return None
+    try:
+        if o.binary_mode == "hex":
+            return bytes.fromhex(v) if re.fullmatch(r"(?:[0-9a-f]{2})*", v) else None
+        if o.binary_mode == "base64-url-safe":
+            return base64.urlsafe_b64decode(v) if re.fullmatch(r"[A-Za-z0-9_-]*={0,2}", v) else None
+        return base64.b64decode(v, validate=True)
+    except ValueError:
+        return None
+
+
+def adjusted_name(name: str, o: DbzOptions) -> str:
+    """A fixed schema name as `schema.name.adjustment.mode` adjusts it."""
+    return adjust(name, o.schema_adjust, field=False) if o.schema_adjust != "none" else name
+
+
 TX_KEY_SCHEMA = {"type": "struct", "fields": [{"type": "string", "optional": False, "field": "id"}],
                  "optional": False, "name": "io.debezium.connector.common.TransactionMetadataKey", "version": 1}
 TX_VALUE_SCHEMA = {"type": "struct", "fields": [
@@ -577,6 +646,43 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
         assert isinstance(v, uuid.UUID)
         return str(v)
     raise ValueError(f"{k} is not a kind this protocol maps")
+
+
+#: Debezium's `unavailable.value.placeholder` (default): what it writes for a value the change
+#: log does not carry (an unchanged TOASTed value under REPLICA IDENTITY DEFAULT / USING INDEX).
+PLACEHOLDER = "__debezium_unavailable_value"
+
+
+def unavailable_value(c: Column, o: DbzOptions) -> Any:
+    """The placeholder as the column's type writes it (UnchangedToastedPlaceholder and
+    PostgresValueConverter, 3.6.3): the text for strings, JSON and bytea in hex mode; the text's
+    bytes for bytea in bytes mode (base64 in JSON); null in the base64 modes (the converter calls
+    the marker an unexpected binary value); for arrays of text one text, of integers and bigints
+    the text's bytes as numbers, of uuids the name-based UUID of the text's bytes."""
+    t = c.type
+    raw = PLACEHOLDER.encode("utf-8")
+    if t.kind is Kind.BYTEA:
+        if o.binary_mode == "bytes":
+            return b64(raw)
+        return PLACEHOLDER if o.binary_mode == "hex" else None
+    if t.kind is Kind.ARRAY and t.element is not None:
+        el = t.element.kind
+        if el in (Kind.INT, Kind.BIGINT, Kind.DATE):
+            return list(raw)
+        if el is Kind.UUID:
+            return [str(uuid.UUID(bytes=_name_uuid_bytes(raw)))]
+        return [PLACEHOLDER]
+    return PLACEHOLDER
+
+
+def _name_uuid_bytes(raw: bytes) -> bytes:
+    """java.util.UUID.nameUUIDFromBytes: MD5 with version 3 and the IETF variant."""
+    import hashlib
+
+    d = bytearray(hashlib.md5(raw).digest())  # noqa: S324 - Java's name-based UUID is MD5 by definition
+    d[6] = (d[6] & 0x0F) | 0x30
+    d[8] = (d[8] & 0x3F) | 0x80
+    return bytes(d)
 
 
 def required_value(c: Column, o: DbzOptions) -> Any:

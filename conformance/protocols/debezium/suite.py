@@ -173,6 +173,9 @@ SUITE = DebeziumSuite(
     # Connect's producer hashes keys over a topic's partitions: three in memory, so that a sink
     # that scatters a key shows. The upstream is PostgreSQL, kept to the kinds the mapping covers.
     capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="entity",
-                              dialect="postgresql", kinds=spec.KINDS, evolutions=EVOLUTIONS),
+                              dialect="postgresql", kinds=spec.KINDS, evolutions=EVOLUTIONS,
+                              # Logical decoding messages (op m) and unchanged TOASTed values (the
+                              # placeholder): what every PostgreSQL deployment meets.
+                              shape={"message_rate": 0.15, "large_value_rate": 0.04}),
     check_modules=("conformance.protocols.debezium.checks",),
 )
