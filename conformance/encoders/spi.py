@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..model.events import Ddl, Event, Transaction, Watermark, tso_physical_ms
+from ..model.events import CaptureStart, Ddl, Event, Transaction, Watermark, tso_physical_ms
 
 SPI_VERSION = 1
 
@@ -70,7 +70,7 @@ class ManualClock:
 
 def event_ts(event: Event) -> int:
     """The commit ts of a transaction or DDL, the ts of a watermark."""
-    if isinstance(event, (Transaction, Ddl)):
+    if isinstance(event, (Transaction, Ddl, CaptureStart)):
         return event.commit_ts
     if isinstance(event, Watermark):
         return event.ts

@@ -71,6 +71,11 @@ class ToolEnv:
     topic_prefix: str = ""  # the run's prefix of this unit's topics (a converter names subjects after them)
 
 
+#: `ToolRecord.tx` of the records a tool writes when it starts, before it streams (a snapshot's):
+#: they go with the workload's CaptureStart.
+CAPTURE_START = "capture-start"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolRecord:
     """What a protocol reads off one of a tool's records to place it (`ProtocolSuite.tool_record`):
@@ -223,7 +228,7 @@ def event_transactions(captured: Any) -> list[int | str | None]:
     """The source transaction of each event of the captured workload, in its order, as a tool
     names it: the 32-bit xid where the server has one (PostgreSQL), else the log position (a
     MariaDB GTID); None for watermarks and where the upstream cannot tell."""
-    from ..model.events import Watermark
+    from ..model.events import CaptureStart, Watermark
 
     truth = captured.truth
     events = captured.workload.events
@@ -235,6 +240,9 @@ def event_transactions(captured: Any) -> list[int | str | None]:
     for e in events:
         if isinstance(e, Watermark):
             out.append(None)
+            continue
+        if isinstance(e, CaptureStart):
+            out.append(CAPTURE_START)  # a tool's snapshot records (`ToolRecord.tx`)
             continue
         le = next(logged, None)
         a = by_index.get(le.applied_index) if le is not None and le.applied_index is not None else None

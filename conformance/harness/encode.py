@@ -26,7 +26,7 @@ from ..checks.registry import Actor, Failure, Location
 from ..checks.results import Tally
 from ..encoders.sink import SentMessage, SinkPolicy, SinkResult, fingerprint
 from ..encoders.spi import ConfigurationError, Encoder, EncoderContext, EncoderError, EncoderHung, ManualClock, Record
-from ..model.events import Ddl, Event, Transaction
+from ..model.events import Ddl, Event, Transaction, capture_start
 from ..protocols.base import Checker
 
 # -- guarded calls ------------------------------------------------------------------------------
@@ -234,7 +234,8 @@ def encode_events(factory: Callable[[], Encoder], ctx: EncoderContext, events: S
     invalid option (ConfigurationError) is the user's and propagates."""
     out = Encoded()
     res = out.sink
-    start, checked, attempt = 0, -1, 0
+    # A tool that starts part-way (the workload's CaptureStart) never sees the events before it.
+    start, checked, attempt = capture_start(events), -1, 0
     where = Location()
 
     def failed(stage: str, exc: BaseException) -> None:

@@ -6,6 +6,7 @@ Standard library only: every other package depends on this one, and it depends o
 from __future__ import annotations
 
 from .events import (
+    CaptureStart,
     Ddl,
     DdlKind,
     Event,
@@ -33,8 +34,8 @@ from .types import TIDB_KINDS, InvalidType, Kind, SqlType
 from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value
 
 __all__ = [
-    "Array", "Column", "DEFAULT_CURRENT_TIMESTAMP", "DEFAULT_NULL", "Date", "DateTime", "Ddl", "DdlKind",
-    "Default", "DefaultKind", "Event", "Index", "Interval", "InvalidType", "Json", "Kind", "LogicalMessage",
+    "Array", "CaptureStart", "Column", "DEFAULT_CURRENT_TIMESTAMP", "DEFAULT_NULL", "Date", "DateTime", "Ddl",
+    "DdlKind", "Default", "DefaultKind", "Event", "Index", "Interval", "InvalidType", "Json", "Kind", "LogicalMessage",
     "NO_DEFAULT", "Op", "ReplicaIdentity", "Row", "RowChange", "SqlType", "TIDB_KINDS", "Table", "Time",
     "Transaction", "Value", "Watermark", "Workload",
     "tso", "tso_physical_ms",

@@ -7,7 +7,7 @@ order; every DML refers to the table version current at its commit.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -167,7 +167,24 @@ class Watermark:
     ts: int
 
 
-Event: TypeAlias = Transaction | Ddl | Watermark
+@dataclass(frozen=True, slots=True)
+class CaptureStart:
+    """The CDC tool starts here. The events before it happened before it ran: what they left is
+    the database it finds (`tables`: each table's current version with its rows, in the order
+    the model keeps them), which a tool that takes a snapshot reads first (Debezium's
+    `snapshot.mode=initial`); the events after it are streamed. An upstream applies every event;
+    the harness hands an encoder this event and the ones after it only."""
+
+    commit_ts: int
+    tables: tuple[tuple[Table, tuple[Row, ...]], ...] = ()
+
+
+Event: TypeAlias = Transaction | Ddl | Watermark | CaptureStart
+
+
+def capture_start(events: Sequence[Event]) -> int:
+    """The index of the workload's CaptureStart (0 when it has none: the tool sees everything)."""
+    return next((i for i, e in enumerate(events) if isinstance(e, CaptureStart)), 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,18 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .events import Ddl, DdlKind, Event, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
+from .events import (
+    CaptureStart,
+    Ddl,
+    DdlKind,
+    Event,
+    LogicalMessage,
+    Op,
+    RowChange,
+    Transaction,
+    Watermark,
+    Workload,
+)
 from .table import Column, Default, DefaultKind, Generated, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
 from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value, Vector
@@ -230,6 +241,9 @@ def event_to_json(e: Event, ref: Ref) -> dict[str, Any]:
         if e.position is not None:
             ddl["position"] = e.position
         return {"ddl": ddl}
+    if isinstance(e, CaptureStart):
+        return {"capture_start": {"commit_ts": e.commit_ts, "tables": [
+            {"table": ref(t), "rows": [_row_to_json(t, r) for r in rows]} for t, rows in e.tables]}}
     return {"watermark": e.ts}
 
 
@@ -267,6 +281,16 @@ def event_from_json(e: dict[str, Any], tab: Tab) -> Event:
                    x.get("database", ""), x.get("position"))
     if "watermark" in e:
         return Watermark(e["watermark"])
+    if "capture_start" in e:
+        x = e["capture_start"]
+        tables = []
+        for item in x.get("tables") or ():
+            t = tab(item.get("table"))
+            if t is None:
+                raise WorkloadFormatError("a capture start names no table")
+            rows = (_row_from_json(t, j) for j in item.get("rows") or ())
+            tables.append((t, tuple(r for r in rows if r is not None)))
+        return CaptureStart(int(x.get("commit_ts", 0)), tuple(tables))
     raise WorkloadFormatError(f"unknown event {sorted(e)}")
 
 

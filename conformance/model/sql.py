@@ -5,7 +5,7 @@ from __future__ import annotations
 import decimal
 import math
 
-from .events import Ddl, Op, RowChange, Transaction, Watermark, Workload
+from .events import CaptureStart, Ddl, Op, RowChange, Transaction, Watermark, Workload
 from .table import Column, DefaultKind, Table
 from .types import Kind, SqlType, quote_ident, quote_sql_string
 from .values import Date, DateTime, Json, Time, Value, Vector, decimal_text, float32_shortest
@@ -125,6 +125,10 @@ def transaction_sql(txn: Transaction) -> str:
     return f"-- commit_ts {txn.commit_ts}\nBEGIN;\n{body}\nCOMMIT;"
 
 
+CAPTURE_START_COMMENT = ("-- the CDC tool starts here: what is above is in the database it finds (a snapshot reads "
+                         "it), what follows it streams")
+
+
 def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None = None) -> str:
     """The workload as a SQL script, in the dialect it was generated for (`meta["dialect"]`,
     TiDB when absent) or in `dialect`."""
@@ -143,6 +147,8 @@ def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None =
                 out.append(f"-- commit_ts {e.commit_ts}\nBEGIN;\n{body}\nCOMMIT;")
             elif isinstance(e, Watermark) and watermarks:
                 out.append(f"-- watermark {e.ts}")
+            elif isinstance(e, CaptureStart):
+                out.append(CAPTURE_START_COMMENT)
         return "\n".join(out) + "\n"
     out = [SESSION_PREAMBLE]
     for e in w.events:
@@ -152,4 +158,6 @@ def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None =
             out.append(transaction_sql(e))
         elif isinstance(e, Watermark) and watermarks:
             out.append(f"-- watermark {e.ts}")
+        elif isinstance(e, CaptureStart):
+            out.append(CAPTURE_START_COMMENT)
     return "\n".join(out) + "\n"

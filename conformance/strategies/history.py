@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from ..model.dialects import Dialect, dialect
 from ..model.events import (
+    CaptureStart,
     Ddl,
     DdlKind,
     Event,
@@ -93,6 +94,9 @@ class Shape:
     # bytea, json, arrays on PostgreSQL) is large and incompressible, so that the server stores it
     # out of line (TOAST) and an UPDATE that leaves it untouched does not log it again.
     large_value_rate: float = 0.0
+    # The chance that the workload's CDC tool starts after some of its transactions (a
+    # `CaptureStart` event): the rows they left are what a snapshot reads.
+    capture_start_rate: float = 0.0
 
     def scaled(self, *, transactions: int | None = None, columns: int | None = None) -> Shape:
         s = self
@@ -820,6 +824,12 @@ class HistoryBuilder:
             content = src.binary(min_size=0, max_size=24)
         return LogicalMessage(prefix, content, transactional, index)
 
+    def capture_start(self) -> None:
+        """The CDC tool starts now: the database it finds is every table's current version with
+        its rows (in the model's order: insertion, an updated row moved to the end)."""
+        tables = tuple((st.table, tuple(dict(r) for r in st.rows.values())) for st in self.tables.values())
+        self.events.append(CaptureStart(self.next_ts(), tables))
+
     def watermark(self) -> None:
         if self._last_ts:
             self.events.append(Watermark(self._last_ts))
@@ -832,7 +842,14 @@ class HistoryBuilder:
             self.create_database()
         for _ in range(src.integer(*shape.tables)):
             self.create_table()
-        for _ in range(src.integer(*shape.transactions)):
+        n = src.integer(*shape.transactions)
+        # Where the CDC tool starts (PostgreSQL workloads of protocols that model it): the
+        # transactions before it left rows a snapshot reads; none: it sees everything.
+        start_at = src.integer(0, n - 1) if n and shape.capture_start_rate and src.rare(shape.capture_start_rate) \
+            else None
+        for i in range(n):
+            if i == start_at:
+                self.capture_start()
             if src.rare(shape.ddl_rate):
                 self.random_ddl()
             self.transaction()

@@ -18,7 +18,7 @@ from typing import Protocol, Self
 
 from ..errors import InfrastructureError
 from ..model.dialects import Dialect
-from ..model.events import Ddl, Event, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
+from ..model.events import CaptureStart, Ddl, Event, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
 from ..model.table import Table
 from ..model.truth import AppliedEvent, LoggedEvent, SourceTruth, StatementResult, StoredRow
 from ..model.values import Row
@@ -176,14 +176,21 @@ def final_images(txn: Transaction) -> dict[tuple[int, tuple[object, ...]], tuple
 
 
 def run_session(session: Session, workload: Workload, *, mutant: SourceMutant | None = None,
-                databases: tuple[tuple[str, str], ...] = ()) -> Captured:
-    """Apply every event of `workload` through `session`, record the truth, capture the log."""
+                databases: tuple[tuple[str, str], ...] = (),
+                on_capture_start: Callable[[], None] | None = None) -> Captured:
+    """Apply every event of `workload` through `session`, record the truth, capture the log.
+    `on_capture_start` runs where the workload's CDC tool starts (its CaptureStart event): a tool
+    adapter starts the tool there, on the database the events before it left."""
     dialect = session.dialect if mutant is None or mutant.dialect is None else mutant.dialect(session.dialect)
     applied: list[AppliedEvent] = []
     stopped: str | None = None
     session.begin_capture()
     for index, event in enumerate(workload.events):
         if isinstance(event, Watermark):
+            continue
+        if isinstance(event, CaptureStart):
+            if on_capture_start is not None:
+                on_capture_start()
             continue
         if isinstance(event, Ddl):
             results: list[StatementResult] = []
@@ -250,10 +257,10 @@ def canonical_workload(source: Workload, applied: list[AppliedEvent], logged: li
     """The log's events as canonical events: the model's DDL at the log's position, each
     transaction with the changes the log holds, the source's watermarks after the events they
     followed. Commit timestamps stay the model's (encoders derive their own from them)."""
-    follows: dict[int, list[Watermark]] = {}
+    follows: dict[int, list[Watermark | CaptureStart]] = {}
     last = -1
     for i, e in enumerate(source.events):
-        if isinstance(e, Watermark):
+        if isinstance(e, (Watermark, CaptureStart)):
             follows.setdefault(last, []).append(e)
         else:
             last = i

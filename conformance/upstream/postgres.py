@@ -31,6 +31,7 @@ import time
 import urllib.parse
 import uuid
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,16 +124,18 @@ class PostgresUpstream(Upstream):
         return None
 
     def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None,
-                     database: str | None = None) -> Captured:
+                     database: str | None = None, on_capture_start: Callable[[], None] | None = None) -> Captured:
         """`database`: run in this database, which the caller owns (a tool adapter that set up its
-        own replication slot there first); by default one from the pool."""
+        own replication slot there first); by default one from the pool. `on_capture_start`: what
+        a tool adapter does where the workload's tool starts (`run_session`)."""
         name = str(workload.meta.get("dialect", "tidb"))
         if name != "postgresql":
             raise ValueError(f"a {name} workload cannot run on PostgreSQL: generate it with the postgresql dialect")
         self.start()
         session = PostgresSession(self, workload, database=database)
         try:
-            return run_session(session, workload, mutant=mutant, databases=tuple(session.names.items()))
+            return run_session(session, workload, mutant=mutant, databases=tuple(session.names.items()),
+                               on_capture_start=on_capture_start)
         finally:
             session.close()
 

@@ -17,7 +17,7 @@ from typing import Any
 from ...checks.registry import Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
-from ...model.events import Event, LogicalMessage, Transaction
+from ...model.events import CaptureStart, Event, LogicalMessage, Transaction
 from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
@@ -88,17 +88,37 @@ class RecordEvidence:
 
 @dataclass(slots=True)
 class EventEvidence:
-    event: Transaction
+    event: Transaction | CaptureStart
     expected: list[Expected]
     records: list[RecordEvidence]
     o: DbzOptions
     prefix: str
+    # The transaction's logical decoding messages the connector writes, in the order they are
+    # decoded: the non-transactional ones at once (before the commit), then the transactional ones.
+    messages: list[LogicalMessage] = field(default_factory=list)
 
     @property
-    def messages(self) -> list[LogicalMessage]:
-        """The transaction's logical decoding messages in the order they are decoded: the
-        non-transactional ones at once (before the commit), then the transactional ones."""
-        return emitted_messages(self.event)
+    def snapshot(self) -> bool:
+        """The connector's start (CaptureStart): what it read of the rows it found."""
+        return isinstance(self.event, CaptureStart)
+
+
+def snapshot_events(start: CaptureStart, o: DbzOptions, prefix: str) -> list[Expected]:
+    """The read events (op r) a snapshotting `snapshot.mode` makes when the connector starts: every
+    row of every table it finds, in snapshot order (none for no_data)."""
+    if not o.snapshots:
+        return []
+    return [Expected(t, "r", None, row, spec.topic_name(o, t.database, t.name, prefix))
+            for t, rows in spec.snapshot_order(start.tables) for row in rows]
+
+
+def _key_matches(x: Expected, ev: RecordEvidence) -> bool:
+    want = x.key_payload(ev.o)
+    got = ev.msg.key.payload
+    if want is None or not isinstance(got, dict) or set(got) != set(want):
+        return False
+    cols = {spec.field_name(c, ev.o): c for c in spec.key_columns(x.table)}
+    return all(spec.same_value(cols[n], want[n], got[n], ev.o) for n in want)
 
 
 def emitted_messages(txn: Transaction) -> list[LogicalMessage]:
@@ -151,6 +171,7 @@ class DebeziumChecker(CheckerBase):
         self.oracle = DebeziumEncoder()
         self.oracle.o = self.o
         self.streams: dict[str, StreamEvidence] = {}
+        self.streaming = True  # false after an initial_only snapshot: the connector streams nothing
 
     def evidence(self, record: Record, loc: Location) -> RecordEvidence:
         msg = decode(record.key, record.value, key_schemas=self.o.key_schemas, value_schemas=self.o.value_schemas,
@@ -169,7 +190,9 @@ class DebeziumChecker(CheckerBase):
         self.run_record_checks(self.evidence(record, loc))
 
     def expected_events(self, event: Event) -> list[Expected]:
-        if not isinstance(event, Transaction):
+        if isinstance(event, CaptureStart):
+            return snapshot_events(event, self.o, self.prefix)
+        if not isinstance(event, Transaction) or not self.streaming:
             return []
         out = []
         for ch in event.changes:
@@ -180,7 +203,7 @@ class DebeziumChecker(CheckerBase):
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
         evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
-        if not isinstance(event, Transaction):
+        if not isinstance(event, (Transaction, CaptureStart)):
             for ev in evs:
                 self.run_record_checks(ev)
             return
@@ -188,17 +211,23 @@ class DebeziumChecker(CheckerBase):
         queues: dict[str, list[Expected]] = {}
         for x in expected:
             queues.setdefault(x.topic, []).append(x)
-        messages = emitted_messages(event)
+        messages = emitted_messages(event) if isinstance(event, Transaction) and self.streaming else []
+        expected_messages = list(messages)
         for ev in evs:
             if ev.change:
                 q = queues.get(ev.record.topic)
                 if q:
-                    ev.expected = q.pop(0)
+                    # A snapshot reads rows in the server's order: pair by key where one matches.
+                    i = next((j for j, x in enumerate(q) if _key_matches(x, ev)), 0) \
+                        if isinstance(event, CaptureStart) else 0
+                    ev.expected = q.pop(i)
             elif ev.message and not ev.msg.tombstone and messages:
                 ev.expected_message = messages.pop(0)
+        if isinstance(event, CaptureStart):
+            self.streaming = self.o.streams
         for ev in evs:
             self.run_record_checks(ev)
-        self.run_event_checks(EventEvidence(event, expected, evs, self.o, self.prefix))
+        self.run_event_checks(EventEvidence(event, expected, evs, self.o, self.prefix, expected_messages))
 
     def finish(self) -> None:
         for st in self.streams.values():

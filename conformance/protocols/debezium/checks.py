@@ -10,6 +10,7 @@ follows the connector and says so in `docs_vs_code`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -326,6 +327,9 @@ def source_block(ev: RecordEvidence) -> Findings:
     if ev.msg.op in ("c", "u", "d") and snap not in (None, "false"):
         yield Failure("a streamed change says it comes from a snapshot", expected="false", actual=snap,
                       location=ev.at("snapshot", "value"))
+    if ev.msg.op == "r" and snap not in (*spec.SNAPSHOT_RECORD_VALUES, "incremental"):
+        yield Failure("a read event (op r) does not say where it stands in the snapshot",
+                      expected=list(spec.SNAPSHOT_RECORD_VALUES), actual=snap, location=ev.at("snapshot", "value"))
 
 
 @check("debezium.topic.name", level=Level.MUST, scope=Scope.RECORD, protocol=P,
@@ -554,7 +558,8 @@ def events_per_change(ev: EventEvidence) -> Findings:
               "1..n per table; a transactional logical decoding message counts as an event of a data collection of "
               "its own (LogicalDecodingMessageMonitor: a new LogicalDecodingMessageId per message)",
        docs_vs_code="docs: one id for BEGIN, END and every event; the connector (3.5, 3.6) writes <txId>:<lsn> "
-                    "with each message's own LSN, so the ids share only the txId: the check ties them by it")
+                    "with the LSN it last saw (BEGIN: the first change's, END: the commit's), so the ids share only "
+                    "the txId: the check ties them by it and holds each LSN to its record")
 def transaction_metadata(ev: EventEvidence) -> Findings:
     """BEGIN/END and the events' transaction blocks count and order the transaction's events."""
     items = [r for r in ev.records if r.change or (r.message and not r.msg.tombstone and _transactional(r))]
@@ -567,6 +572,9 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
         if any(b is not None for b in blocks):
             yield Failure("a transaction block without provide.transaction.metadata", expected=None,
                           actual=_brief(next(b for b in blocks if b is not None)), location=items[0].at())
+        return
+    if ev.snapshot:
+        yield NotApplicable("a snapshot (debezium.snapshot.records judges it)")
         return
     if not ev.expected and not any(m.transactional for m in ev.messages):
         yield NotApplicable("no change")
@@ -581,6 +589,15 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
     if len(txids) != 1 or None in txids:
         yield Failure("the ids of BEGIN, END and the events name different transactions", expected="one txId",
                       actual=sorted(map(str, txids)), location=bounds[0].at())
+    first_lsn = (items[0].msg.source or {}).get("lsn") if items else None
+    last_lsn = (items[-1].msg.source or {}).get("lsn") if items else None
+    begin_lsn, end_lsn = (_lsn(b.msg.value.payload.get("id")) for b in bounds)
+    if isinstance(first_lsn, int) and begin_lsn is not None and begin_lsn != first_lsn:
+        yield Failure("BEGIN's id does not carry the LSN of the transaction's first change", expected=first_lsn,
+                      actual=begin_lsn, location=bounds[0].at("id", "value"))
+    if isinstance(last_lsn, int) and end_lsn is not None and end_lsn <= last_lsn:
+        yield Failure("END's id does not carry an LSN past the transaction's last change (its commit)",
+                      expected=f"> {last_lsn}", actual=end_lsn, location=bounds[1].at("id", "value"))
     per: dict[str, int] = {}
     messages = 0
     for i, (r, b) in enumerate(zip(items, blocks, strict=True), start=1):
@@ -611,6 +628,43 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
                       location=bounds[1].at())
 
 
+@check("debezium.transaction.id", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+       clause=f"{D}, Transaction metadata: an event's transaction block names its transaction; the connector "
+              "(PostgresTransactionMonitor.adjustTxId, 3.x) writes ids as <txId>:<lsn>, the LSN being the one it "
+              "last saw when it made the record: an event's own source.lsn, BEGIN's first change, END's commit",
+       docs_vs_code="docs: one id for BEGIN, END and every event of a transaction; the connector (3.5, 3.6) writes "
+                    "<txId>:<lsn> with each record's own LSN")
+def transaction_id(ev: RecordEvidence) -> Findings:
+    """An event's transaction.id is <source.txId>:<source.lsn>; BEGIN's and END's ids are <txId>:<lsn>."""
+    if ev.transaction_topic:
+        p = ev.msg.value.payload
+        if not isinstance(p, dict) or p.get("status") not in ("BEGIN", "END"):
+            yield NotApplicable("not a transaction boundary")
+            return
+        tid = p.get("id")
+        if not (isinstance(tid, str) and _TX_ID.fullmatch(tid)):
+            yield Failure(f"the {p.get('status')} id is not <txId>:<lsn>", expected="<digits>:<digits>",
+                          actual=_brief(tid), location=ev.at("id", "value"))
+        return
+    e = ev.msg.envelope
+    block = e.get("transaction") if e is not None else None
+    if not isinstance(block, dict):
+        yield NotApplicable("no transaction block")
+        return
+    src = ev.msg.source or {}
+    want = f"{src.get('txId')}:{src.get('lsn')}"
+    if block.get("id") != want:
+        yield Failure("the event's transaction id is not <source.txId>:<source.lsn>", expected=want,
+                      actual=_brief(block.get("id")), location=ev.at("transaction.id", "value"))
+
+
+_TX_ID = re.compile(r"[0-9]+:[0-9]+")
+
+
+def _lsn(tid: Any) -> int | None:
+    return int(tid.split(":", 1)[1]) if isinstance(tid, str) and _TX_ID.fullmatch(tid) else None
+
+
 def _transactional(r: RecordEvidence) -> bool:
     """A message event that belongs to its transaction: the workload says so where it is known,
     else the event does (a transaction id in source)."""
@@ -625,6 +679,88 @@ def _message_collection(v: Any) -> bool:
 
 def _txid(v: Any) -> str | None:
     return v.split(":", 1)[0] if isinstance(v, str) and v else None
+
+
+# == snapshots ========================================================================================
+
+@check("debezium.snapshot.records", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+       clause=f"{D}, Snapshots (snapshot.mode initial, initial_only, always, when_needed): the connector first reads "
+              "every row it finds as a read event (op r), table after table, marked in source.snapshot first / "
+              "first_in_data_collection / true / last_in_data_collection / last "
+              "(RelationalSnapshotChangeEventSource); the snapshot is one transaction of its own (one txId, one LSN) "
+              "with no BEGIN/END and no transaction block; no_data reads nothing")
+def snapshot_records(ev: EventEvidence) -> Findings:
+    """Where the connector starts, it reads the rows it finds (or, with no_data, nothing), as one snapshot whose
+    markers order it."""
+    if not ev.snapshot:
+        yield NotApplicable("not where the connector starts")
+        return
+    reads = [r for r in ev.records if r.change]
+    bounds = [r for r in ev.records if r.transaction_topic]
+    if not ev.o.snapshots:
+        if reads:
+            yield Failure(f"snapshot.mode={ev.o.snapshot_mode} reads no rows, yet the connector's start wrote change "
+                          "events", expected=[], actual=[r.msg.op for r in reads][:20], location=reads[0].at())
+        return
+    if not ev.expected:
+        yield NotApplicable("no rows to read")
+        return
+    if bounds:
+        yield Failure("a snapshot has no BEGIN or END", expected=[], actual=len(bounds), location=bounds[0].at())
+    for r in reads:
+        if (r.msg.envelope or {}).get("transaction") is not None:
+            yield Failure("a read event carries a transaction block", expected=None,
+                          actual=_brief(r.msg.envelope.get("transaction") if r.msg.envelope else None),
+                          location=r.at("transaction", "value"))
+            break
+    ids = {((r.msg.source or {}).get("txId"), (r.msg.source or {}).get("lsn")) for r in reads}
+    if len(ids) > 1:
+        yield Failure("the read events are not one snapshot (one txId and one LSN)", expected="one (txId, lsn)",
+                      actual=sorted(map(str, ids))[:4], location=reads[0].at("txId", "value"))
+    marks = [(r, (r.msg.source or {}).get("snapshot")) for r in reads]
+    if marks and marks[-1][1] != "last":
+        yield Failure("the snapshot's last read event is not marked last", expected="last", actual=marks[-1][1],
+                      location=marks[-1][0].at("snapshot", "value"))
+    for r, m in marks[:-1]:
+        if m == "last":
+            yield Failure("a read event before the snapshot's end is marked last", expected="not last", actual=m,
+                          location=r.at("snapshot", "value"))
+            break
+    for r, m in marks[1:]:
+        if m == "first":
+            yield Failure("a read event after the snapshot's first is marked first", expected="not first",
+                          actual=m, location=r.at("snapshot", "value"))
+            break
+    per_topic: dict[str, list[tuple[RecordEvidence, Any]]] = {}
+    for r, m in marks:
+        per_topic.setdefault(r.record.topic, []).append((r, m))
+    for topic_marks in per_topic.values():
+        yield from _table_marks(topic_marks)
+    order = list(per_topic)
+    want_order = list(dict.fromkeys(x.topic for x in ev.expected))
+    if order != [t for t in want_order if t in per_topic]:
+        yield Failure("the snapshot does not read the tables in order (by schema and table name)",
+                      expected=want_order, actual=order, location=reads[0].at())
+
+
+def _table_marks(marks: list[tuple[RecordEvidence, Any]]) -> Findings:
+    """One table's markers in the order it was read: first or first_in_data_collection, then true,
+    then last_in_data_collection or last (a single row: any of first, last_in_data_collection, last)."""
+    n = len(marks)
+    for i, (r, m) in enumerate(marks):
+        if n == 1:
+            ok = m in ("first", "last_in_data_collection", "last")
+        elif i == 0:
+            ok = m in ("first", "first_in_data_collection")
+        elif i == n - 1:
+            ok = m in ("last_in_data_collection", "last")
+        else:
+            ok = m == "true"
+        if not ok:
+            yield Failure(f"read event {i + 1} of {n} of its table is marked {m!r}",
+                          expected="first/first_in_data_collection, true…, last_in_data_collection/last",
+                          actual=[x for _r, x in marks][:12], location=r.at("snapshot", "value"))
+            return
 
 
 # == logical decoding messages =========================================================================

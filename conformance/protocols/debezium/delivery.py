@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ...checks.delivery import Version
-from ...model.events import Transaction, Workload
-from ...model.values import to_float32
+from ...model.events import CaptureStart, Transaction, Workload, capture_start
+from ...model.table import Table
+from ...model.values import Row, to_float32
 from . import spec
 from .checker import emitted_messages
 from .decoder import SchemaResolver, decode
@@ -93,31 +94,48 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
     plan.o = o
     seq: dict[bytes, int] = {}
     message_topic = topic_prefix + spec.message_topic(o)
-    for e in workload.events:
-        if not isinstance(e, Transaction):
+
+    def version(t: Table, op: str, before: Row | None, after: Row | None,
+                unavailable: frozenset[str] = frozenset()) -> Version | None:
+        cols = key_columns(t)
+        if not cols:
+            return None  # a keyless table's events have no entity to follow
+        topic = topic_name(o, t.database, t.name, topic_prefix)
+        image = after if after is not None else before
+        assert image is not None
+        key = {spec.field_name(c, o): canonical(field_type(c.type, o).type, field_type(c.type, o).name,
+                                                json_value(c, image[c.name], o)) if o.key_schemas
+               else json_value(c, image[c.name], o) for c in cols}
+        entity = digest(["e", topic, key])
+        n = seq.get(entity, 0)
+        seq[entity] = n + 1
+        form = _expected_form(t, after, o, unavailable) if o.value_schemas else None
+        return Version(entity, n, digest(["v", op, form]), None, topic)
+
+    events = workload.events
+    streaming = True
+    for e in events[capture_start(events):]:  # the connector sees nothing before its start
+        if isinstance(e, CaptureStart):
+            if o.snapshots:
+                for t, rows in spec.snapshot_order(e.tables):
+                    for row in rows:
+                        v = version(t, "r", None, row)
+                        if v is not None:
+                            yield v
+            streaming = o.streams
+            continue
+        if not isinstance(e, Transaction) or not streaming:
             continue
         for m in emitted_messages(e):
-            entity, version = _message_version(message_topic, m.prefix, spec.binary_text(m.content, o))
+            entity, mv = _message_version(message_topic, m.prefix, spec.binary_text(m.content, o))
             n = seq.get(entity, 0)
             seq[entity] = n + 1
-            yield Version(entity, n, version, None, message_topic)
+            yield Version(entity, n, mv, None, message_topic)
         for ch in e.changes:
-            t = ch.table
-            cols = key_columns(t)
-            if not cols:
-                continue  # a keyless table's events have no entity to follow
-            topic = topic_name(o, t.database, t.name, topic_prefix)
             for op, before, after in plan.events_of(ch):
-                image = after if after is not None else before
-                assert image is not None
-                key = {spec.field_name(c, o): canonical(field_type(c.type, o).type, field_type(c.type, o).name,
-                                         json_value(c, image[c.name], o)) if o.key_schemas
-                       else json_value(c, image[c.name], o) for c in cols}
-                entity = digest(["e", topic, key])
-                n = seq.get(entity, 0)
-                seq[entity] = n + 1
-                form = _expected_form(t, after, o, plan.unavailable_of(ch, op)) if o.value_schemas else None
-                yield Version(entity, n, digest(["v", op, form]), None, topic)
+                v = version(ch.table, op, before, after, plan.unavailable_of(ch, op))
+                if v is not None:
+                    yield v
 
 
 def _fields(schema: Any, part: str) -> dict[Any, dict[str, Any]] | None:

@@ -12,8 +12,11 @@ the JSON converter, for the changes of a workload (spec.py says where each rule 
 * `source`: the PostgreSQL block; `txId` and `lsn` from the server where the workload ran on
   one, else synthetic but increasing. Transaction ids are `<txId>:<lsn>` as the real connector
   writes them; BEGIN/END go to `<topic.prefix>.transaction` with `provide.transaction.metadata`.
-* DDL and TRUNCATE produce nothing (the connector learns schemas from the log; TRUNCATE is
-  skipped by default).
+* DDL produces nothing (the connector learns schemas from the log); TRUNCATE is skipped by
+  default, but with `provide.transaction.metadata` its transaction still has a BEGIN and an END
+  (event_count 0), as real Debezium 3.6.3 writes them.
+* Logical decoding messages: op m on `<topic.prefix>.message`; unchanged TOASTed values: the
+  placeholder.
 
 Every step is a method so that a mutant can break exactly one.
 """
@@ -28,7 +31,17 @@ from typing import Any
 import fastavro
 
 from ...encoders.spi import EncoderContext, EncoderError, Record
-from ...model.events import Event, LogicalMessage, Op, RowChange, Transaction, tso_physical_ms
+from ...model.events import (
+    CaptureStart,
+    Ddl,
+    DdlKind,
+    Event,
+    LogicalMessage,
+    Op,
+    RowChange,
+    Transaction,
+    tso_physical_ms,
+)
 from ...model.table import Table
 from ...model.values import Row
 from . import connect_avro, decoder, spec
@@ -50,6 +63,7 @@ class DebeziumEncoder:
         self.txid = 700
         self.lsn = 24_000_000
         self.last_commit_lsn: int | None = None
+        self._snapshot_only = False
         self._avro: dict[tuple[str, str], tuple[int, Any]] = {}
 
     def open(self, ctx: EncoderContext) -> None:
@@ -65,6 +79,18 @@ class DebeziumEncoder:
     # -- events -------------------------------------------------------------------------------
 
     def encode(self, event: Event) -> list[Record]:
+        if isinstance(event, CaptureStart):
+            return self.snapshot(event)
+        if not self.streaming:
+            return []
+        if isinstance(event, Ddl) and event.kind is DdlKind.TRUNCATE_TABLE and self.o.transactions:
+            # pgoutput publishes a TRUNCATE; the connector skips it (skipped.operations=t) but its
+            # transaction still gets a BEGIN and an END counting no events.
+            self.txid += 1
+            begin_lsn, commit_lsn = self.next_lsn(), self.next_lsn()
+            ts_ms = tso_physical_ms(event.commit_ts)
+            return [self.transaction_record("BEGIN", f"{self.txid}:{begin_lsn}", ts_ms, None),
+                    self.transaction_record("END", f"{self.txid}:{commit_lsn}", ts_ms, (0, {}))]
         if not isinstance(event, Transaction):
             return []
         ts_ms = tso_physical_ms(event.commit_ts)
@@ -117,6 +143,35 @@ class DebeziumEncoder:
             out.append(self.transaction_record("END", f"{self.txid}:{commit_lsn}", ts_ms, (total, per_collection)))
         self.last_commit_lsn = begin_lsn
         return out
+
+    @property
+    def streaming(self) -> bool:
+        """Whether the connector streams now (not after an initial_only snapshot)."""
+        return not self._snapshot_only
+
+    def snapshot(self, start: CaptureStart) -> list[Record]:
+        """The connector starts on a database that holds rows: with a snapshotting
+        `snapshot.mode` it reads every table's rows first (op r, in table order, `source.snapshot`
+        markers, one snapshot transaction and LSN, no transaction block); initial_only then stops."""
+        self._snapshot_only = self.o.snapshot_mode == "initial_only"
+        if not self.o.snapshots:
+            return []
+        self.txid += 1
+        lsn = self.next_lsn()
+        ts_ms = tso_physical_ms(start.commit_ts)
+        tables = spec.snapshot_order(start.tables)
+        out: list[Record] = []
+        for (t, rows), marks in zip(tables, spec.snapshot_markers([len(r) for _t, r in tables]), strict=True):
+            for row, mark in zip(rows, marks, strict=True):
+                out.append(self.snapshot_record(t, row, mark, ts_ms, lsn))
+        return out
+
+    def snapshot_record(self, t: Table, row: Row, mark: str, ts_ms: int, lsn: int) -> Record:
+        payload = self.envelope(t, "r", None, row, ts_ms, lsn, lsn, None)
+        payload["source"].update(snapshot=mark, sequence=_sequence(None, lsn))
+        topic = self.topic(t)
+        value = self.part(topic, "value", spec.envelope_schema(t, self.logical_topic(t), self.o), payload)
+        return Record(topic, self.key_bytes(t, row), value, None)
 
     def next_lsn(self) -> int:
         self.lsn += 152
@@ -226,7 +281,7 @@ class DebeziumEncoder:
     def source(self, t: Table, ts_ms: int, lsn: int, begin_lsn: int) -> dict[str, Any]:
         last = None if self.last_commit_lsn is None else str(self.last_commit_lsn)
         return {"version": VERSION, "connector": spec.CONNECTOR, "name": self.o.prefix, "ts_ms": ts_ms,
-                "snapshot": "false", "db": "postgres", "sequence": json.dumps([last, str(lsn)]),
+                "snapshot": "false", "db": "postgres", "sequence": _sequence(last, lsn),
                 "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "schema": t.database, "table": t.name,
                 "txId": self.txid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None}
 
@@ -255,7 +310,7 @@ class DebeziumEncoder:
         topic = prefix + spec.message_topic(self.o)
         last = None if self.last_commit_lsn is None else str(self.last_commit_lsn)
         source = {"version": VERSION, "connector": spec.CONNECTOR, "name": self.o.prefix, "ts_ms": ts_ms,
-                  "snapshot": "false", "db": "postgres", "sequence": json.dumps([last, str(lsn)]),
+                  "snapshot": "false", "db": "postgres", "sequence": _sequence(last, lsn),
                   "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "schema": "", "table": "",
                   "txId": txid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None}
         payload = {"op": "m", "ts_ms": ts_ms + 1, "source": source, "transaction": block,
@@ -279,3 +334,8 @@ class DebeziumEncoder:
         topic = prefix + self.o.transaction_topic
         return Record(topic, self.part(topic, "key", spec.TX_KEY_SCHEMA, key_payload),
                       self.part(topic, "value", spec.TX_VALUE_SCHEMA, payload), None)
+
+
+def _sequence(last: str | None, lsn: int) -> str:
+    """`source.sequence`: the last commit's LSN and this event's, as a compact JSON array of strings."""
+    return json.dumps([last, str(lsn)], separators=(",", ":"))

@@ -181,6 +181,18 @@ class EndMiscounts(DebeziumEncoder):
         return super().transaction_record(status, tx_id, ts_ms, end)
 
 
+@mutant("transaction-id-of-begin", "transaction.id", needs={"provide.transaction.metadata": "true"})
+class TransactionIdOfBegin(DebeziumEncoder):
+    """Gives every event of a transaction the id of its BEGIN (one id per transaction, as the docs show it)."""
+
+    def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
+                      begin_lsn: int, block: dict[str, Any] | None, unavailable: frozenset[str] = frozenset()
+                      ) -> Record:
+        if block is not None:
+            block = {**block, "id": f"{self.txid}:{begin_lsn}"}
+        return super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block, unavailable)
+
+
 @mutant("no-tombstone", "delete.tombstone", shape=DML)
 class NoTombstone(DebeziumEncoder):
     """Never writes the tombstone after a delete."""
@@ -211,6 +223,35 @@ class HangOnUpdate(DebeziumEncoder):
 # Logical decoding messages and unchanged TOASTed values, often.
 MESSAGES = {"message_rate": 0.8, "transactions": (4, 10)}
 TOAST = {**DML, "large_value_rate": 0.5, "kinds": (Kind.INT, Kind.TEXT, Kind.BYTEA, Kind.JSONB, Kind.SMALLINT)}
+
+
+# The connector starts on a database with rows in every workload.
+SNAPSHOT = {"capture_start_rate": 1.0, "transactions": (4, 10)}
+
+
+@mutant("snapshot-all-true", "snapshot.records", shape=SNAPSHOT)
+class SnapshotAllTrue(DebeziumEncoder):
+    """Marks every read event of a snapshot source.snapshot=true (no first, last or per-table markers)."""
+
+    def snapshot_record(self, t: Table, row: Row, mark: str, ts_ms: int, lsn: int) -> Record:
+        return super().snapshot_record(t, row, "true", ts_ms, lsn)
+
+
+@mutant("snapshot-skipped", "events.per-change", shape=SNAPSHOT)
+class SnapshotSkipped(DebeziumEncoder):
+    """Starts streaming without reading the rows it finds, whatever snapshot.mode says (as no_data does)."""
+
+    def snapshot(self, start: Any) -> list[Record]:
+        super().snapshot(start)
+        return []
+
+
+@mutant("snapshot-as-creates", "source.postgresql", shape=SNAPSHOT)
+class SnapshotAsCreates(DebeziumEncoder):
+    """Writes the rows a snapshot reads as read events marked source.snapshot=false."""
+
+    def snapshot_record(self, t: Table, row: Row, mark: str, ts_ms: int, lsn: int) -> Record:
+        return super().snapshot_record(t, row, "false", ts_ms, lsn)
 
 
 @mutant("message-content-as-text", "message.content", shape=MESSAGES)

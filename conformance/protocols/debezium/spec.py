@@ -50,6 +50,13 @@ AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 CONNECTOR_PROPERTY = "connector property"
 CONVERTER_PROPERTY = "converter property"
 
+#: snapshot.mode values the model knows (3.6.3 accepts always, initial_only, configuration_based,
+#: when_needed, initial, custom, no_data). With in-memory offsets a first start is a start without
+#: offsets, so always and when_needed snapshot as initial does.
+SNAPSHOT_MODES = ("initial", "no_data", "initial_only", "always", "when_needed")
+#: Modes that read the existing rows first.
+SNAPSHOTTING = frozenset({"initial", "initial_only", "always", "when_needed"})
+
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("topic.prefix", "cdc", None, kind=CONNECTOR_PROPERTY,
                doc="The connector's logical name: topics are <topic.prefix>.<schema>.<table>, source.name is it."),
@@ -63,6 +70,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("binary.handling.mode", "bytes", ("bytes", "base64", "base64-url-safe", "hex"),
                kind=CONNECTOR_PROPERTY, short="binary",
                doc="bytea as bytes (base64 in JSON), or as a base64 / base64-url-safe / hex string."),
+    OptionSpec("snapshot.mode", "initial", SNAPSHOT_MODES, kind=CONNECTOR_PROPERTY, short="snapshot",
+               doc="Where the connector starts on a database that already holds rows: read them first as op r "
+                   "(initial, always, when_needed; initial_only then stops) or not (no_data). `never` is refused "
+                   "by Debezium 3.x; configuration_based and custom are not modelled."),
     OptionSpec("tombstones.on.delete", "true", ("true", "false"), kind=CONNECTOR_PROPERTY, short="tombstones",
                doc="A delete event is followed by a tombstone (same key, null value)."),
     OptionSpec("provide.transaction.metadata", "false", ("false", "true"), matrix=True, kind=CONNECTOR_PROPERTY,
@@ -116,6 +127,17 @@ class DbzOptions:
     key_avro: bool = False
     schema_adjust: str = "none"
     field_adjust: str = "none"
+    snapshot_mode: str = "initial"
+
+    @property
+    def snapshots(self) -> bool:
+        """The connector reads the rows it finds when it starts (op r)."""
+        return self.snapshot_mode in SNAPSHOTTING
+
+    @property
+    def streams(self) -> bool:
+        """The connector streams changes after it started (all but initial_only)."""
+        return self.snapshot_mode != "initial_only"
 
     @classmethod
     def from_options(cls, o: Mapping[str, str]) -> DbzOptions:
@@ -145,7 +167,8 @@ def _parse(items: tuple[tuple[str, str], ...]) -> DbzOptions:
                       value_avro=o.get("value.converter") == AVRO_CONVERTER,
                       key_avro=o.get("key.converter") == AVRO_CONVERTER,
                       schema_adjust=o.get("schema.name.adjustment.mode", "none"),
-                      field_adjust=o.get("field.name.adjustment.mode", "none"))
+                      field_adjust=o.get("field.name.adjustment.mode", "none"),
+                      snapshot_mode=o.get("snapshot.mode", "initial"))
 
 
 # -- topics -----------------------------------------------------------------------------------
@@ -342,6 +365,42 @@ SOURCE_FIELDS: tuple[tuple[str, str, bool], ...] = (
     ("schema", "string", False), ("table", "string", False), ("txId", "int64", True), ("lsn", "int64", True),
     ("xmin", "int64", True), ("origin", "string", True), ("origin_lsn", "int64", True),
 )
+def snapshot_order(tables: Any) -> list[Any]:
+    """The tables a snapshot reads, in its order: by `<schema>.<table>` as Java compares strings
+    (UTF-16 code units: Debezium sorts the captured TableIds)."""
+    return sorted(tables, key=lambda tr: f"{tr[0].database}.{tr[0].name}".encode("utf-16-be"))
+
+
+def snapshot_markers(sizes: list[int]) -> list[list[str]]:
+    """`source.snapshot` of each row of each table, the tables in snapshot order with their row
+    counts (RelationalSnapshotChangeEventSource: last-in-snapshot > first-in-snapshot >
+    last-in-table > first-in-table > true; `first` only if the first table has rows; the last
+    record emitted is always `last`, held back until the snapshot completes)."""
+    out = []
+    for ti, n in enumerate(sizes):
+        marks = []
+        for ri in range(n):
+            if ti == 0 and ri == 0:
+                mark = "first"
+            elif ri == n - 1:
+                mark = "last_in_data_collection"
+            elif ri == 0:
+                mark = "first_in_data_collection"
+            else:
+                mark = "true"
+            marks.append(mark)
+        out.append(marks)
+    for marks in reversed(out):
+        if marks:
+            marks[-1] = "last"
+            break
+    return out
+
+
+#: The markers of snapshot records (op r); `false` is a streamed change's, `incremental` an
+#: incremental snapshot's.
+SNAPSHOT_RECORD_VALUES = ("first", "first_in_data_collection", "true", "last_in_data_collection", "last")
+
 SNAPSHOT_VALUES = ("true", "first", "first_in_data_collection", "last_in_data_collection", "last", "false",
                    "incremental")
 REQUIRED_SOURCE = tuple(n for n, _t, optional in SOURCE_FIELDS if not optional)

@@ -9,8 +9,8 @@ from typing import Any
 from ...checks.delivery import Version
 from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind, Record
-from ...encoders.tool import ToolRecord
-from ...model.events import Transaction, Workload
+from ...encoders.tool import CAPTURE_START, ToolRecord
+from ...model.events import CaptureStart, Ddl, DdlKind, Transaction, Workload
 from ...strategies.history import EVOLUTIONS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..connector_config import ConnectorOptions
@@ -97,11 +97,18 @@ class DebeziumSuite(ProtocolSuite):
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
         o = spec.DbzOptions.from_options(options)
         out = set()
+        truncates = False
         for e in workload.events:
             if isinstance(e, Transaction):
                 for ch in e.changes:
                     out.add(spec.topic_name(o, ch.table.database, ch.table.name, topic_prefix))
-        if o.transactions and out:
+                if e.messages:
+                    out.add(topic_prefix + spec.message_topic(o))
+            elif isinstance(e, CaptureStart):
+                out |= {spec.topic_name(o, t.database, t.name, topic_prefix) for t, rows in e.tables if rows}
+            elif isinstance(e, Ddl) and e.kind is DdlKind.TRUNCATE_TABLE:
+                truncates = True
+        if o.transactions and (out or truncates):
             out.add(topic_prefix + o.transaction_topic)
         return out
 
@@ -137,6 +144,10 @@ class DebeziumSuite(ProtocolSuite):
         if isinstance(src, dict):
             table = (src.get("schema"), src.get("table"))
             tx = src.get("txId")
+            if payload.get("op") == "r":
+                # A snapshot's read events: the snapshot's own transaction, where the tool started.
+                return ToolRecord(table=table if all(isinstance(x, str) for x in table) else None,  # type: ignore[arg-type]
+                                  tx=CAPTURE_START, order=(1, 0, 0))
             lsn = src.get("lsn")
             # A primary-key update is a delete and a create at one LSN (on two keys: two
             # partitions): the transaction block's total_order where there is one, else the
@@ -174,8 +185,9 @@ SUITE = DebeziumSuite(
     # that scatters a key shows. The upstream is PostgreSQL, kept to the kinds the mapping covers.
     capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="entity",
                               dialect="postgresql", kinds=spec.KINDS, evolutions=EVOLUTIONS,
-                              # Logical decoding messages (op m) and unchanged TOASTed values (the
-                              # placeholder): what every PostgreSQL deployment meets.
-                              shape={"message_rate": 0.15, "large_value_rate": 0.04}),
+                              # Logical decoding messages (op m), unchanged TOASTed values (the
+                              # placeholder) and a connector that starts on a database with rows (a
+                              # snapshot): what every PostgreSQL deployment meets.
+                              shape={"message_rate": 0.15, "large_value_rate": 0.04, "capture_start_rate": 0.3}),
     check_modules=("conformance.protocols.debezium.checks",),
 )

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model import gojson
-from ...model.events import Ddl, DdlKind, Transaction, Watermark
+from ...model.events import Ddl, DdlKind, Event, Transaction
 from . import spec
 
 DDL_BYTE = 0x01
@@ -80,7 +80,7 @@ class ActiveTables:
         self.prefix = prefix
         self._tables: dict[tuple[str, str], None] = {}
 
-    def follow(self, event: Transaction | Ddl | Watermark) -> None:
+    def follow(self, event: Event) -> None:
         if isinstance(event, Ddl):
             if event.pre_table is not None:
                 self._tables.pop((event.pre_table.database, event.pre_table.name), None)
@@ -98,7 +98,7 @@ class ActiveTables:
         return list(out)
 
 
-def all_topics(events: Iterable[Transaction | Ddl | Watermark], o: spec.AvroOptions, prefix: str) -> set[str]:
+def all_topics(events: Iterable[Event], o: spec.AvroOptions, prefix: str) -> set[str]:
     """Every topic a workload's control messages go to (for creating topics up front)."""
     tables = ActiveTables(o, prefix)
     out: set[str] = {prefix + o.default_topic}
