@@ -63,10 +63,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("decimal.handling.mode", "precise", ("precise", "double", "string"), matrix=True,
                kind=CONNECTOR_PROPERTY, short="decimal",
                doc="NUMERIC/DECIMAL as Connect Decimal bytes (precise), a double, or a plain string."),
-    OptionSpec("time.precision.mode", "adaptive", ("adaptive", "adaptive_time_microseconds", "connect"),
+    OptionSpec("time.precision.mode", "adaptive", ("adaptive", "adaptive_time_microseconds", "connect", "isostring",
+                                                    "microseconds", "nanoseconds"),
                kind=CONNECTOR_PROPERTY, short="time",
-               doc="Temporal values at the column's precision (adaptive), TIME always in microseconds, or "
-                   "Kafka Connect's own millisecond types (connect)."),
+               doc="Temporal values at the column's precision (adaptive), TIME always in microseconds, Kafka "
+                   "Connect's own millisecond types (connect), ISO-8601 text (isostring), or every TIME and "
+                   "TIMESTAMP in microseconds or nanoseconds (dates stay days)."),
     OptionSpec("binary.handling.mode", "bytes", ("bytes", "base64", "base64-url-safe", "hex"),
                kind=CONNECTOR_PROPERTY, short="binary",
                doc="bytea as bytes (base64 in JSON), or as a base64 / base64-url-safe / hex string."),
@@ -290,19 +292,29 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
     if k is Kind.DATE:
         if o.time_mode == "connect":
             return FieldType("int32", "org.apache.kafka.connect.data.Date", 1)
+        if o.time_mode == "isostring":
+            return FieldType("string", "io.debezium.time.IsoDate", 1)
         return FieldType("int32", "io.debezium.time.Date", 1)
     if k is Kind.TIME:
         if o.time_mode == "connect":
             return FieldType("int32", "org.apache.kafka.connect.data.Time", 1)
+        if o.time_mode == "isostring":
+            return FieldType("string", "io.debezium.time.IsoTime", 1)
+        if o.time_mode == "nanoseconds":
+            return FieldType("int64", "io.debezium.time.NanoTime", 1)
         if o.time_mode == "adaptive" and (t.fsp if t.fsp is not None else 6) <= 3:
             return FieldType("int32", "io.debezium.time.Time", 1)
         return FieldType("int64", "io.debezium.time.MicroTime", 1)
     if k is Kind.DATETIME:
         if o.time_mode == "connect":
             return FieldType("int64", "org.apache.kafka.connect.data.Timestamp", 1)
-        if (t.fsp if t.fsp is not None else 6) <= 3:
-            return FieldType("int64", "io.debezium.time.Timestamp", 1)
-        return FieldType("int64", "io.debezium.time.MicroTimestamp", 1)
+        if o.time_mode == "isostring":
+            return FieldType("string", "io.debezium.time.IsoTimestamp", 1)
+        if o.time_mode == "nanoseconds":
+            return FieldType("int64", "io.debezium.time.NanoTimestamp", 1)
+        if o.time_mode == "microseconds" or (t.fsp if t.fsp is not None else 6) > 3:
+            return FieldType("int64", "io.debezium.time.MicroTimestamp", 1)
+        return FieldType("int64", "io.debezium.time.Timestamp", 1)
     if k is Kind.TIMESTAMPTZ:
         return FieldType("string", "io.debezium.time.ZonedTimestamp", 1)
     if k in (Kind.JSON, Kind.JSONB):
@@ -541,6 +553,17 @@ def _time_micros(v: Time) -> int:
     return -us if v.negative else us
 
 
+def _java_clock(us: int) -> str:
+    """HH:MM:SS as java.time.LocalTime prints it: the fraction in groups of three digits, as many
+    as it needs (`.789`, `.789012`), none for a whole second."""
+    secs, frac = divmod(us, 1_000_000)
+    h, rest = divmod(secs, 3600)
+    text = f"{h:02d}:{rest // 60:02d}:{rest % 60:02d}"
+    if frac:
+        text += f".{frac // 1000:03d}" if frac % 1000 == 0 else f".{frac:06d}"
+    return text
+
+
 def _unscaled_bytes(n: int) -> bytes:
     """Two's complement, big-endian, minimal length (java.math.BigInteger.toByteArray)."""
     length = max(1, (n + (n < 0)).bit_length() // 8 + 1)
@@ -684,16 +707,27 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
         return b64(v)
     if k is Kind.DATE:
         assert isinstance(v, Date)
-        return _days(v)
+        return f"{v.text()}Z" if o.time_mode == "isostring" else _days(v)
     if k is Kind.TIME:
         assert isinstance(v, Time)
         ft = field_type(t, o)
         us = _time_micros(v)
+        if ft.type == "string":  # IsoTime: java.time.LocalTime (24:00:00 wraps to midnight)
+            return _java_clock(us % 86_400_000_000) + "Z"
+        if ft.name == "io.debezium.time.NanoTime":
+            return us * 1000
         return us if ft.type == "int64" else us // 1000
     if k is Kind.DATETIME:
         assert isinstance(v, DateTime)
         ft = field_type(t, o)
         us = _micros(v)
+        if ft.type == "string":  # IsoTimestamp: java.time.LocalDateTime's text and Z
+            return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T" + _java_clock(
+                ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond) + "Z"
+        if ft.name == "io.debezium.time.NanoTimestamp":
+            # Nanoseconds since the epoch in a long: beyond 1677-09-21 .. 2262-04-11 there is none (null).
+            ns = us * 1000
+            return ns if -(1 << 63) <= ns < (1 << 63) else None
         return us if ft.name == "io.debezium.time.MicroTimestamp" else us // 1000
     if k is Kind.TIMESTAMPTZ:
         assert isinstance(v, DateTime)

@@ -68,6 +68,15 @@ class DebeziumSuite(ProtocolSuite):
             if conv is not None and conv not in (spec.JSON_CONVERTER, spec.AVRO_CONVERTER):
                 raise ConfigurationError(f"--connector-config: {side}.converter={conv} is not modelled yet; the "
                                          f"debezium protocol checks {spec.JSON_CONVERTER} and {spec.AVRO_CONVERTER}")
+        if config.get("snapshot.mode") == "configuration_based":
+            # Its sub-options say what it does: read the rows or not, stream or not.
+            sub = "snapshot.mode.configuration.based."
+            data = config.get(sub + "snapshot.data", "false") == "true"
+            stream = config.get(sub + "start.stream", "false") == "true"
+            if not stream and not data:
+                raise ConfigurationError("--connector-config: snapshot.mode=configuration_based with neither "
+                                         f"{sub}snapshot.data nor {sub}start.stream writes no records")
+            config = {**config, "snapshot.mode": ("initial" if stream else "initial_only") if data else "no_data"}
         return super().connector_options(config)
     def reference(self) -> EncoderInfo:
         return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, DebeziumEncoder,

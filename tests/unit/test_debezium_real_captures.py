@@ -1,0 +1,246 @@
+"""What real Debezium 3.6.3 wrote for the seven points of issue 27 (tests/fixtures/debezium/
+real-3.6.3, made by its build.py; FINDINGS.md and TYPES.md read them): every capture passes
+`conformance check` with the connector's own properties, the reference writes the same shapes
+(schemas, placeholders, markers, transaction ids, temporal values under every time mode), and a
+single-defect variant of a real capture fails the check that owns the rule."""
+
+from __future__ import annotations
+
+import base64
+import decimal
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import check_capture, problems
+
+from conformance.checks import Outcome
+from conformance.encoders.spi import Record
+from conformance.harness.capture import parse_line
+from conformance.model import Column, Kind, SqlType
+from conformance.model.table import Default, DefaultKind
+from conformance.model.values import Date, DateTime, Time
+from conformance.protocols import get_protocol
+from conformance.protocols.debezium import spec
+
+REAL = Path(__file__).parent.parent / "fixtures" / "debezium" / "real-3.6.3"
+CAPTURES = sorted(p.name[: -len(".records.jsonl")] for p in REAL.glob("*.records.jsonl"))
+
+
+def records(name: str) -> list[Record]:
+    return [parse_line(line) for line in (REAL / f"{name}.records.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def options(name: str) -> dict[str, str]:
+    props = {}
+    for line in (REAL / f"{name}.properties").read_text(encoding="utf-8").splitlines():
+        if "=" in line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            props[k.strip()] = v.strip()
+    return dict(get_protocol("debezium").connector_options(props).options)
+
+
+def docs(name: str, topic: str | None = None) -> list[tuple[str, Any, Any]]:
+    """(topic, key document, value document) of each record, decoded."""
+    out = []
+    for r in records(name):
+        if topic is None or r.topic == topic:
+            out.append((r.topic, None if r.key is None else json.loads(r.key),
+                        None if r.value is None else json.loads(r.value)))
+    return out
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_every_real_capture_passes_check(name: str) -> None:
+    recs = records(name)
+    if not recs:
+        pytest.skip(f"{name}: Debezium wrote nothing (see FINDINGS.md: refused, or no snapshot configured)")
+    tally = check_capture(recs, options(name), protocol="debezium")
+    assert problems(tally) == {}
+    assert sum(1 for t in tally if t.outcome is Outcome.PASSED) >= 8
+
+
+# -- 1. numeric without precision, with a literal default ---------------------------------------------
+
+@pytest.mark.parametrize("mode", ["precise", "double", "string"])
+def test_numeric_defaults_are_carried_as_real_debezium_carries_them(mode: str) -> None:
+    real = {f["field"]: f for f in next(v for _t, _k, v in docs(f"numeric-default-{mode}", "dbz.s1.t"))
+            ["schema"]["fields"][1]["fields"]}
+    o = spec.DbzOptions(decimal_mode=mode)
+    n = Column("n", SqlType(Kind.NUMERIC), True, Default(DefaultKind.VALUE, decimal.Decimal("1.5")), 2)
+    m = Column("m", SqlType(Kind.DECIMAL, precision=10, scale=2), True,
+               Default(DefaultKind.VALUE, decimal.Decimal("2.25")), 3)
+    for c in (n, m):
+        assert spec.field_schema(c, o) == real[c.name]
+    # An inserted NULL is written as the default (the JSON converter's replace.null.with.default).
+    after = next(v for _t, _k, v in docs(f"numeric-default-{mode}", "dbz.s1.t"))["payload"]["after"]
+    assert after["n"] == spec.json_value(n, None, o) and after["m"] == spec.json_value(m, None, o)
+
+
+# -- 2. topic names per UTF-16 unit -------------------------------------------------------------------
+
+def test_topic_names_are_sanitised_per_utf16_unit() -> None:
+    o = spec.DbzOptions(prefix="dbz")
+    got = {(v["payload"]["source"]["schema"], v["payload"]["source"]["table"]): t for t, _k, v in docs("topic-names")
+           if v is not None and "source" in v["payload"]}
+    assert got == {("s1", "t😀"): "dbz.s1.t__", ("s1", "tbl_ü"): "dbz.s1.tbl__", ("s1", "a-b"): "dbz.s1.a-b",
+                   ("s1", "名前"): "dbz.s1.__", ("s😀x", "t"): "dbz.s__x.t"}
+    for (schema, table), topic in got.items():
+        assert spec.topic_name(o, schema, table) == topic
+
+
+# -- 3. logical decoding messages ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "mode"), [("logical-message-txmeta", "bytes"), ("logical-message-hex", "hex"),
+                                            ("logical-message-base64", "base64")])
+def test_message_events_have_the_connectors_schemas(name: str, mode: str) -> None:
+    o = spec.DbzOptions(prefix="dbz", binary_mode=mode)
+    msgs = docs(name, "dbz.message")
+    assert msgs
+    for _t, k, v in msgs:
+        assert k["schema"] == spec.message_key_schema(o)
+        assert k["payload"] == {"prefix": v["payload"]["message"]["prefix"]}
+        assert v["schema"] == spec.message_value_schema(o)
+        assert sorted(v["payload"]) == sorted(spec.MESSAGE_FIELDS) and v["payload"]["op"] == "m"
+        assert v["payload"]["source"]["schema"] == v["payload"]["source"]["table"] == ""
+    contents = {v["payload"]["message"]["prefix"]: v["payload"]["message"]["content"] for _t, _k, v in msgs}
+    assert spec.binary_content(contents["pfx"], o) == b"hello"
+    assert spec.binary_content(contents["bin"], o) == b"\x00\xff"
+
+
+def test_a_transactions_end_counts_each_message_as_a_collection_of_its_own() -> None:
+    ends = [v["payload"] for _t, _k, v in docs("logical-message-txmeta", "dbz.transaction")
+            if v["payload"]["status"] == "END"]
+    colls = [d["data_collection"] for e in ends for d in e["data_collections"]]
+    assert sum(1 for c in colls if spec.MESSAGE_COLLECTION.fullmatch(c)) == 2
+    assert "s1.t" in colls
+
+
+# -- 4. unchanged TOASTed values ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["bytes", "hex"])
+def test_placeholders_of_unchanged_toasted_values_are_real_debeziums(mode: str) -> None:
+    o = spec.DbzOptions(binary_mode=mode)
+    update = next(v["payload"]["after"] for _t, _k, v in docs(f"toast-default-{mode}", "dbz.s1.t")
+                  if v is not None and v["payload"]["op"] == "u")
+    cols = {"big_text": SqlType(Kind.TEXT), "big_bytes": SqlType(Kind.BYTEA), "big_json": SqlType(Kind.JSONB),
+            "big_arr": SqlType(Kind.ARRAY, element=SqlType(Kind.TEXT))}
+    for name, t in cols.items():
+        assert spec.unavailable_value(Column(name, t, True), o) == update[name], name
+    t2 = next(v["payload"]["after"] for _t, _k, v in docs(f"toast-default-{mode}", "dbz.s1.t2")
+              if v is not None and v["payload"]["op"] == "u")
+    for name, el in (("big_ints", Kind.INT), ("big_bigints", Kind.BIGINT), ("big_uuids", Kind.UUID)):
+        col = Column(name, SqlType(Kind.ARRAY, element=SqlType(el)), True)
+        assert spec.unavailable_value(col, o) == t2[name], name
+
+
+def test_replica_identity_full_has_no_placeholder() -> None:
+    for _t, _k, v in docs("toast-full-bytes", "dbz.s1.t"):
+        if v is not None:
+            assert spec.PLACEHOLDER not in json.dumps(v["payload"])
+
+
+# -- 5. snapshots -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "sizes"), [("snapshot", [3, 2, 0, 0]), ("snapshot-initial_only", [3, 2, 0, 0]),
+                                             ("snapshot-always", [3, 2, 0, 0]), ("snapshot-first-table-empty", [0, 3, 2, 0])])
+def test_snapshot_markers_are_real_debeziums(name: str, sizes: list[int]) -> None:
+    got = [v["payload"]["source"]["snapshot"] for _t, _k, v in docs(name)
+           if v is not None and v["payload"].get("op") == "r"]
+    assert got == [m for marks in spec.snapshot_markers(sizes) for m in marks]
+    reads = [v["payload"] for _t, _k, v in docs(name) if v is not None and v["payload"].get("op") == "r"]
+    assert all(p["transaction"] is None for p in reads)
+    assert len({(p["source"]["txId"], p["source"]["lsn"]) for p in reads}) == 1
+
+
+def test_no_data_reads_nothing_and_initial_only_streams_nothing() -> None:
+    assert not [1 for _t, _k, v in docs("snapshot-no_data") if v is not None and v["payload"].get("op") == "r"]
+    assert not [1 for _t, _k, v in docs("snapshot-initial_only") if v is not None and v["payload"].get("op") != "r"]
+
+
+# -- 6. temporal values under every time.precision.mode -----------------------------------------------
+
+_TM = {  # s1.tm of the types captures (types-*.sql), rows 1-3
+    "t3": (SqlType(Kind.TIME, fsp=3), [Time(False, 12, 34, 56, 789000), Time(False, 24, 0, 0), Time(False, 0, 0, 0, 1000)]),
+    "t6": (SqlType(Kind.TIME, fsp=6), [Time(False, 12, 34, 56, 789012), Time(False, 24, 0, 0),
+                                      Time(False, 23, 59, 59, 999999)]),
+    "t": (SqlType(Kind.TIME, fsp=6), [Time(False, 24, 0, 0), Time(False, 0, 0, 0), Time(False, 23, 59, 59, 999999)]),
+    "d": (SqlType(Kind.DATE), [Date(2024, 2, 29), Date(1969, 12, 31), Date(1, 1, 1)]),
+    "ts0": (SqlType(Kind.DATETIME, fsp=0), [DateTime(2024, 2, 29, 12, 34, 56), DateTime(1969, 12, 31, 23, 59, 59),
+                                           DateTime(1, 1, 1)]),
+    "ts3": (SqlType(Kind.DATETIME, fsp=3), [DateTime(2024, 2, 29, 12, 34, 56, 789000),
+                                           DateTime(1969, 12, 31, 23, 59, 59, 999000),
+                                           DateTime(9999, 12, 31, 23, 59, 59, 999000)]),
+    "ts6": (SqlType(Kind.DATETIME, fsp=6), [DateTime(2024, 2, 29, 12, 34, 56, 789012),
+                                           DateTime(1969, 12, 31, 23, 59, 59, 999999),
+                                           DateTime(2262, 4, 11, 23, 47, 16, 854776)]),
+    "tstz": (SqlType(Kind.TIMESTAMPTZ, fsp=6), [DateTime(2024, 2, 29, 7, 4, 56, 789012),
+                                               DateTime(1969, 12, 31, 23, 59, 59, 999999), DateTime(1900, 1, 1)]),
+}
+
+
+@pytest.mark.parametrize("mode", ["adaptive", "adaptive_time_microseconds", "connect", "isostring", "microseconds",
+                                  "nanoseconds"])
+def test_temporal_columns_are_mapped_as_real_debezium_maps_them(mode: str) -> None:
+    o = spec.DbzOptions(time_mode=mode)
+    rows = {v["payload"]["after"]["id"]: (v["schema"], v["payload"]["after"])
+            for _t, _k, v in docs(f"types-{mode}", "dbz.s1.tm") if v is not None}
+    schema_fields = {f["field"]: f for f in rows[1][0]["fields"][1]["fields"]}
+    for name, (t, values) in _TM.items():
+        c = Column(name, t, True)
+        want = spec.field_schema(c, o)
+        assert {k: v for k, v in schema_fields[name].items() if k != "field"} == \
+            {k: v for k, v in want.items() if k != "field"}, name
+        for i, v in enumerate(values, start=1):
+            assert spec.json_value(c, v, o) == rows[i][1][name], (name, i)
+
+
+# -- 7. transaction ids -------------------------------------------------------------------------------
+
+def test_each_records_transaction_id_carries_its_own_lsn() -> None:
+    events = [v["payload"] for _t, _k, v in docs("txid") if v is not None and "op" in v["payload"]]
+    assert events and all(p["transaction"]["id"] == f"{p['source']['txId']}:{p['source']['lsn']}" for p in events)
+    bounds = [v["payload"] for _t, _k, v in docs("txid", "dbz.transaction")]
+    first = bounds[0]["id"]
+    assert first == events[0]["transaction"]["id"]  # BEGIN: the first change's LSN
+    end = next(b for b in bounds if b["status"] == "END")
+    assert int(end["id"].split(":")[1]) > events[2]["source"]["lsn"]  # END: past the last change (the commit)
+
+
+# -- single defects in real output are caught ---------------------------------------------------------
+
+def _edit(name: str, pick: Any, change: Any) -> list[Record]:
+    """The capture with the first record `pick(topic, value_doc)` accepts changed by `change(value_doc)`."""
+    out, done = [], False
+    for r in records(name):
+        doc = None if r.value is None else json.loads(r.value)
+        if not done and doc is not None and pick(r.topic, doc):
+            change(doc)
+            r = Record(r.topic, r.key, json.dumps(doc).encode(), r.partition, r.headers, r.timestamp, r.offset)
+            done = True
+        out.append(r)
+    assert done
+    return out
+
+
+@pytest.mark.parametrize(("name", "pick", "change", "check"), [
+    ("txid", lambda t, d: "op" in d["payload"],
+     lambda d: d["payload"]["transaction"].update(id=d["payload"]["transaction"]["id"].split(":")[0] + ":1"),
+     "debezium.transaction.id"),
+    ("snapshot", lambda t, d: d["payload"].get("op") == "r", lambda d: d["payload"]["source"].update(snapshot="false"),
+     "debezium.source.postgresql"),
+    ("logical-message-txmeta", lambda t, d: t == "dbz.message", lambda d: d["payload"].pop("transaction"),
+     "debezium.envelope.fields"),
+    ("logical-message-hex", lambda t, d: t == "dbz.message",
+     lambda d: d["payload"]["message"].update(content="not hex"), "debezium.message.content"),
+    ("topic-names", lambda t, d: t == "dbz.s1.t__", lambda d: d["payload"]["source"].update(table="t😀x"),
+     "debezium.topic.name"),
+])
+def test_a_single_defect_in_real_output_fails_its_check(name: str, pick: Any, change: Any, check: str) -> None:
+    tally = check_capture(_edit(name, pick, change), options(name), protocol="debezium")
+    assert tally.checks[check].outcome is Outcome.FAILED, problems(tally)
+
+
+def test_b64() -> None:  # the placeholder's bytes in bytes mode, as real Debezium wrote them
+    assert base64.b64decode("X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==") == spec.PLACEHOLDER.encode()
