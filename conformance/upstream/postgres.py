@@ -31,7 +31,7 @@ import time
 import urllib.parse
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,15 +124,18 @@ class PostgresUpstream(Upstream):
         return None
 
     def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None,
-                     database: str | None = None, on_capture_start: Callable[[], None] | None = None) -> Captured:
+                     database: str | None = None, on_capture_start: Callable[[], None] | None = None,
+                     foreign_schemas: Collection[str] = ()) -> Captured:
         """`database`: run in this database, which the caller owns (a tool adapter that set up its
         own replication slot there first); by default one from the pool. `on_capture_start`: what
-        a tool adapter does where the workload's tool starts (`run_session`)."""
+        a tool adapter does where the workload's tool starts (`run_session`). `foreign_schemas`:
+        schemas of that database whose transactions are the caller's, not the workload's (a tool
+        adapter's marker rows): the capture leaves them out."""
         name = str(workload.meta.get("dialect", "tidb"))
         if name != "postgresql":
             raise ValueError(f"a {name} workload cannot run on PostgreSQL: generate it with the postgresql dialect")
         self.start()
-        session = PostgresSession(self, workload, database=database)
+        session = PostgresSession(self, workload, database=database, foreign_schemas=foreign_schemas)
         try:
             return run_session(session, workload, mutant=mutant, databases=tuple(session.names.items()),
                                on_capture_start=on_capture_start)
@@ -309,8 +312,10 @@ def _tail(path: str, lines: int = 6) -> str:
 # -- one workload ----------------------------------------------------------------------------
 
 class PostgresSession:
-    def __init__(self, upstream: PostgresUpstream, workload: Workload, *, database: str | None = None) -> None:
+    def __init__(self, upstream: PostgresUpstream, workload: Workload, *, database: str | None = None,
+                 foreign_schemas: Collection[str] = ()) -> None:
         self.up = upstream
+        self.foreign = frozenset(foreign_schemas)
         self.owned = database is None  # the database goes back to the pool at close
         self.server = upstream.describe()
         tag = uuid.uuid4().hex[:10]
@@ -410,7 +415,7 @@ class PostgresSession:
             ).fetchall()
         except Exception as e:  # noqa: BLE001
             raise self._lost(e) from None
-        return decode_pgoutput([(str(r[0]), bytes(r[2])) for r in rows], applied)
+        return decode_pgoutput([(str(r[0]), bytes(r[2])) for r in rows], applied, foreign=self.foreign)
 
     def close(self) -> None:
         """Drop the slot, the publication and the workload's schemas; the emptied database
@@ -491,6 +496,7 @@ class _Txn:
     xid: int
     changes: list[RowChange] = field(default_factory=list)
     truncated: bool = False
+    foreign: bool = False  # it changed a table of a schema the workload does not own
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -507,10 +513,12 @@ def _tuple(b: _Buf) -> list[tuple[str, bytes | None]]:
     return out
 
 
-def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEvent]) -> list[LoggedEvent]:
+def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEvent], *,
+                    foreign: Collection[str] = ()) -> list[LoggedEvent]:
     """pgoutput protocol 1 messages into the workload's logged events, in LSN order: the
     transactions from the stream, and the DDL (which logical decoding does not carry) at the
-    WAL position recorded when it committed (TRUNCATE, which it does carry, at its commit)."""
+    WAL position recorded when it committed (TRUNCATE, which it does carry, at its commit).
+    Transactions that only change tables of `foreign` schemas are someone else's: left out."""
     by_xid: dict[int, AppliedEvent] = {a.txid: a for a in applied if a.committed and a.txid is not None}
     versions = _versions_at(applied)
     relations: dict[int, _Relation] = {}
@@ -532,6 +540,9 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
             pos = f"{commit_lsn >> 32:X}/{commit_lsn & 0xFFFFFFFF:X}"
             a = _match_xid(by_xid, txn.xid)
             is_ddl = a is not None and isinstance(a.event, Ddl)
+            if a is None and txn.foreign and not txn.changes:
+                txn = None
+                continue
             out.append((position_key(pos), LoggedEvent(
                 pos, a.index if a is not None else None, () if is_ddl else tuple(txn.changes), is_ddl=is_ddl,
                 columns=tuple(txn.columns.items()), note="; ".join(txn.notes))))
@@ -548,6 +559,9 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
         elif tag in ("I", "U", "D"):
             assert txn is not None
             rel = relations[b.int(4)]
+            if rel.namespace in foreign:
+                txn.foreign = True
+                continue
             a = _match_xid(by_xid, txn.xid)
             table = versions.get((a.index if a else None, rel.namespace, rel.name))
             if table is None:
