@@ -261,9 +261,10 @@ class DebeziumEngineAdapter:
         the rows it finds), the rest applied; the engine and the database go afterwards."""
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
-        # A kept engine of these options has nothing to do with this workload.
-        old = self._engines.pop(tuple(sorted(options.items())), None)
-        if old is not None:
+        # One engine at a time in the JVM (a second with the same topic.prefix cannot register
+        # its metrics, and waits a minute): kept ones stop first.
+        while self._engines:
+            _, old = self._engines.popitem()
             old.close(upstream)
         database = upstream.take_database()
         started: list[_Engine] = []
@@ -625,6 +626,8 @@ def _place_loose_messages(events: Any, batches: list[list[Record]], place: Calla
         b[:] = keep
     if not loose:
         return batches
+    # In the order the connector decoded them (their LSNs), whichever batch their neighbours put them in.
+    loose.sort(key=lambda r: _order_key(place(r).order))
     for i, e in enumerate(events):
         n = sum(1 for m in e.messages if not m.transactional) if isinstance(e, Transaction) else 0
         if n and i < len(batches):
@@ -632,3 +635,7 @@ def _place_loose_messages(events: Any, batches: list[list[Record]], place: Calla
     if loose and batches:
         batches[-1].extend(loose)
     return batches
+
+
+def _order_key(order: Any) -> tuple[Any, ...]:
+    return tuple((0, k) if isinstance(k, int) else (1, str(k)) for k in order or ())

@@ -244,3 +244,79 @@ def test_a_single_defect_in_real_output_fails_its_check(name: str, pick: Any, ch
 
 def test_b64() -> None:  # the placeholder's bytes in bytes mode, as real Debezium wrote them
     assert base64.b64decode("X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==") == spec.PLACEHOLDER.encode()
+
+
+def test_isostring_fractions_have_as_few_digits_as_they_need() -> None:
+    """Real 3.6.3 over generated workloads (vendor run, time.precision.mode=isostring): `…09.3Z`,
+    `…29.08048Z`, `02:17:14.2Z` (ISO_LOCAL_TIME: no trailing zeros, not groups of three)."""
+    o = spec.DbzOptions(time_mode="isostring")
+    ts = Column("c", SqlType(Kind.DATETIME, fsp=6), True)
+    assert spec.json_value(ts, DateTime(2345, 5, 20, 22, 17, 9, 300000), o) == "2345-05-20T22:17:09.3Z"
+    assert spec.json_value(ts, DateTime(4610, 4, 10, 4, 42, 29, 80480), o) == "4610-04-10T04:42:29.08048Z"
+    t = Column("t", SqlType(Kind.TIME, fsp=3), True)
+    assert spec.json_value(t, Time(False, 2, 17, 14, 200000), o) == "02:17:14.2Z"
+
+
+# -- arrays, intervals, bit strings (TYPES.md) --------------------------------------------------------
+
+def _row(mode: str, topic: str, i: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    for _t, _k, v in docs(f"types-{mode}", topic):
+        if v is not None and v["payload"]["after"]["id"] == i:
+            return {f["field"]: f for f in v["schema"]["fields"][1]["fields"]}, v["payload"]["after"]
+    raise AssertionError(i)
+
+
+@pytest.mark.parametrize(("mode", "interval_mode"), [("adaptive", "numeric"), ("interval-string", "string")])
+def test_intervals_are_mapped_as_real_debezium_maps_them(mode: str, interval_mode: str) -> None:
+    from conformance.model.values import Interval
+
+    o = spec.DbzOptions(interval_mode=interval_mode)
+    c = Column("v", SqlType(Kind.INTERVAL), True)
+    # s1.iv (types-*.sql) as PostgreSQL keeps them: months, days, microseconds.
+    values = {1: Interval(1, -2, 3_000_000), 2: Interval(-14, 0, 0), 3: Interval(0, 2, 1), 4: Interval(),
+              7: Interval(1000 * 12 + 11, 30, 86_399_999_999), 9: Interval(0, 1, -1)}
+    for i, v in values.items():
+        fields, after = _row(mode, "dbz.s1.iv", i)
+        assert {k: x for k, x in fields["v"].items() if k != "field"} == spec.type_schema(c.type, o, True)
+        assert spec.json_value(c, v, o) == after["v"], i
+
+
+def test_bit_strings_are_mapped_as_real_debezium_maps_them() -> None:
+    o = spec.DbzOptions()
+    cols = {"b1": 1, "b8": 8, "b64": 64}
+    rows = {1: {"b1": 1, "b8": 0b10000001, "b64": (1 << 63) | 3}, 2: {"b1": 0, "b8": 1, "b64": 1},
+            3: {"b1": 1, "b8": 0b11110000, "b64": (1 << 64) - 1}}
+    for i, row in rows.items():
+        fields, after = _row("adaptive", "dbz.s1.bits", i)
+        for name, n in cols.items():
+            c = Column(name, SqlType(Kind.BIT, length=n), True)
+            assert {k: x for k, x in fields[name].items() if k != "field"} == spec.type_schema(c.type, o, True)
+            assert spec.json_value(c, row[name], o) == after[name], (i, name)
+
+
+@pytest.mark.parametrize(("mode", "decimal_mode"), [("adaptive", "precise"), ("decimal-double", "double"),
+                                                    ("decimal-string", "string"), ("isostring", "precise")])
+def test_arrays_are_mapped_element_by_element(mode: str, decimal_mode: str) -> None:
+    from conformance.model.values import Array
+
+    o = spec.DbzOptions(decimal_mode=decimal_mode, time_mode="isostring" if mode == "isostring" else "adaptive")
+    d = decimal.Decimal
+    cols = {
+        "a_int": (SqlType(Kind.INT), [1, -2, 2147483647]),
+        "a_big": (SqlType(Kind.BIGINT), [9223372036854775807, -1]),
+        "a_text": (SqlType(Kind.TEXT), ["a b", "", "ü😀"]),
+        "a_num52": (SqlType(Kind.DECIMAL, precision=5, scale=2), [d("1.50"), d("-999.99"), d("0.00")]),
+        "a_num": (SqlType(Kind.NUMERIC), [d("1.5"), d("123456789.000000001"), d("-0.1")]),
+        "a_bool": (SqlType(Kind.BOOLEAN), [True, False]),
+        "a_date": (SqlType(Kind.DATE), [Date(2024, 2, 29), Date(1970, 1, 1)]),
+        "a_tstz": (SqlType(Kind.TIMESTAMPTZ, fsp=6), [DateTime(2024, 1, 2, 3, 4, 5, 123456),
+                                                     DateTime(1969, 12, 31, 21, 59, 59)]),
+    }
+    fields, after = _row(mode, "dbz.s1.arr", 3)
+    for name, (el, items) in cols.items():
+        c = Column(name, SqlType(Kind.ARRAY, element=el), True)
+        assert {k: x for k, x in fields[name].items() if k != "field"} == spec.type_schema(c.type, o, True), name
+        assert spec.same_value(c, spec.json_value(c, Array(tuple(items)), o), after[name], o), name
+    _f, empty = _row(mode, "dbz.s1.arr", 1)
+    assert spec.json_value(Column("a_int", SqlType(Kind.ARRAY, element=SqlType(Kind.INT)), True), Array(()), o) \
+        == empty["a_int"] == []

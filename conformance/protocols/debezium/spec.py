@@ -30,7 +30,7 @@ from typing import Any
 
 from ...model.table import Column, DefaultKind, ReplicaIdentity, Table
 from ...model.types import Kind, SqlType
-from ...model.values import Date, DateTime, Json, Time, Value, float32_shortest, to_float32
+from ...model.values import Array, Date, DateTime, Interval, Json, Time, Value, float32_shortest, to_float32
 from ..base import REGISTRY_COMPATIBILITY, OptionSpec, Profile
 from .connect_avro import adjust
 
@@ -42,7 +42,7 @@ DOCS = "Debezium PostgreSQL connector docs"
 KINDS: tuple[Kind, ...] = (
     Kind.BOOLEAN, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL, Kind.NUMERIC,
     Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.BYTEA, Kind.DATE, Kind.TIME, Kind.DATETIME, Kind.TIMESTAMPTZ,
-    Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM,
+    Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.INTERVAL, Kind.ARRAY,
 )
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -69,6 +69,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                doc="Temporal values at the column's precision (adaptive), TIME always in microseconds, Kafka "
                    "Connect's own millisecond types (connect), ISO-8601 text (isostring), or every TIME and "
                    "TIMESTAMP in microseconds or nanoseconds (dates stay days)."),
+    OptionSpec("interval.handling.mode", "numeric", ("numeric", "string"), kind=CONNECTOR_PROPERTY,
+               short="interval",
+               doc="interval as microseconds (io.debezium.time.MicroDuration, a month being 30.4375 days) or as "
+                   "ISO-8601 text (io.debezium.time.Interval)."),
     OptionSpec("binary.handling.mode", "bytes", ("bytes", "base64", "base64-url-safe", "hex"),
                kind=CONNECTOR_PROPERTY, short="binary",
                doc="bytea as bytes (base64 in JSON), or as a base64 / base64-url-safe / hex string."),
@@ -130,6 +134,7 @@ class DbzOptions:
     schema_adjust: str = "none"
     field_adjust: str = "none"
     snapshot_mode: str = "initial"
+    interval_mode: str = "numeric"
 
     @property
     def snapshots(self) -> bool:
@@ -170,7 +175,8 @@ def _parse(items: tuple[tuple[str, str], ...]) -> DbzOptions:
                       key_avro=o.get("key.converter") == AVRO_CONVERTER,
                       schema_adjust=o.get("schema.name.adjustment.mode", "none"),
                       field_adjust=o.get("field.name.adjustment.mode", "none"),
-                      snapshot_mode=o.get("snapshot.mode", "initial"))
+                      snapshot_mode=o.get("snapshot.mode", "initial"),
+                      interval_mode=o.get("interval.handling.mode", "numeric"))
 
 
 # -- topics -----------------------------------------------------------------------------------
@@ -323,12 +329,27 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
         return FieldType("string", "io.debezium.data.Uuid", 1)
     if k is Kind.ENUM:
         return FieldType("string", "io.debezium.data.Enum", 1, (("allowed", ",".join(t.elements or ())),))
+    if k is Kind.BIT:
+        if t.length == 1:
+            return FieldType("boolean")
+        return FieldType("bytes", "io.debezium.data.Bits", 1, (("length", str(t.length)),))
+    if k is Kind.INTERVAL:
+        if o.interval_mode == "string":
+            return FieldType("string", "io.debezium.time.Interval", 1)
+        return FieldType("int64", "io.debezium.time.MicroDuration", 1)
+    if k is Kind.ARRAY:
+        return FieldType("array")
     raise ValueError(f"{k} is not a kind this protocol maps")
 
 
-def field_schema(c: Column, o: DbzOptions, *, optional: bool | None = None) -> dict[str, Any]:
-    ft = field_type(c.type, o)
-    out: dict[str, Any] = {"type": ft.type, "optional": c.nullable if optional is None else optional}
+def type_schema(t: SqlType, o: DbzOptions, optional: bool) -> dict[str, Any]:
+    """A type's Connect schema as the JSON converter writes it (without field name or default); an
+    array's items are its element's, optional."""
+    ft = field_type(t, o)
+    out: dict[str, Any] = {"type": ft.type}
+    if t.kind is Kind.ARRAY and t.element is not None:
+        out["items"] = type_schema(t.element, o, True)
+    out["optional"] = optional
     if ft.name is not None:
         out["name"] = ft.name
     if ft.version is not None:
@@ -339,6 +360,11 @@ def field_schema(c: Column, o: DbzOptions, *, optional: bool | None = None) -> d
         out["fields"] = [{"type": "int32", "optional": False, "field": "scale"},
                          {"type": "bytes", "optional": False, "field": "value"}]
         out["doc"] = "Variable scaled decimal"
+    return out
+
+
+def field_schema(c: Column, o: DbzOptions, *, optional: bool | None = None) -> dict[str, Any]:
+    out = type_schema(c.type, o, c.nullable if optional is None else optional)
     carried, default = schema_default(c, o)
     if carried:
         out["default"] = default
@@ -554,13 +580,13 @@ def _time_micros(v: Time) -> int:
 
 
 def _java_clock(us: int) -> str:
-    """HH:MM:SS as java.time.LocalTime prints it: the fraction in groups of three digits, as many
-    as it needs (`.789`, `.789012`), none for a whole second."""
+    """HH:MM:SS as DateTimeFormatter.ISO_LOCAL_TIME prints it: the fraction with as few digits as
+    it needs (`.3`, `.789`, `.08048`), none for a whole second (real 3.6.3: `…09.3Z`)."""
     secs, frac = divmod(us, 1_000_000)
     h, rest = divmod(secs, 3600)
     text = f"{h:02d}:{rest // 60:02d}:{rest % 60:02d}"
     if frac:
-        text += f".{frac // 1000:03d}" if frac % 1000 == 0 else f".{frac:06d}"
+        text += "." + f"{frac:06d}".rstrip("0")
     return text
 
 
@@ -627,12 +653,12 @@ def _float(v: float) -> float | str:
 
 def default_carried(c: Column, o: DbzOptions) -> bool:
     """Whether the connector can put the column's literal default in its field schema
-    (PostgresDefaultValueConverter): not for a bytea (no default mapper), and not for a numeric
+    (PostgresDefaultValueConverter): not for a bytea or an array (no default mapper), and not for a numeric
     without scale in precise mode (a VariableScaleDecimal is a Struct, which Connect refuses as a
     default: KAFKA-12694); in double and string modes its default is a double or a string and is
     carried (3.6.3: `numeric DEFAULT 1.5` gives `"default":"1.5"` in string mode)."""
     k = c.type.kind
-    if k is Kind.BYTEA:
+    if k in (Kind.BYTEA, Kind.ARRAY):  # no default mapper for bytea or arrays
         return False
     return not (k is Kind.NUMERIC and o.decimal_mode == "precise")
 
@@ -738,7 +764,53 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
     if k is Kind.UUID:
         assert isinstance(v, uuid.UUID)
         return str(v)
+    if k is Kind.BIT:
+        assert isinstance(v, int)
+        if t.length == 1:
+            return bool(v)
+        # java.util.BitSet.toByteArray: little-endian, no trailing zero bytes (0: no bytes).
+        return b64(v.to_bytes((v.bit_length() + 7) // 8, "little"))
+    if k is Kind.INTERVAL:
+        assert isinstance(v, Interval)
+        return interval_value(v, o)
+    if k is Kind.ARRAY:
+        assert isinstance(v, Array) and t.element is not None
+        el = Column(c.name, t.element, True)
+        return [None if x is None else _json_value(el, x, o) for x in v.items]
     raise ValueError(f"{k} is not a kind this protocol maps")
+
+
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _pg_interval_fields(v: Interval) -> tuple[int, int, int, int, int, float]:
+    """What pgjdbc's PGInterval reads from PostgreSQL's text of an interval: years and months
+    (months split, truncated toward zero), days, and the time part's hours, minutes and seconds
+    (a double), each with the time part's sign."""
+    years, months = int(v.months / 12), v.months - 12 * int(v.months / 12)
+    sign = -1 if v.microseconds < 0 else 1
+    a = abs(v.microseconds)
+    hours, minutes = a // 3_600_000_000, a // 60_000_000 % 60
+    whole, micros = a // 1_000_000 % 60, a % 1_000_000
+    seconds = float(sign * whole) + float(sign * micros) / 1e6
+    return years, months, v.days, sign * hours, sign * minutes, seconds
+
+
+def interval_value(v: Interval, o: DbzOptions) -> Any:
+    """io.debezium.time.MicroDuration (MicroDuration.durationMicros in doubles, a month 30.4375
+    days, the long cast saturating) or io.debezium.time.Interval (Interval.toIsoString:
+    `P<y>Y<m>M<d>DT<h>H<min>M<s>S`, the seconds as BigDecimal.valueOf(double) without trailing zeros)."""
+    years, months, days, hours, minutes, seconds = _pg_interval_fields(v)
+    if o.interval_mode == "string":
+        sec = decimal.Decimal(repr(seconds)).normalize()
+        text = "0" if sec.is_zero() else format(sec, "f")
+        return f"P{years}Y{months}M{days}DT{hours}H{minutes}M{text}S"
+    number_of_days = (years * 12 + months) * 30.4375 + days
+    number_of_seconds = (((number_of_days * 24 + hours) * 60) + minutes) * 60 + seconds
+    x = number_of_seconds * 1e6
+    if math.isnan(x):
+        return 0
+    return max(_LONG_MIN, min(_LONG_MAX, int(x))) if math.isfinite(x) else (_LONG_MAX if x > 0 else _LONG_MIN)
 
 
 #: Debezium's `unavailable.value.placeholder` (default): what it writes for a value the change
@@ -808,6 +880,12 @@ def required_value(c: Column, o: DbzOptions) -> Any:
         zero = DateTime(1970, 1, 1)
     elif k is Kind.TIMESTAMPTZ:
         return "1970-01-01T00:00:00Z"
+    elif k is Kind.BIT:
+        return False if c.type.length == 1 else ""
+    elif k is Kind.INTERVAL:
+        return "P0Y0M0DT0H0M0S" if o.interval_mode == "string" else 0
+    elif k is Kind.ARRAY:
+        return []  # convertArray's fallback: an empty list
     else:
         return None
     return _json_value(c, zero, o)
