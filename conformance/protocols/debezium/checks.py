@@ -149,17 +149,19 @@ def avro_schema(ev: RecordEvidence) -> Findings:
 def envelope_fields(ev: RecordEvidence) -> Findings:
     """A change event's payload has before/after/source/op/ts_ms, a known op, and before/after as the op says;
     a logical decoding message's has op m, ts_ms, source, transaction and message."""
-    if ev.message and not ev.msg.tombstone:
-        yield from _message_fields(ev)
-        return
-    if not ev.change:
+    message = ev.message and not ev.msg.tombstone
+    if not ev.change and not message:
         yield NOT_CHANGE
         return
     e = ev.msg.envelope
     if e is None:
         if ev.msg.value.ok:
-            yield Failure("the payload is no object", expected="the change event envelope",
+            yield Failure("the payload is no object",
+                          expected="a logical decoding message event" if message else "the change event envelope",
                           actual=_brief(ev.msg.value.payload), location=ev.at(part="value"))
+        return
+    if message:
+        yield from _message_fields(ev, e)
         return
     missing = [f for f in ("before", "after", "source", "op", "ts_ms") if f not in e]
     if missing:
@@ -187,13 +189,7 @@ def envelope_fields(ev: RecordEvidence) -> Findings:
                       actual={"before": _brief(before, 40), "after": _brief(after, 40)}, location=ev.at(part="value"))
 
 
-def _message_fields(ev: RecordEvidence) -> Findings:
-    e = ev.msg.envelope
-    if e is None:
-        if ev.msg.value.ok:
-            yield Failure("the payload is no object", expected="a logical decoding message event",
-                          actual=_brief(ev.msg.value.payload), location=ev.at(part="value"))
-        return
+def _message_fields(ev: RecordEvidence, e: dict[str, Any]) -> Findings:
     if sorted(e) != sorted(spec.MESSAGE_FIELDS):
         yield Failure("a message event's fields are not op, ts_ms, source, transaction, message",
                       expected=list(spec.MESSAGE_FIELDS), actual=sorted(e), location=ev.at(part="value"))

@@ -246,8 +246,8 @@ class SnapshotSkipped(DebeziumEncoder):
         return []
 
 
-@mutant("snapshot-as-creates", "source.postgresql", shape=SNAPSHOT)
-class SnapshotAsCreates(DebeziumEncoder):
+@mutant("snapshot-marked-false", "source.postgresql", shape=SNAPSHOT)
+class SnapshotMarkedFalse(DebeziumEncoder):
     """Writes the rows a snapshot reads as read events marked source.snapshot=false."""
 
     def snapshot_record(self, t: Table, row: Row, mark: str, ts_ms: int, lsn: int) -> Record:
