@@ -171,7 +171,6 @@ class DebeziumChecker(CheckerBase):
         self.oracle = DebeziumEncoder()
         self.oracle.o = self.o
         self.streams: dict[str, StreamEvidence] = {}
-        self.streaming = True  # false after an initial_only snapshot: the connector streams nothing
 
     def evidence(self, record: Record, loc: Location) -> RecordEvidence:
         msg = decode(record.key, record.value, key_schemas=self.o.key_schemas, value_schemas=self.o.value_schemas,
@@ -192,7 +191,7 @@ class DebeziumChecker(CheckerBase):
     def expected_events(self, event: Event) -> list[Expected]:
         if isinstance(event, CaptureStart):
             return snapshot_events(event, self.o, self.prefix)
-        if not isinstance(event, Transaction) or not self.streaming:
+        if not isinstance(event, Transaction) or not self.o.streams:
             return []
         out = []
         for ch in event.changes:
@@ -211,7 +210,7 @@ class DebeziumChecker(CheckerBase):
         queues: dict[str, list[Expected]] = {}
         for x in expected:
             queues.setdefault(x.topic, []).append(x)
-        messages = emitted_messages(event) if isinstance(event, Transaction) and self.streaming else []
+        messages = emitted_messages(event) if isinstance(event, Transaction) and self.o.streams else []
         expected_messages = list(messages)
         for ev in evs:
             if ev.change:
@@ -223,8 +222,7 @@ class DebeziumChecker(CheckerBase):
                     ev.expected = q.pop(i)
             elif ev.message and not ev.msg.tombstone and messages:
                 ev.expected_message = messages.pop(0)
-        if isinstance(event, CaptureStart):
-            self.streaming = self.o.streams
+
         for ev in evs:
             self.run_record_checks(ev)
         self.run_event_checks(EventEvidence(event, expected, evs, self.o, self.prefix, expected_messages))

@@ -113,7 +113,6 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
         return Version(entity, n, digest(["v", op, form]), None, topic)
 
     events = workload.events
-    streaming = True
     for e in events[capture_start(events):]:  # the connector sees nothing before its start
         if isinstance(e, CaptureStart):
             if o.snapshots:
@@ -122,9 +121,8 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
                         v = version(t, "r", None, row)
                         if v is not None:
                             yield v
-            streaming = o.streams
             continue
-        if not isinstance(e, Transaction) or not streaming:
+        if not isinstance(e, Transaction) or not o.streams:  # initial_only streams nothing
             continue
         for m in emitted_messages(e):
             entity, mv = _message_version(message_topic, m.prefix, spec.binary_text(m.content, o))

@@ -63,7 +63,6 @@ class DebeziumEncoder:
         self.txid = 700
         self.lsn = 24_000_000
         self.last_commit_lsn: int | None = None
-        self._snapshot_only = False
         self._avro: dict[tuple[str, str], tuple[int, Any]] = {}
 
     def open(self, ctx: EncoderContext) -> None:
@@ -146,14 +145,14 @@ class DebeziumEncoder:
 
     @property
     def streaming(self) -> bool:
-        """Whether the connector streams now (not after an initial_only snapshot)."""
-        return not self._snapshot_only
+        """Whether the connector streams what comes after its start (not with initial_only, which
+        stops after its snapshot: from the first event when the workload has no CaptureStart)."""
+        return self.o.streams
 
     def snapshot(self, start: CaptureStart) -> list[Record]:
         """The connector starts on a database that holds rows: with a snapshotting
         `snapshot.mode` it reads every table's rows first (op r, in table order, `source.snapshot`
         markers, one snapshot transaction and LSN, no transaction block); initial_only then stops."""
-        self._snapshot_only = self.o.snapshot_mode == "initial_only"
         if not self.o.snapshots:
             return []
         self.txid += 1

@@ -246,6 +246,15 @@ class SnapshotSkipped(DebeziumEncoder):
         return []
 
 
+@mutant("initial-only-streams", "events.per-change", needs={"snapshot.mode": "initial_only"}, shape=DML)
+class InitialOnlyStreams(DebeziumEncoder):
+    """Streams changes after its snapshot although snapshot.mode=initial_only stops there."""
+
+    @property
+    def streaming(self) -> bool:
+        return True
+
+
 @mutant("snapshot-marked-false", "source.postgresql", shape=SNAPSHOT)
 class SnapshotMarkedFalse(DebeziumEncoder):
     """Writes the rows a snapshot reads as read events marked source.snapshot=false."""
