@@ -243,6 +243,10 @@ class Dialect:
         the row holds it (PostgreSQL's unchanged TOASTed values); none elsewhere."""
         return frozenset()
 
+    def stored_out_of_line(self, v: Value) -> bool:
+        """Whether the server keeps the value out of line (PostgreSQL's TOAST); never elsewhere."""
+        return False
+
     def message(self, m: LogicalMessage) -> str:
         """The statement that emits a logical decoding message (PostgreSQL only)."""
         raise ValueError(f"{self.name} has no logical decoding messages")
@@ -498,6 +502,9 @@ class PostgresDialect(Dialect):
         return frozenset(c.name for c in t.columns
                          if old.get(c.name) is not None and old.get(c.name) == new.get(c.name)
                          and stored_out_of_line(old[c.name]))
+
+    def stored_out_of_line(self, v: Value) -> bool:
+        return stored_out_of_line(v)
 
     def message(self, m: LogicalMessage) -> str:
         return (f"SELECT pg_logical_emit_message({'true' if m.transactional else 'false'}, {_pg_string(m.prefix)}, "

@@ -197,6 +197,6 @@ SUITE = DebeziumSuite(
                               # Logical decoding messages (op m), unchanged TOASTed values (the
                               # placeholder) and a connector that starts on a database with rows (a
                               # snapshot): what every PostgreSQL deployment meets.
-                              shape={"message_rate": 0.15, "large_value_rate": 0.04, "capture_start_rate": 0.3}),
+                              shape={"message_rate": 0.15, "large_value_rate": 0.15, "capture_start_rate": 0.3}),
     check_modules=("conformance.protocols.debezium.checks",),
 )
