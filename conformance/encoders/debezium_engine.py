@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InfrastructureError
-from ..model.events import CaptureStart, Ddl, Transaction, Workload
+from ..model.events import CaptureStart, Ddl, Transaction, Workload, capture_start
 from .spi import Record
 from .tool import ToolEnv, ToolFailed, ToolHung, ToolRun, group_by_transaction
 
@@ -628,8 +628,9 @@ def _place_loose_messages(events: Any, batches: list[list[Record]], place: Calla
         return batches
     # In the order the connector decoded them (their LSNs), whichever batch their neighbours put them in.
     loose.sort(key=lambda r: _order_key(place(r).order))
+    first = capture_start(events)  # what happened before the connector started it never saw
     for i, e in enumerate(events):
-        n = sum(1 for m in e.messages if not m.transactional) if isinstance(e, Transaction) else 0
+        n = sum(1 for m in e.messages if not m.transactional) if isinstance(e, Transaction) and i >= first else 0
         if n and i < len(batches):
             batches[i][:0], loose = loose[:n], loose[n:]
     if loose and batches:

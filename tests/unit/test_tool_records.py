@@ -120,3 +120,25 @@ def test_a_primary_key_update_keeps_its_delete_before_its_create_across_partitio
     records = [ev("c", 0), ev("d", 1), Record("p.public.a", b"{}", None, 1)]
     out = group_by_transaction(c, records, place_dbz, lambda t: False)
     assert [json.loads(r.value)["op"] if r.value else "tombstone" for r in out[0]] == ["d", "tombstone", "c"]
+
+
+def _message_record(prefix: str, lsn: int, txid: int | None) -> Record:
+    value = {"op": "m", "ts_ms": 1, "transaction": None, "message": {"prefix": prefix, "content": "AA=="},
+             "source": {"schema": "", "table": "", "txId": txid, "lsn": lsn}}
+    return Record("dbz.message", json.dumps({"prefix": prefix}).encode(), json.dumps(value).encode(), 0)
+
+
+def test_non_transactional_messages_go_in_lsn_order_to_the_transactions_that_emitted_them() -> None:
+    """They name no transaction: each goes with the next event that emitted one, in the order the
+    connector decoded them; an event before the connector's start never saw one (the real engine's
+    vendor run lost a message to an event before its CaptureStart)."""
+    from conformance.encoders.debezium_engine import _place_loose_messages
+    from conformance.model.events import CaptureStart, LogicalMessage, Transaction
+
+    suite = get_protocol("debezium")
+    non_tx = Transaction(1, (), messages=(LogicalMessage("p", b"\x00", False),))
+    events = [non_tx, CaptureStart(2), non_tx, Transaction(3, ()), non_tx]
+    late, early = _message_record("p", 200, None), _message_record("p", 100, None)
+    batches: list[list[Record]] = [[], [], [], [late, early], []]
+    placed = _place_loose_messages(events, batches, lambda r: suite.tool_record(r, {"topic.prefix": "dbz"}))
+    assert placed == [[], [], [early], [], [late]]
