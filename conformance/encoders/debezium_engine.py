@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InfrastructureError
-from ..model.events import CaptureStart, Ddl, Transaction, Workload, capture_start
+from ..model.events import CaptureStart, Ddl, Workload
 from .spi import Record
 from .tool import ToolEnv, ToolFailed, ToolHung, ToolRun, group_by_transaction
 
@@ -338,10 +338,8 @@ class DebeziumEngineAdapter:
         from ..protocols.debezium.suite import SUITE
 
         records = [Record(topic, key, value, None) for topic, key, value in got]
-        batches = group_by_transaction(captured, records, lambda r: SUITE.tool_record(r, options, env.registry),
-                                       lambda t: t[0] == MARKER_SCHEMA, marker_txs=marker_txs)
-        return _place_loose_messages(captured.workload.events, batches,
-                                     lambda r: SUITE.tool_record(r, options, env.registry))
+        return group_by_transaction(captured, records, lambda r: SUITE.tool_record(r, options, env.registry),
+                                    lambda t: t[0] == MARKER_SCHEMA, marker_txs=marker_txs)
 
     @staticmethod
     def _marker_txs(eng: _Engine, got: list[tuple[str, bytes | None, bytes | None]], options: Mapping[str, str],
@@ -610,33 +608,3 @@ def _struct_op(value: Any) -> str | None:
         return str(value.get("op"))
     except Exception:  # noqa: BLE001 - not an envelope (a transaction boundary, a tombstone)
         return None
-
-
-def _place_loose_messages(events: Any, batches: list[list[Record]], place: Callable[[Record], Any]
-                          ) -> list[list[Record]]:
-    """A non-transactional logical decoding message names no transaction (txId null, no
-    table): each goes, in order, with the model's transaction that emitted one; any left over
-    stays with the last batch (judged as unexpected, never dropped)."""
-    loose: list[Record] = []
-    for b in batches:
-        keep: list[Record] = []
-        for r in b:
-            p = place(r)
-            (loose if p.tx is None and p.table == ("", "") else keep).append(r)
-        b[:] = keep
-    if not loose:
-        return batches
-    # In the order the connector decoded them (their LSNs), whichever batch their neighbours put them in.
-    loose.sort(key=lambda r: _order_key(place(r).order))
-    first = capture_start(events)  # what happened before the connector started it never saw
-    for i, e in enumerate(events):
-        n = sum(1 for m in e.messages if not m.transactional) if isinstance(e, Transaction) and i >= first else 0
-        if n and i < len(batches):
-            batches[i][:0], loose = loose[:n], loose[n:]
-    if loose and batches:
-        batches[-1].extend(loose)
-    return batches
-
-
-def _order_key(order: Any) -> tuple[Any, ...]:
-    return tuple((0, k) if isinstance(k, int) else (1, str(k)) for k in order or ())

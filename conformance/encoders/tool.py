@@ -88,6 +88,9 @@ class ToolRecord:
     tx: int | str | None = None
     order: tuple[Any, ...] = ()
     with_next: bool = False
+    # A record of no transaction that belongs to the workload's event that emitted it (a
+    # non-transactional logical decoding message): placed in order (`order`) with those events.
+    loose: bool = False
 
 
 class ToolAdapter(Protocol):
@@ -190,7 +193,7 @@ def group_by_transaction(captured: Any, records: Sequence[Record], place: Callab
         by_part.setdefault((r.topic, r.partition), []).append(i)
     for idx in by_part.values():
         for pos, i in enumerate(idx):
-            if tx[i] is not None:
+            if tx[i] is not None or placed[i].loose:
                 continue
             step = 1 if placed[i].with_next else -1
             j = pos + step
@@ -219,7 +222,31 @@ def group_by_transaction(captured: Any, records: Sequence[Record], place: Callab
     if strays and out:
         last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
         out[last] = out[last] + strays
-    return out
+    return _place_loose(captured, out, {i for i, p in enumerate(placed) if p.loose}, records, order)
+
+
+def _place_loose(captured: Any, batches: list[list[Record]], loose_at: set[int], records: Sequence[Record],
+                 order: list[tuple[Any, ...]]) -> list[list[Record]]:
+    """Records of no transaction (`ToolRecord.loose`: non-transactional logical decoding
+    messages) go, in their order, with the events that emitted one, from the tool's start on
+    (whatever batch their neighbours put them in); any left over stays with the last batch."""
+    from ..model.events import Transaction, capture_start
+
+    if not loose_at:
+        return batches
+    loose_ids = {id(records[i]) for i in loose_at}
+    rank = {id(records[i]): (_sortable(order[i]), i) for i in loose_at}
+    loose = sorted((r for b in batches for r in b if id(r) in loose_ids), key=lambda r: rank[id(r)])
+    batches = [[r for r in b if id(r) not in loose_ids] for b in batches]
+    events = captured.workload.events
+    first = capture_start(events)  # what happened before the tool started it never saw
+    for i, e in enumerate(events):
+        n = sum(1 for m in e.messages if not m.transactional) if isinstance(e, Transaction) and i >= first else 0
+        if n and i < len(batches):
+            batches[i][:0], loose = loose[:n], loose[n:]
+    if loose and batches:
+        batches[-1].extend(loose)
+    return batches
 
 
 def _sortable(key: tuple[Any, ...]) -> tuple[Any, ...]:

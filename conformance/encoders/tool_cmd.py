@@ -57,7 +57,7 @@ from urllib.parse import quote
 
 from ..errors import InfrastructureError
 from ..infra.urls import redact_text
-from ..model.events import Workload
+from ..model.events import CaptureStart, Workload
 from .spi import ConfigurationError, EncoderInfo, EncoderKind, Record
 from .tool import ToolEnv, ToolFailed, ToolHung, ToolRecord, ToolRun, group_by_transaction
 
@@ -185,11 +185,6 @@ class CommandToolAdapter:
             argv = shlex.split(expand(self.template, values, options))
             tool_env = {**os.environ, **{f"CDC_{k.upper()}": v for k, v in values.items()},
                         "CDC_KAFKA_CONFIG": json.dumps(dict(env.kafka)), "CDC_OPTIONS": json.dumps(dict(options))}
-            try:
-                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             env=tool_env, start_new_session=True)
-            except OSError as e:
-                raise ConfigurationError(f"--tool-cmd could not start {argv[0]!r}: {e.strerror}") from None
             reader = _Reader(env.kafka, prefix)
             is_marker = functools.partial(_is_marker, schema)
 
@@ -224,15 +219,37 @@ class CommandToolAdapter:
                            for b in batches]
                 return ToolRun(captured, batches, problem, seconds)
 
-            problem = wait_for("ready", timeout + START_ALLOWANCE_S, touch=True)
-            seconds["tool start"] = time.perf_counter() - t0
-            if problem is not None:
-                # Nothing was applied: no source truth, only the tool's finding.
+            problem: ToolFailed | ToolHung | None = None
+
+            def start() -> None:
+                nonlocal problem
+                try:
+                    self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                                 stderr=subprocess.STDOUT, env=tool_env, start_new_session=True)
+                except OSError as e:
+                    raise ConfigurationError(f"--tool-cmd could not start {argv[0]!r}: {e.strerror}") from None
+                problem = wait_for("ready", timeout + START_ALLOWANCE_S, touch=True)
+                seconds["tool start"] = time.perf_counter() - t0
+                if problem is not None:
+                    raise _NotReady
+
+            # The tool starts where the workload says (its CaptureStart: on a database with rows,
+            # which it may read first), else before the first event.
+            later = any(isinstance(e, CaptureStart) for e in workload.events)
+            try:
+                if not later:
+                    start()
+                t1 = time.perf_counter()
+                if pg:
+                    captured = upstream.run_workload(workload, database=database, foreign_schemas=(schema,),
+                                                     on_capture_start=start if later else None)
+                else:
+                    captured = upstream.run_workload(workload, on_capture_start=start if later else None)
+            except _NotReady:
+                # The tool never got ready: only its finding (no source truth to judge).
                 from ..upstream.base import Captured
 
                 return ToolRun(Captured(workload, workload, None), [[] for _ in workload.events], problem, seconds)
-            t1 = time.perf_counter()
-            captured = upstream.run_workload(workload, database=database) if pg else upstream.run_workload(workload)
             execute(f"INSERT INTO {schema}.done VALUES (1)")
             seconds["apply"] = time.perf_counter() - t1
             t2 = time.perf_counter()
@@ -275,6 +292,10 @@ class CommandToolAdapter:
         for s in self.secrets:
             out = out.replace(s, "***")
         return redact_text(out)
+
+
+class _NotReady(Exception):
+    """The tool did not deliver its ready marker (the problem says why)."""
 
 
 def _is_marker(schema: str, table: tuple[str, str]) -> bool:

@@ -137,8 +137,10 @@ class Upstream(abc.ABC):
         return self.url
 
     @abc.abstractmethod
-    def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None) -> Captured:
-        """Apply `workload` in its own database(s), read the change log back, return both."""
+    def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None,
+                     on_capture_start: Callable[[], None] | None = None) -> Captured:
+        """Apply `workload` in its own database(s), read the change log back, return both;
+        `on_capture_start` runs where the workload's CDC tool starts (`run_session`)."""
 
     def __enter__(self) -> Self:
         self.start()
@@ -156,7 +158,8 @@ class NoUpstream(Upstream):
     def __init__(self) -> None:
         super().__init__("none")
 
-    def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None) -> Captured:
+    def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None,
+                     on_capture_start: Callable[[], None] | None = None) -> Captured:
         return Captured(workload, workload, None)
 
 

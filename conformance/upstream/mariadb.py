@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,7 +139,8 @@ class MariaDBUpstream(Upstream):
     def describe(self) -> str:
         return f"MariaDB {self.version.split('-')[0]} ({self.url})" if self.version else self.url
 
-    def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None) -> Captured:
+    def run_workload(self, workload: Workload, *, mutant: SourceMutant | None = None,
+                     on_capture_start: Callable[[], None] | None = None) -> Captured:
         name = str(workload.meta.get("dialect", "tidb"))
         if name not in ("tidb", "mariadb"):
             raise ValueError(f"a {name} workload cannot run on MariaDB: generate it with the mariadb dialect")
@@ -146,7 +148,8 @@ class MariaDBUpstream(Upstream):
         assert self.endpoint is not None
         session = MariaDBSession(self.endpoint, self.describe(), workload, alive=self.alive)
         try:
-            return run_session(session, workload, mutant=mutant, databases=tuple(session.names.items()))
+            return run_session(session, workload, mutant=mutant, databases=tuple(session.names.items()),
+                               on_capture_start=on_capture_start)
         finally:
             session.close()
 

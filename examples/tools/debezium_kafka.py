@@ -37,7 +37,8 @@ def properties(env: dict[str, str], extra: list[str]) -> dict[str, str]:
         "database.user": env["CDC_USER"], "database.password": env.get("CDC_PASSWORD", ""),
         "database.dbname": db, "plugin.name": "pgoutput",
         # Slots are per server: one per database, so that workloads running side by side never meet.
-        "slot.name": f"dbz_{db}", "publication.name": f"dbz_{db}", "snapshot.mode": "no_data",
+        # snapshot.mode is the run's (the suite starts the tool where the workload's connector starts).
+        "slot.name": f"dbz_{db}", "publication.name": f"dbz_{db}",
     })
     # The suite's prefix goes before every topic name and nowhere else (the records keep the
     # connector's own topic.prefix as source.name and in schema names): Kafka Connect's

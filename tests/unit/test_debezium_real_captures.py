@@ -320,3 +320,18 @@ def test_arrays_are_mapped_element_by_element(mode: str, decimal_mode: str) -> N
     _f, empty = _row(mode, "dbz.s1.arr", 1)
     assert spec.json_value(Column("a_int", SqlType(Kind.ARRAY, element=SqlType(Kind.INT)), True), Array(()), o) \
         == empty["a_int"] == []
+
+
+def test_numeric_array_elements_compare_as_numbers() -> None:
+    """Real 3.6.3 (integration run, seed engine-it): a `numeric[]` element stored at scale 10 came
+    as `{"scale":9,…}`: the same number, as for a scalar numeric. Values and versions match so."""
+    from conformance.protocols.debezium.delivery import canonical
+
+    o = spec.DbzOptions()
+    c = Column("n", SqlType(Kind.ARRAY, element=SqlType(Kind.NUMERIC)), True)
+    want = [{"scale": 10, "value": base64.b64encode((15 * 10**9).to_bytes(8, "big", signed=True)).decode()}]
+    got = [{"scale": 9, "value": base64.b64encode((15 * 10**8).to_bytes(8, "big", signed=True)).decode()}]
+    assert spec.same_value(c, want, got, o)
+    items = spec.type_schema(c.type, o, True)["items"]
+    assert canonical("array", None, want, items) == canonical("array", None, got, items)
+    assert not spec.same_value(c, want, [got[0], got[0]], o)

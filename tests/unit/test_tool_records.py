@@ -132,13 +132,15 @@ def test_non_transactional_messages_go_in_lsn_order_to_the_transactions_that_emi
     """They name no transaction: each goes with the next event that emitted one, in the order the
     connector decoded them; an event before the connector's start never saw one (the real engine's
     vendor run lost a message to an event before its CaptureStart)."""
-    from conformance.encoders.debezium_engine import _place_loose_messages
-    from conformance.model.events import CaptureStart, LogicalMessage, Transaction
+    from conformance.model.events import CaptureStart, LogicalMessage, Transaction, Workload
+    from conformance.model.truth import SourceTruth
+    from conformance.upstream.base import Captured
 
     suite = get_protocol("debezium")
     non_tx = Transaction(1, (), messages=(LogicalMessage("p", b"\x00", False),))
-    events = [non_tx, CaptureStart(2), non_tx, Transaction(3, ()), non_tx]
+    w = Workload((non_tx, CaptureStart(2), non_tx, Transaction(3, ()), non_tx))
+    truth = SourceTruth("pg", "postgresql", (), (), ())
     late, early = _message_record("p", 200, None), _message_record("p", 100, None)
-    batches: list[list[Record]] = [[], [], [], [late, early], []]
-    placed = _place_loose_messages(events, batches, lambda r: suite.tool_record(r, {"topic.prefix": "dbz"}))
-    assert placed == [[], [], [early], [], [late]]
+    batches = group_by_transaction(Captured(w, w, truth), [late, early],
+                                   lambda r: suite.tool_record(r, {"topic.prefix": "dbz"}), lambda t: False)
+    assert batches == [[], [], [early], [], [late]]

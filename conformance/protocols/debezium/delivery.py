@@ -39,12 +39,15 @@ def digest(obj: Any) -> bytes:
     return hashlib.blake2b(json.dumps(obj, sort_keys=True, default=str).encode("utf-8"), digest_size=12).digest()
 
 
-def canonical(typ: Any, name: Any, v: Any) -> Any:
+def canonical(typ: Any, name: Any, v: Any, items: Any = None) -> Any:
     """A value in a form that does not depend on how its text was written (a JSON document's
-    spacing, a float32's digits, a zoned timestamp's fraction, a variable-scale decimal's scale),
-    so that the version a message carries can be matched exactly."""
+    spacing, a float32's digits, a zoned timestamp's fraction, a variable-scale decimal's scale;
+    an array's elements each so, `items` being their schema), so that the version a message
+    carries can be matched exactly."""
     if v is None:
         return None
+    if typ == "array" and isinstance(v, list) and isinstance(items, dict):
+        return [canonical(items.get("type"), items.get("name"), x, items.get("items")) for x in v]
     if name == "io.debezium.data.Json" and isinstance(v, str):
         try:
             return ["json", json.dumps(json.loads(v), sort_keys=True)]
@@ -65,7 +68,11 @@ def _row_form(row: Any, fields: Mapping[Any, dict[str, Any]] | None) -> Any:
     types; without schemas (schemas.enable=false) nothing of the row: the op alone."""
     if fields is None or not isinstance(row, dict):
         return None
-    return {k: canonical(fields.get(k, {}).get("type"), fields.get(k, {}).get("name"), v) for k, v in row.items()}
+    out = {}
+    for k, v in row.items():
+        f = fields.get(k, {})
+        out[k] = canonical(f.get("type"), f.get("name"), v, f.get("items"))
+    return out
 
 
 def _expected_form(t: Any, after: Any, o: DbzOptions, unavailable: frozenset[str] = frozenset()) -> Any:
@@ -76,9 +83,9 @@ def _expected_form(t: Any, after: Any, o: DbzOptions, unavailable: frozenset[str
         return None
     out = {}
     for c in t.columns:
-        ft = field_type(c.type, o)
+        s = spec.type_schema(c.type, o, True)
         v = spec.unavailable_value(c, o) if c.name in unavailable else json_value(c, after[c.name], o)
-        out[spec.field_name(c, o)] = canonical(ft.type, ft.name, v)
+        out[spec.field_name(c, o)] = canonical(s["type"], s.get("name"), v, s.get("items"))
     return out
 
 

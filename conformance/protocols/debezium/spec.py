@@ -898,6 +898,11 @@ def same_value(c: Column, want: Any, got: Any, o: DbzOptions) -> bool:
     k = c.type.kind
     if want is None or got is None:
         return want is None and got is None
+    if k is Kind.ARRAY and c.type.element is not None:
+        # Element by element, each as its own type compares (a numeric's scale may vary).
+        el = Column(c.name, c.type.element, True)
+        return isinstance(want, list) and isinstance(got, list) and len(want) == len(got) and all(
+            same_value(el, w, g, o) for w, g in zip(want, got, strict=True))
     if k is Kind.TIMESTAMPTZ:
         return isinstance(got, str) and parse_zoned(got) == parse_zoned(want)
     if k is Kind.NUMERIC and isinstance(want, dict):

@@ -166,7 +166,9 @@ class DebeziumSuite(ProtocolSuite):
             rank = total if isinstance(total, int) else (0 if payload.get("op") == "d" else 1)
             return ToolRecord(table=table if all(isinstance(x, str) for x in table) else None,  # type: ignore[arg-type]
                               tx=tx & 0xFFFFFFFF if isinstance(tx, int) else None,
-                              order=(1, lsn if isinstance(lsn, int) else 0, rank))
+                              order=(1, lsn if isinstance(lsn, int) else 0, rank),
+                              # A non-transactional logical decoding message names no transaction.
+                              loose=payload.get("op") == "m" and tx is None)
         status, tid = payload.get("status"), payload.get("id")
         if status in ("BEGIN", "END") and isinstance(tid, str):
             head = tid.split(":", 1)[0]
