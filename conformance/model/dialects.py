@@ -348,14 +348,16 @@ class MariaDBDialect(Dialect):
 POSTGRES_KINDS: tuple[Kind, ...] = (
     Kind.BOOLEAN, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL, Kind.NUMERIC,
     Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.BYTEA, Kind.DATE, Kind.TIME, Kind.DATETIME, Kind.TIMESTAMPTZ,
-    Kind.INTERVAL, Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.ARRAY,
+    Kind.INTERVAL, Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.ARRAY, Kind.MONEY, Kind.INET,
+    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8,
 )
 
 _PG_NAMES = {
     Kind.BOOLEAN: "boolean", Kind.SMALLINT: "smallint", Kind.INT: "integer", Kind.BIGINT: "bigint",
     Kind.FLOAT: "real", Kind.DOUBLE: "double precision", Kind.NUMERIC: "numeric", Kind.TEXT: "text",
     Kind.BYTEA: "bytea", Kind.DATE: "date", Kind.INTERVAL: "interval", Kind.JSON: "json", Kind.JSONB: "jsonb",
-    Kind.UUID: "uuid",
+    Kind.UUID: "uuid", Kind.MONEY: "money", Kind.INET: "inet", Kind.CIDR: "cidr", Kind.MACADDR: "macaddr",
+    Kind.MACADDR8: "macaddr8",
 }
 
 
@@ -480,6 +482,11 @@ class PostgresDialect(Dialect):
             return f"{_pg_string(v.text())}::{k.value.lower()}"
         if k is Kind.UUID:
             return f"'{v!s}'::uuid"
+        if k is Kind.MONEY:
+            assert isinstance(v, decimal.Decimal)
+            return f"'{decimal_text(v, 2)}'::money"
+        if k in (Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
+            return f"{_pg_string(str(v))}::{_PG_NAMES[k]}"
         if k is Kind.ARRAY:
             assert isinstance(v, Array) and t.element is not None
             items = ", ".join(self.literal(t.element, x) for x in v.items)

@@ -121,7 +121,7 @@ def value_from_json(t: SqlType, j: Any) -> Value:
     if j is None:
         return None
     k = t.kind
-    if k in (Kind.DECIMAL, Kind.NUMERIC):
+    if k in (Kind.DECIMAL, Kind.NUMERIC, Kind.MONEY):
         return decimal.Decimal(j)
     if t.is_binary or k is Kind.BYTEA:
         return base64.b64decode(j)

@@ -60,6 +60,11 @@ class Kind(enum.StrEnum):
     INTERVAL = "INTERVAL"
     JSONB = "JSONB"
     ARRAY = "ARRAY"  # one-dimensional array of `element`
+    MONEY = "MONEY"  # a Decimal with two fraction digits (lc_monetary C), ±92233720368547758.07
+    INET = "INET"  # an address with its netmask, as PostgreSQL prints it (`192.168.1.5/24`, `::1`)
+    CIDR = "CIDR"  # a network (host bits zero), as PostgreSQL prints it (`10.0.0.0/8`)
+    MACADDR = "MACADDR"  # six bytes, `08:00:2b:01:02:03`
+    MACADDR8 = "MACADDR8"  # eight bytes, `08:00:2b:ff:fe:01:02:03`
 
 
 #: The kinds TiDB has, in the order the default generation draws them. Generation for TiDB

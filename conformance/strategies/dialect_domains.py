@@ -248,7 +248,38 @@ def pg_edge_values(t: SqlType) -> list[Value]:
         assert t.element is not None
         e = pg_edge_values(t.element)
         return [Array(()), Array((e[0],)), Array((None,)), Array((e[0], None, e[-1]))]
+    if k is Kind.MONEY:
+        return [decimal.Decimal("0.00"), decimal.Decimal("12.34"), decimal.Decimal("-0.01"),
+                decimal_from_unscaled(PG_MONEY_MAX, 2), decimal_from_unscaled(-PG_MONEY_MAX - 1, 2)]
+    if k is Kind.INET:
+        return ["127.0.0.1", "192.168.1.5/24", "::1", "2001:db8::1/64", "0.0.0.0/0", "255.255.255.255"]
+    if k is Kind.CIDR:
+        return ["10.0.0.0/8", "192.168.0.0/24", "2001:db8::/32", "0.0.0.0/0", "::/0", "10.1.2.3/32"]
+    if k is Kind.MACADDR:
+        return ["08:00:2b:01:02:03", "ff:ff:ff:ff:ff:ff", "00:00:00:00:00:00"]
+    if k is Kind.MACADDR8:
+        return ["08:00:2b:01:02:03:04:05", "08:00:2b:ff:fe:01:02:03", "00:00:00:00:00:00:00:00"]
     raise AssertionError(k)
+
+
+#: money is a 64-bit count of cents.
+PG_MONEY_MAX = (1 << 63) - 1
+
+
+def _pg_inet(src: Source, *, network: bool) -> str:
+    """An address as PostgreSQL prints inet (the netmask only when not a single host) or cidr (a
+    network: host bits zero, the netmask always). IPv6 addresses keep clear of the IPv4-mapped
+    and -compatible forms, which PostgreSQL prints in dotted quads."""
+    v6 = src.rare(0.3)
+    bits = 128 if v6 else 32
+    n = src.integer(0, (1 << bits) - 1)
+    if v6:
+        n |= 1 << 127  # never ::ffff:a.b.c.d nor ::a.b.c.d
+    prefix = bits if src.boolean() else src.integer(0, bits)
+    if network:
+        n &= ((1 << bits) - 1) ^ ((1 << (bits - prefix)) - 1)
+    addr = str(ipaddress.IPv6Address(n) if v6 else ipaddress.IPv4Address(n))
+    return f"{addr}/{prefix}" if network or prefix != bits else addr
 
 
 def pg_sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key: bool = False) -> Value:
@@ -306,6 +337,14 @@ def pg_sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key: boo
         el = t.element
         return Array(tuple(None if src.rare(0.1) else pg_sample_value(src, el, edge_rate=edge_rate)
                            for _ in range(src.integer(0, 4))))
+    if k is Kind.MONEY:
+        cents = src.integer(-PG_MONEY_MAX - 1, PG_MONEY_MAX) if src.rare(0.2) else src.integer(-10**7, 10**7)
+        return decimal_from_unscaled(cents, 2)
+    if k in (Kind.INET, Kind.CIDR):
+        return _pg_inet(src, network=k is Kind.CIDR)
+    if k in (Kind.MACADDR, Kind.MACADDR8):
+        return ":".join(f"{b:02x}" for b in src.binary(min_size=6 if k is Kind.MACADDR else 8,
+                                                       max_size=6 if k is Kind.MACADDR else 8))
     raise AssertionError(k)
 
 

@@ -152,6 +152,12 @@ def parse_pg_text(t: SqlType, s: str) -> Value:
         return parse_pg_float(s)
     if k in (Kind.DECIMAL, Kind.NUMERIC):
         return decimal.Decimal(s)
+    if k is Kind.MONEY:
+        return parse_pg_money(s)
+    if k is Kind.INET:
+        # inet's output function leaves a single host's netmask out; `inet::text` keeps it.
+        addr, _, mask = s.partition("/")
+        return addr if mask == ("128" if ":" in addr else "32") else s
     if k is Kind.BYTEA:
         if not s.startswith("\\x"):
             raise ValueError(f"not hex bytea: {s[:20]!r}")
@@ -175,6 +181,18 @@ def parse_pg_text(t: SqlType, s: str) -> Value:
         el = t.element
         return Array(tuple(None if x is None else parse_pg_text(el, x) for x in parse_pg_array(s)))
     return s
+
+
+_MONEY = re.compile(r"^(-)?\$?([0-9,]+)\.([0-9]{2})$")
+
+
+def parse_pg_money(s: str) -> decimal.Decimal:
+    """money as PostgreSQL prints it under lc_monetary C: `$1,234.56`, `-$0.01` (the `$` and the
+    thousands separator are PostgreSQL's defaults when the locale has none)."""
+    m = _MONEY.match(s.strip())
+    if m is None:
+        raise ValueError(f"not money: {s!r}")
+    return decimal.Decimal(f"{m[1] or ''}{m[2].replace(',', '')}.{m[3]}")
 
 
 def parse_pg_array(s: str) -> list[str | None]:

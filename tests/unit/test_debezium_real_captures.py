@@ -335,3 +335,29 @@ def test_numeric_array_elements_compare_as_numbers() -> None:
     items = spec.type_schema(c.type, o, True)["items"]
     assert canonical("array", None, want, items) == canonical("array", None, got, items)
     assert not spec.same_value(c, want, [got[0], got[0]], o)
+
+
+@pytest.mark.parametrize(("mode", "decimal_mode"), [("adaptive", "precise"), ("decimal-double", "double"),
+                                                    ("decimal-string", "string")])
+def test_money_is_mapped_as_real_debezium_maps_it(mode: str, decimal_mode: str) -> None:
+    o = spec.DbzOptions(decimal_mode=decimal_mode)
+    c = Column("m", SqlType(Kind.MONEY), True)
+    d = decimal.Decimal
+    values = {1: d("12.34"), 2: d("-0.01"), 3: d("92233720368547758.07"), 4: d("-92233720368547758.08")}
+    for i, v in values.items():
+        fields, after = _row(mode, "dbz.s1.money", i)
+        assert {k: x for k, x in fields["m"].items() if k != "field"} == spec.type_schema(c.type, o, True)
+        assert spec.same_value(c, spec.json_value(c, v, o), after["m"], o), i
+
+
+def test_network_addresses_are_the_servers_text() -> None:
+    o = spec.DbzOptions()
+    rows = {1: {"i": "192.168.1.5/24", "c": "10.0.0.0/8", "m": "08:00:2b:01:02:03", "m8": "08:00:2b:01:02:03:04:05"},
+            2: {"i": "::1", "c": "2001:db8::/32", "m": "ff:ff:ff:ff:ff:ff", "m8": "08:00:2b:01:02:03:04:05"}}
+    kinds = {"i": Kind.INET, "c": Kind.CIDR, "m": Kind.MACADDR, "m8": Kind.MACADDR8}
+    for i, row in rows.items():
+        fields, after = _row("adaptive", "dbz.s1.net", i)
+        for name, k in kinds.items():
+            c = Column(name, SqlType(k), True)
+            assert {x: y for x, y in fields[name].items() if x != "field"} == spec.type_schema(c.type, o, True)
+            assert spec.json_value(c, row[name], o) == after[name]

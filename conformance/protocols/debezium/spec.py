@@ -30,7 +30,18 @@ from typing import Any
 
 from ...model.table import Column, DefaultKind, ReplicaIdentity, Table
 from ...model.types import Kind, SqlType
-from ...model.values import Array, Date, DateTime, Interval, Json, Time, Value, float32_shortest, to_float32
+from ...model.values import (
+    Array,
+    Date,
+    DateTime,
+    Interval,
+    Json,
+    Time,
+    Value,
+    decimal_text,
+    float32_shortest,
+    to_float32,
+)
 from ..base import REGISTRY_COMPATIBILITY, OptionSpec, Profile
 from .connect_avro import adjust
 
@@ -42,7 +53,8 @@ DOCS = "Debezium PostgreSQL connector docs"
 KINDS: tuple[Kind, ...] = (
     Kind.BOOLEAN, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL, Kind.NUMERIC,
     Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.BYTEA, Kind.DATE, Kind.TIME, Kind.DATETIME, Kind.TIMESTAMPTZ,
-    Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.INTERVAL, Kind.ARRAY,
+    Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.INTERVAL, Kind.ARRAY, Kind.MONEY, Kind.INET,
+    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8,
 )
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -329,6 +341,15 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
         return FieldType("string", "io.debezium.data.Uuid", 1)
     if k is Kind.ENUM:
         return FieldType("string", "io.debezium.data.Enum", 1, (("allowed", ",".join(t.elements or ())),))
+    if k is Kind.MONEY:
+        # A Decimal of the monetary scale (2), no precision (PostgresValueConverter's money schema).
+        if o.decimal_mode == "double":
+            return FieldType("double")
+        if o.decimal_mode == "string":
+            return FieldType("string")
+        return FieldType("bytes", "org.apache.kafka.connect.data.Decimal", 1, (("scale", "2"),))
+    if k in (Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
+        return FieldType("string")  # the server's text
     if k is Kind.BIT:
         if t.length == 1:
             return FieldType("boolean")
@@ -658,8 +679,8 @@ def default_carried(c: Column, o: DbzOptions) -> bool:
     default: KAFKA-12694); in double and string modes its default is a double or a string and is
     carried (3.6.3: `numeric DEFAULT 1.5` gives `"default":"1.5"` in string mode)."""
     k = c.type.kind
-    if k in (Kind.BYTEA, Kind.ARRAY):  # no default mapper for bytea or arrays
-        return False
+    if k in (Kind.BYTEA, Kind.ARRAY, Kind.MONEY, Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
+        return False  # no default mapper for these types
     return not (k is Kind.NUMERIC and o.decimal_mode == "precise")
 
 
@@ -764,6 +785,15 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
     if k is Kind.UUID:
         assert isinstance(v, uuid.UUID)
         return str(v)
+    if k is Kind.MONEY:
+        assert isinstance(v, decimal.Decimal)
+        if o.decimal_mode == "double":
+            return _float(float(v))
+        if o.decimal_mode == "string":
+            return decimal_text(v, 2)
+        return b64(_unscaled_bytes(_unscaled(v, 2)))
+    if k in (Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
+        return str(v)
     if k is Kind.BIT:
         assert isinstance(v, int)
         if t.length == 1:
@@ -866,8 +896,11 @@ def required_value(c: Column, o: DbzOptions) -> Any:
         zero = 0
     elif k in (Kind.FLOAT, Kind.DOUBLE):
         zero = 0.0
-    elif k in (Kind.DECIMAL, Kind.NUMERIC):
-        zero = decimal.Decimal(0).scaleb(-(c.type.scale or 0)) if k is Kind.DECIMAL else decimal.Decimal(0)
+    elif k in (Kind.DECIMAL, Kind.NUMERIC, Kind.MONEY):
+        zero = decimal.Decimal(0).scaleb(-(2 if k is Kind.MONEY else c.type.scale or 0)) \
+            if k is not Kind.NUMERIC else decimal.Decimal(0)
+    elif k in (Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
+        return ""
     elif k in (Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM):
         return ""
     elif k is Kind.BYTEA:
@@ -919,7 +952,7 @@ def same_value(c: Column, want: Any, got: Any, o: DbzOptions) -> bool:
     if k is Kind.FLOAT and isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
         # The same float32, however many digits its text has.
         return to_float32(float(got)) == to_float32(want) and math.copysign(1, got) == math.copysign(1, want)
-    if k in (Kind.FLOAT, Kind.DOUBLE) or (k in (Kind.DECIMAL, Kind.NUMERIC) and o.decimal_mode == "double"):
+    if k in (Kind.FLOAT, Kind.DOUBLE) or (k in (Kind.DECIMAL, Kind.NUMERIC, Kind.MONEY) and o.decimal_mode == "double"):
         return _float_eq(want, got)
     return type(want) is type(got) and want == got
 
