@@ -452,7 +452,7 @@ class PostgresDialect(Dialect):
             return f"'{text}'::{'real' if k is Kind.FLOAT else 'double precision'}"
         if k is Kind.DECIMAL:
             assert isinstance(v, decimal.Decimal) and t.scale is not None
-            return decimal_text(v, t.scale)
+            return decimal_text(v, t.scale) if v.is_finite() else f"'{v}'::numeric"
         if k is Kind.NUMERIC:
             assert isinstance(v, decimal.Decimal)
             return f"'{format(v, 'f')}'::numeric"
@@ -649,6 +649,8 @@ def stored_equal(t: SqlType, a: Value, b: Value) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (a != a and b != b)
     if isinstance(a, decimal.Decimal) and isinstance(b, decimal.Decimal):
+        if a.is_nan() or b.is_nan():
+            return a.is_nan() and b.is_nan()
         return a == b and (t.kind is not Kind.NUMERIC or a.as_tuple().exponent == b.as_tuple().exponent)
     if isinstance(a, Array) and isinstance(b, Array):
         el = t.element or t

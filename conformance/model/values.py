@@ -469,6 +469,8 @@ def values_equal(t: SqlType, a: Value, b: Value) -> bool:
     if t.kind in (Kind.FLOAT, Kind.DOUBLE):
         assert isinstance(a, float) and isinstance(b, float)
         return struct.pack("<d", a) == struct.pack("<d", b)
+    if isinstance(a, decimal.Decimal) and isinstance(b, decimal.Decimal) and (a.is_nan() or b.is_nan()):
+        return a.is_nan() and b.is_nan()  # PostgreSQL's numeric NaN equals itself
     if isinstance(a, Vector) and isinstance(b, Vector):
         return a.text() == b.text()
     return a == b

@@ -205,15 +205,18 @@ def pg_edge_values(t: SqlType) -> list[Value]:
         return [0, 1, hi, lo, -1]
     if k is Kind.FLOAT:
         return [0.0, 1.0, FLOAT32_MAX, FLOAT32_MIN_SUBNORMAL, -0.0, -FLOAT32_MAX, math.inf, -math.inf,
-                to_float32(3.14)]
+                to_float32(3.14), math.nan]
     if k is Kind.DOUBLE:
-        return [0.0, 1.0, 1.7976931348623157e308, 5e-324, -0.0, -2.5, math.inf, -math.inf, 1e21, 0.1]
+        return [0.0, 1.0, 1.7976931348623157e308, 5e-324, -0.0, -2.5, math.inf, -math.inf, 1e21, 0.1, math.nan]
     if k is Kind.DECIMAL:
-        return tidb.edge_values(SqlType(Kind.DECIMAL, precision=t.precision, scale=t.scale))
+        # NaN fits any numeric(p,s); the infinities fit only a numeric without a typmod.
+        return [*tidb.edge_values(SqlType(Kind.DECIMAL, precision=t.precision, scale=t.scale)),
+                decimal.Decimal("NaN")]
     if k is Kind.NUMERIC:
         return [decimal.Decimal("0"), decimal.Decimal("1.50"), decimal.Decimal("-0.000000000000000000001"),
                 decimal.Decimal("1" + "0" * 40), decimal.Decimal("-123456789012345678901234567890.123456789"),
-                decimal.Decimal("0.0000")]
+                decimal.Decimal("0.0000"), decimal.Decimal("NaN"), decimal.Decimal("Infinity"),
+                decimal.Decimal("-Infinity")]
     if k in (Kind.CHAR, Kind.VARCHAR):
         assert t.length is not None
         return [v for v in _PG_TEXT_EDGES if len(v) <= t.length and not (k is Kind.CHAR and v != v.rstrip(" "))]
@@ -262,6 +265,11 @@ def pg_edge_values(t: SqlType) -> list[Value]:
     raise AssertionError(k)
 
 
+def _special(v: Value) -> bool:
+    """NaN or an infinity: not a key's value (a key identifies its row by equality)."""
+    return (isinstance(v, decimal.Decimal) and not v.is_finite()) or (isinstance(v, float) and not math.isfinite(v))
+
+
 #: money is a 64-bit count of cents.
 PG_MONEY_MAX = (1 << 63) - 1
 
@@ -285,7 +293,7 @@ def _pg_inet(src: Source, *, network: bool) -> str:
 def pg_sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key: bool = False) -> Value:
     if src.rare(edge_rate):
         v = src.choice(pg_edge_values(t))
-        if not (key and isinstance(v, str) and v != v.rstrip(" ")):
+        if not (key and ((isinstance(v, str) and v != v.rstrip(" ")) or _special(v))):
             return v
     k = t.kind
     if k is Kind.BOOLEAN:

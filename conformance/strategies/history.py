@@ -164,7 +164,19 @@ def sql_equal(t: SqlType, a: Value, b: Value) -> bool:
         return a is b
     if isinstance(a, str) and isinstance(b, str) and not t.is_binary:
         return a.rstrip(" ") == b.rstrip(" ")
+    if _is_nan(a) or _is_nan(b):
+        return _is_nan(a) and _is_nan(b)  # PostgreSQL: NaN = NaN (numeric and float)
     return a == b
+
+
+def _no_decimal(v: Value) -> bool:
+    """PostgreSQL's numeric NaN and infinities: no decimal type of a consumer holds them (Debezium's
+    precise mode writes null; in a NOT NULL column it stops), so NOT NULL columns never get them."""
+    return isinstance(v, decimal.Decimal) and not v.is_finite()
+
+
+def _is_nan(v: Value) -> bool:
+    return (isinstance(v, decimal.Decimal) and v.is_nan()) or (isinstance(v, float) and v != v)
 
 
 @dataclass(slots=True)
@@ -326,7 +338,8 @@ class HistoryBuilder:
             # DECIMAL would lose its default in TiCDC Avro's precise mode, making the
             # schema change backward-incompatible, which TiCDC reports as an error by design.)
             assert literal_ok
-            return Default(DefaultKind.VALUE, self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate))
+            v = self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate)
+            return Default(DefaultKind.VALUE, self.domain.simplest_value(t) if _no_decimal(v) else v)
         if not src.rare(self.shape.default_rate) or key:
             return NO_DEFAULT
         if t.kind in (Kind.DATETIME, Kind.TIMESTAMP) and t.fsp == 0 and src.rare(0.3) and not required \
@@ -692,7 +705,8 @@ class HistoryBuilder:
             v = self.domain.large_value(src, c.type)
             if v is not None:
                 return v
-        return self.domain.sample_value(src, c.type, edge_rate=shape.edge_rate, key=key)
+        v = self.domain.sample_value(src, c.type, edge_rate=shape.edge_rate, key=key)
+        return self.domain.simplest_value(c.type) if not c.nullable and _no_decimal(v) else v
 
     def insert(self, state: _TableState) -> bool:
         t = state.table
@@ -892,6 +906,8 @@ def _uniq_norm(t: SqlType, v: Value) -> object:
     """Value as a unique index compares it (PAD SPACE strings; exact Decimal values)."""
     if isinstance(v, str) and not t.is_binary:
         return v.rstrip(" ")
+    if _is_nan(v):
+        return ("NaN",)  # one value to a unique index, as PostgreSQL compares NaN
     if isinstance(v, decimal.Decimal):
         return v.normalize()
     return v

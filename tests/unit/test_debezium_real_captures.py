@@ -361,3 +361,19 @@ def test_network_addresses_are_the_servers_text() -> None:
             c = Column(name, SqlType(k), True)
             assert {x: y for x, y in fields[name].items() if x != "field"} == spec.type_schema(c.type, o, True)
             assert spec.json_value(c, row[name], o) == after[name]
+
+
+@pytest.mark.parametrize(("mode", "decimal_mode"), [("adaptive", "precise"), ("decimal-double", "double"),
+                                                    ("decimal-string", "string")])
+def test_numeric_nan_and_infinities_are_mapped_as_real_debezium_maps_them(mode: str, decimal_mode: str) -> None:
+    """s1.spec: numeric 'NaN', 'Infinity', '-Infinity' and numeric(5,2) 'NaN' (precise: null)."""
+    o = spec.DbzOptions(decimal_mode=decimal_mode)
+    n = Column("n", SqlType(Kind.NUMERIC), True)
+    n52 = Column("n52", SqlType(Kind.DECIMAL, precision=5, scale=2), True)
+    d = decimal.Decimal
+    for i, v in {1: d("NaN"), 2: d("Infinity"), 3: d("-Infinity")}.items():
+        _f, after = _row(mode, "dbz.s1.spec", i)
+        assert spec.same_value(n, spec.json_value(n, v, o), after["n"], o) or (
+            spec.json_value(n, v, o) is None and after["n"] is None), i
+    _f, after = _row(mode, "dbz.s1.spec", 1)
+    assert spec.json_value(n52, d("NaN"), o) == after["n52"]

@@ -691,7 +691,8 @@ def schema_default(c: Column, o: DbzOptions) -> tuple[bool, Any]:
     padded, the DDL's text is not) and a time of 24:00:00 is LocalTime.MAX; for a timestamp
     DEFAULT CURRENT_TIMESTAMP, the epoch (0)."""
     d = c.default
-    if d.kind is DefaultKind.VALUE and d.value is not None and default_carried(c, o):
+    special = isinstance(d.value, decimal.Decimal) and not d.value.is_finite()  # no BigDecimal parses it
+    if d.kind is DefaultKind.VALUE and d.value is not None and default_carried(c, o) and not special:
         if c.type.kind is Kind.CHAR and isinstance(d.value, str):
             return True, d.value
         if c.type.kind is Kind.TIME and isinstance(d.value, Time) and d.value.hours >= 24:
@@ -731,6 +732,12 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
         assert isinstance(v, decimal.Decimal)
         if o.decimal_mode == "double":
             return _float(float(v))
+        if not v.is_finite():
+            # PostgreSQL's NaN and infinities: no BigDecimal holds them (precise: null, with a
+            # warning); string mode writes the names of its special values (real 3.6.3).
+            if o.decimal_mode == "string":
+                return "NAN" if v.is_nan() else ("POSITIVE_INFINITY" if v > 0 else "NEGATIVE_INFINITY")
+            return None
         if o.decimal_mode == "string":
             return format(v, "f")
         tup = v.as_tuple()
