@@ -43,7 +43,7 @@ from . import sql as tidb_sql
 from .events import Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction
 from .table import Column, DefaultKind, Index, ReplicaIdentity, Table
 from .types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, quote_sql_string
-from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value, decimal_text
+from .values import Array, Date, DateTime, Infinity, Interval, Json, Row, Time, Value, decimal_text
 
 
 class Conversion(enum.StrEnum):
@@ -440,6 +440,8 @@ class PostgresDialect(Dialect):
         if v is None:
             return "NULL"
         k = t.kind
+        if isinstance(v, Infinity):
+            return f"'{v.text()}'::{self.type_sql(t)}"
         if k is Kind.BOOLEAN:
             return "TRUE" if v else "FALSE"
         if k in (Kind.SMALLINT, Kind.INT, Kind.BIGINT):

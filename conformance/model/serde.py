@@ -35,7 +35,7 @@ from .events import (
 )
 from .table import Column, Default, DefaultKind, Generated, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
-from .values import Array, Date, DateTime, Interval, Json, Row, Time, Value, Vector
+from .values import Array, Date, DateTime, Infinity, Interval, Json, Row, Time, Value, Vector
 
 FORMAT = "cdc-conformance/workload"
 FORMAT_VERSION = 1
@@ -108,6 +108,8 @@ def value_to_json(t: SqlType, v: Value) -> Any:
     if isinstance(v, Array):
         assert t.element is not None
         return [value_to_json(t.element, x) for x in v.items]
+    if isinstance(v, Infinity):
+        return v.text()
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     return v
@@ -138,6 +140,8 @@ def value_from_json(t: SqlType, j: Any) -> Value:
         return Array(tuple(value_from_json(t.element, x) for x in j))
     if k is Kind.BOOLEAN:
         return bool(j)
+    if k in (Kind.DATE, Kind.DATETIME, Kind.TIMESTAMPTZ) and j in ("infinity", "-infinity"):
+        return Infinity(j == "infinity")
     if k is Kind.DATE:
         y, m, d = (int(x) for x in j.split("-"))
         return Date(y, m, d)

@@ -22,6 +22,7 @@
 | BYTEA (PostgreSQL)           | `bytes`                                         |
 | TIMESTAMPTZ (PostgreSQL)     | `DateTime` in UTC                               |
 | INTERVAL (PostgreSQL)        | `Interval` (months, days, microseconds: PostgreSQL's own three fields) |
+| ±infinity (PostgreSQL)       | `Infinity(positive)` in a DATE, DATETIME or TIMESTAMPTZ column  |
 | JSONB (PostgreSQL)           | `Json`                                          |
 | ARRAY (PostgreSQL)           | `Array` of element values (`None` for a NULL element) |
 | NULL                         | `None`                                          |
@@ -262,6 +263,17 @@ class Interval:
         return f"{self.months} mons {self.days} days {self.microseconds} microseconds"
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Infinity:
+    """PostgreSQL's `infinity` / `-infinity` of a date, timestamp or timestamptz column (later or
+    earlier than every other value of the type)."""
+
+    positive: bool = True
+
+    def text(self) -> str:
+        return "infinity" if self.positive else "-infinity"
+
+
 @dataclass(frozen=True, slots=True)
 class Array:
     """A one-dimensional PostgreSQL array; `None` items are NULL elements."""
@@ -271,7 +283,7 @@ class Array:
 
 Value: TypeAlias = (
     None | int | float | decimal.Decimal | str | bytes | Date | DateTime | Time | Json | tuple[str, ...] | Vector
-    | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array
+    | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array | Infinity
 )
 Row: TypeAlias = dict[str, Value]
 
@@ -420,6 +432,8 @@ def mysql_text(t: SqlType, v: Value) -> str:
     k = t.kind
     if v is None:
         raise ValueError("NULL has no text form")
+    if isinstance(v, Infinity):
+        return v.text()
     if k is Kind.DECIMAL:
         assert isinstance(v, decimal.Decimal) and t.scale is not None
         return decimal_text(v, t.scale)

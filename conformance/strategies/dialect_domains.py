@@ -40,6 +40,7 @@ from ..model.values import (
     Array,
     Date,
     DateTime,
+    Infinity,
     Interval,
     Json,
     Time,
@@ -228,13 +229,14 @@ def pg_edge_values(t: SqlType) -> list[Value]:
         assert t.length is not None
         return [0, 1, (1 << t.length) - 1]
     if k is Kind.DATE:
-        return [Date(2000, 1, 1), PG_DATE_MIN, PG_DATE_MAX, Date(1970, 1, 1), Date(2000, 2, 29)]
+        return [Date(2000, 1, 1), PG_DATE_MIN, PG_DATE_MAX, Date(1970, 1, 1), Date(2000, 2, 29), Infinity(True),
+                Infinity(False)]
     if k is Kind.TIME:
         return [Time(False, 0, 0, 0), Time(False, 24, 0, 0),
                 tidb._truncate_time(Time(False, 23, 59, 59, 999999), t.fsp)]
     if k in (Kind.DATETIME, Kind.TIMESTAMPTZ):
         return [DateTime(2000, 1, 1), DateTime(1, 1, 1), DateTime(1970, 1, 1),
-                tidb._truncate(DateTime(9999, 12, 31, 23, 59, 59, 999999), t.fsp)]
+                tidb._truncate(DateTime(9999, 12, 31, 23, 59, 59, 999999), t.fsp), Infinity(True), Infinity(False)]
     if k is Kind.INTERVAL:
         return [Interval(), Interval(1, -2, 3_000_000), Interval(-14, 0, 0), Interval(0, 0, 86_400_000_000 * 2),
                 Interval(0, 0, -1), Interval(1200, 31, 3_599_999_999)]
@@ -249,7 +251,7 @@ def pg_edge_values(t: SqlType) -> list[Value]:
         return [t.elements[0], t.elements[-1]]
     if k is Kind.ARRAY:
         assert t.element is not None
-        e = pg_edge_values(t.element)
+        e = [x for x in pg_edge_values(t.element) if not _special(x)]
         return [Array(()), Array((e[0],)), Array((None,)), Array((e[0], None, e[-1]))]
     if k is Kind.MONEY:
         return [decimal.Decimal("0.00"), decimal.Decimal("12.34"), decimal.Decimal("-0.01"),
@@ -267,7 +269,8 @@ def pg_edge_values(t: SqlType) -> list[Value]:
 
 def _special(v: Value) -> bool:
     """NaN or an infinity: not a key's value (a key identifies its row by equality)."""
-    return (isinstance(v, decimal.Decimal) and not v.is_finite()) or (isinstance(v, float) and not math.isfinite(v))
+    return (isinstance(v, decimal.Decimal) and not v.is_finite()) or (isinstance(v, float) and not math.isfinite(v)) \
+        or isinstance(v, Infinity)
 
 
 #: money is a 64-bit count of cents.
@@ -343,8 +346,10 @@ def pg_sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key: boo
     if k is Kind.ARRAY:
         assert t.element is not None
         el = t.element
-        return Array(tuple(None if src.rare(0.1) else pg_sample_value(src, el, edge_rate=edge_rate)
-                           for _ in range(src.integer(0, 4))))
+        items = (None if src.rare(0.1) else pg_sample_value(src, el, edge_rate=edge_rate)
+                 for _ in range(src.integer(0, 4)))
+        # No NaN or infinity in arrays: pgjdbc reads array elements through its own paths.
+        return Array(tuple(x if not _special(x) else pg_edge_values(el)[0] for x in items))
     if k is Kind.MONEY:
         cents = src.integer(-PG_MONEY_MAX - 1, PG_MONEY_MAX) if src.rare(0.2) else src.integer(-10**7, 10**7)
         return decimal_from_unscaled(cents, 2)

@@ -41,7 +41,7 @@ from ..model.table import (
     Table,
 )
 from ..model.types import Kind, SqlType, quote_ident
-from ..model.values import Row, Value, is_float32
+from ..model.values import Infinity, Row, Value, is_float32
 from .dialect_domains import Domain, domain_for
 from .domains import ALL_KINDS, KEY_KINDS
 from .names import NamePool, column_name, database_name, kafka_mangle, table_name
@@ -173,6 +173,12 @@ def _no_decimal(v: Value) -> bool:
     """PostgreSQL's numeric NaN and infinities: no decimal type of a consumer holds them (Debezium's
     precise mode writes null; in a NOT NULL column it stops), so NOT NULL columns never get them."""
     return isinstance(v, decimal.Decimal) and not v.is_finite()
+
+
+def _special_default(v: Value) -> bool:
+    """A default no connector's default-value parser is modelled for: an infinite date or
+    timestamp, numeric NaN or an infinity (a NOT NULL column added with it would hold it)."""
+    return isinstance(v, Infinity) or _no_decimal(v)
 
 
 def _is_nan(v: Value) -> bool:
@@ -339,7 +345,7 @@ class HistoryBuilder:
             # schema change backward-incompatible, which TiCDC reports as an error by design.)
             assert literal_ok
             v = self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate)
-            return Default(DefaultKind.VALUE, self.domain.simplest_value(t) if _no_decimal(v) else v)
+            return Default(DefaultKind.VALUE, self.domain.simplest_value(t) if _special_default(v) else v)
         if not src.rare(self.shape.default_rate) or key:
             return NO_DEFAULT
         if t.kind in (Kind.DATETIME, Kind.TIMESTAMP) and t.fsp == 0 and src.rare(0.3) and not required \
@@ -355,7 +361,10 @@ class HistoryBuilder:
         if null_text is not None and src.rare(0.1):
             # The text 'null': TiCDC v8.5.2-8.5.7 Avro mistook it for NULL (spec/notes/ticdc.md §1.4).
             return Default(DefaultKind.VALUE, null_text)
-        return Default(DefaultKind.VALUE, self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate))
+        v = self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate)
+        # An infinite date or timestamp as a default: what a connector makes of that expression is
+        # not modelled (its values are).
+        return Default(DefaultKind.VALUE, self.domain.simplest_value(t) if isinstance(v, Infinity) else v)
 
     def create_table(self, db: str | None = None) -> Table:
         src, shape = self.src, self.shape
@@ -561,6 +570,8 @@ class HistoryBuilder:
                                                                               Kind.TIMESTAMP):
                 return False
             value = self.domain.sample_value(self.src, col.type, edge_rate=self.shape.edge_rate)
+            if _special_default(value) or (not col.nullable and _no_decimal(value)):
+                value = self.domain.simplest_value(col.type)
             new = replace(col, default=Default(DefaultKind.VALUE, value))
         else:
             raise ValueError(f"unknown schema change {what!r}")

@@ -16,7 +16,7 @@ import re
 import uuid
 
 from ..model.types import Kind, SqlType
-from ..model.values import Array, Date, DateTime, Interval, Json, Time, Value, to_float32
+from ..model.values import Array, Date, DateTime, Infinity, Interval, Json, Time, Value, to_float32
 
 _DATETIME = re.compile(r"^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"
                        r"([+-]\d{2}(?::?\d{2}){0,2})?$")
@@ -164,6 +164,8 @@ def parse_pg_text(t: SqlType, s: str) -> Value:
         return bytes.fromhex(s[2:])
     if k is Kind.BIT:
         return int(s, 2) if s else 0
+    if k in (Kind.DATE, Kind.DATETIME, Kind.TIMESTAMPTZ) and s in ("infinity", "-infinity"):
+        return Infinity(s == "infinity")
     if k is Kind.DATE:
         return parse_date(s)
     if k is Kind.TIME:

@@ -377,3 +377,19 @@ def test_numeric_nan_and_infinities_are_mapped_as_real_debezium_maps_them(mode: 
             spec.json_value(n, v, o) is None and after["n"] is None), i
     _f, after = _row(mode, "dbz.s1.spec", 1)
     assert spec.json_value(n52, d("NaN"), o) == after["n52"]
+
+
+@pytest.mark.parametrize("mode", ["adaptive", "connect", "isostring", "microseconds", "nanoseconds"])
+def test_infinite_dates_and_timestamps_are_mapped_as_real_debezium_maps_them(mode: str) -> None:
+    """s1.spec rows 1 and 2: date, timestamp and timestamptz 'infinity' and '-infinity'."""
+    from conformance.model.values import Infinity
+
+    o = spec.DbzOptions(time_mode=mode)
+    cols = {"d": SqlType(Kind.DATE), "ts": SqlType(Kind.DATETIME, fsp=6), "tstz": SqlType(Kind.TIMESTAMPTZ, fsp=6)}
+    for i, v in {1: Infinity(True), 2: Infinity(False)}.items():
+        _f, after = _row(mode, "dbz.s1.spec", i)
+        for name, t in cols.items():
+            c = Column(name, t, True)
+            assert spec.same_value(c, spec.json_value(c, v, o), after[name], o), (name, i)
+    tstz = Column("tstz", cols["tstz"], True)
+    assert not spec.same_value(tstz, "infinity", "-infinity", o)

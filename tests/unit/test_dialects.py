@@ -165,9 +165,12 @@ def test_dialect_workloads_survive_the_workload_file_format(dialect: str) -> Non
     from conformance.strategies.coverage import type_coverage_workload
 
     for w in (type_coverage_workload(dialect, per_kind=1, samples=1), sample_workload(7, 0, shape_for(dialect))):
-        back = workload_from_json(json.loads(json.dumps(workload_to_json(w))))
+        text = json.dumps(workload_to_json(w))
+        back = workload_from_json(json.loads(text))
         assert back.sql() == w.sql()
-        assert back.events == w.events
+        # Compared as files: PostgreSQL's NaN (float, numeric) is unequal to itself in Python.
+        assert json.dumps(workload_to_json(back)) == text
+        assert len(back.events) == len(w.events)
 
 
 @pytest.mark.parametrize("dialect", ["tidb", "mariadb"])
