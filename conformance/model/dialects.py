@@ -25,6 +25,8 @@ How the model's kinds are spelled:
 | INET4, INET6, UUID | MariaDB's own types | - / - / `uuid` |
 | BIT(n) | as TiDB | `bit(n)` |
 | ARRAY | - | `element[]`, one dimension |
+| MONEY, INET, CIDR, MACADDR, MACADDR8 | - | PostgreSQL's own types |
+| TIMETZ, VARBIT | - | `timetz(p)`, `varbit(n)` |
 
 Each dialect also names the *conversions* its server applies to a stored value (`Conversion`):
 the source checks accept a stored value that differs from the model's only by one of them.
@@ -43,7 +45,7 @@ from . import sql as tidb_sql
 from .events import Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction
 from .table import Column, DefaultKind, Index, ReplicaIdentity, Table
 from .types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, quote_sql_string
-from .values import Array, Date, DateTime, Infinity, Interval, Json, Row, Time, Value, decimal_text
+from .values import Array, Date, DateTime, Infinity, Interval, Json, Row, Time, TimeTz, Value, decimal_text
 
 
 class Conversion(enum.StrEnum):
@@ -349,7 +351,7 @@ POSTGRES_KINDS: tuple[Kind, ...] = (
     Kind.BOOLEAN, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL, Kind.NUMERIC,
     Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.BYTEA, Kind.DATE, Kind.TIME, Kind.DATETIME, Kind.TIMESTAMPTZ,
     Kind.INTERVAL, Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.ARRAY, Kind.MONEY, Kind.INET,
-    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8,
+    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ, Kind.VARBIT,
 )
 
 _PG_NAMES = {
@@ -422,8 +424,12 @@ class PostgresDialect(Dialect):
             return f"varchar({t.length})"
         if k is Kind.BIT:
             return f"bit({t.length})"
+        if k is Kind.VARBIT:
+            return f"varbit({t.length})"
         if k is Kind.TIME:
             return f"time({t.fsp})"
+        if k is Kind.TIMETZ:
+            return f"timetz({t.fsp})"
         if k is Kind.DATETIME:
             return f"timestamp({t.fsp})"
         if k is Kind.TIMESTAMPTZ:
@@ -461,6 +467,9 @@ class PostgresDialect(Dialect):
         if k is Kind.BIT:
             assert isinstance(v, int) and t.length is not None
             return f"B'{v:0{t.length}b}'"
+        if k is Kind.VARBIT:
+            assert isinstance(v, str) and set(v) <= {"0", "1"}
+            return f"B'{v}'::varbit"
         if k is Kind.BYTEA:
             assert isinstance(v, bytes)
             return f"'\\x{v.hex()}'::bytea"
@@ -470,6 +479,9 @@ class PostgresDialect(Dialect):
         if k is Kind.TIME:
             assert isinstance(v, Time)
             return f"TIME '{v.text(6)}'"
+        if k is Kind.TIMETZ:
+            assert isinstance(v, TimeTz)
+            return f"'{v.text()}'::timetz"
         if k is Kind.DATETIME:
             assert isinstance(v, DateTime)
             return f"TIMESTAMP '{v.text(6)}'"

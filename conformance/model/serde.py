@@ -35,7 +35,7 @@ from .events import (
 )
 from .table import Column, Default, DefaultKind, Generated, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
-from .values import Array, Date, DateTime, Infinity, Interval, Json, Row, Time, Value, Vector
+from .values import Array, Date, DateTime, Infinity, Interval, Json, Row, Time, TimeTz, Value, Vector, parse_timetz
 
 FORMAT = "cdc-conformance/workload"
 FORMAT_VERSION = 1
@@ -110,6 +110,8 @@ def value_to_json(t: SqlType, v: Value) -> Any:
         return [value_to_json(t.element, x) for x in v.items]
     if isinstance(v, Infinity):
         return v.text()
+    if isinstance(v, TimeTz):
+        return v.text()
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     return v
@@ -150,6 +152,11 @@ def value_from_json(t: SqlType, j: Any) -> Value:
         if not mt:
             raise WorkloadFormatError(f"bad datetime {j!r}")
         return DateTime(*(int(x) for x in mt.groups()))
+    if k is Kind.TIMETZ:
+        try:
+            return parse_timetz(j)
+        except ValueError as e:
+            raise WorkloadFormatError(str(e)) from None
     if k is Kind.TIME:
         mt = _TM.match(j)
         if not mt:

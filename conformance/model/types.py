@@ -65,6 +65,8 @@ class Kind(enum.StrEnum):
     CIDR = "CIDR"  # a network (host bits zero), as PostgreSQL prints it (`10.0.0.0/8`)
     MACADDR = "MACADDR"  # six bytes, `08:00:2b:01:02:03`
     MACADDR8 = "MACADDR8"  # eight bytes, `08:00:2b:ff:fe:01:02:03`
+    TIMETZ = "TIMETZ"  # PostgreSQL's time with time zone: a clock time and its UTC offset (`TimeTz`)
+    VARBIT = "VARBIT"  # PostgreSQL's bit varying(n): a str of up to `length` '0'/'1' characters
 
 
 #: The kinds TiDB has, in the order the default generation draws them. Generation for TiDB
@@ -88,7 +90,7 @@ TEXT_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.TINYTEXT, Kind.TEXT, Kind.
 BINARY_KINDS = frozenset(
     {Kind.BINARY, Kind.VARBINARY, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB, Kind.LONGBLOB}
 )
-FSP_KINDS = frozenset({Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.TIMESTAMPTZ})
+FSP_KINDS = frozenset({Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.TIMESTAMPTZ, Kind.TIMETZ})
 TEMPORAL_KINDS = frozenset({Kind.DATE, Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME, Kind.YEAR})
 # Kinds whose length parameter is mandatory in DDL (CHAR/BINARY default to 1; we always print it).
 LENGTH_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.BINARY, Kind.VARBINARY, Kind.BIT})
@@ -187,6 +189,9 @@ class SqlType:
             if not 1 <= m <= 64:
                 raise InvalidType(f"BIT({m}) is out of range 1..64")
             object.__setattr__(self, "length", m)
+        elif k is Kind.VARBIT:
+            if self.length is None or not 1 <= self.length <= 83_886_080:
+                raise InvalidType(f"VARBIT needs a length 1..83886080, got {self.length}")
         elif k in (Kind.CHAR, Kind.BINARY):
             n = 1 if self.length is None else self.length
             if not 0 <= n <= 255:

@@ -25,6 +25,10 @@
 | ±infinity (PostgreSQL)       | `Infinity(positive)` in a DATE, DATETIME or TIMESTAMPTZ column  |
 | JSONB (PostgreSQL)           | `Json`                                          |
 | ARRAY (PostgreSQL)           | `Array` of element values (`None` for a NULL element) |
+| MONEY (PostgreSQL)           | `decimal.Decimal` with two fraction digits      |
+| INET, CIDR, MACADDR[8] (PG)  | `str`, as PostgreSQL prints it                  |
+| TIMETZ (PostgreSQL)          | `TimeTz` (clock time and UTC offset)            |
+| VARBIT (PostgreSQL)          | `str` of '0'/'1', as long as the value is       |
 | NULL                         | `None`                                          |
 
 `Date`, `DateTime` and `Time` exist because MySQL allows values Python's `datetime` cannot hold
@@ -274,6 +278,49 @@ class Infinity:
         return "infinity" if self.positive else "-infinity"
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class TimeTz:
+    """PostgreSQL's time with time zone: a clock time (00:00:00 up to and including 24:00:00) and
+    its UTC offset in seconds east. Two values are equal only with the same clock and the same
+    offset (PostgreSQL's timetz_eq: `12:00+01` is not `11:00+00`)."""
+
+    micros: int  # since midnight, 0 .. 86_400_000_000
+    offset: int  # seconds east of UTC
+
+    def text(self) -> str:
+        """PostgreSQL's output: `HH:MM:SS`, the fraction without trailing zeros, the offset as
+        `+HH`, `+HH:MM` or `+HH:MM:SS` (`09:59:59.999999+14`, `12:00:00.5-09:30`)."""
+        secs, frac = divmod(self.micros, 1_000_000)
+        s = f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+        if frac:
+            s += "." + f"{frac:06d}".rstrip("0")
+        a = abs(self.offset)
+        s += ("-" if self.offset < 0 else "+") + f"{a // 3600:02d}"
+        if a % 3600:
+            s += f":{a // 60 % 60:02d}"
+            if a % 60:
+                s += f":{a % 60:02d}"
+        return s
+
+    def utc_micros(self) -> int:
+        """The clock time in UTC, within one day (`23:59:59.999999+14` is 09:59:59.999999)."""
+        return (self.micros - self.offset * 1_000_000) % 86_400_000_000
+
+
+_TIMETZ = re.compile(r"^(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?([+-])(\d{2})(?::(\d{2}))?(?::(\d{2}))?$")
+
+
+def parse_timetz(text: str) -> TimeTz:
+    """PostgreSQL's output of a time with time zone (`TimeTz.text`)."""
+    m = _TIMETZ.match(text.strip())
+    if m is None:
+        raise ValueError(f"not a time with time zone: {text!r}")
+    h, mi, s, frac, sign, oh, om, os_ = m.groups()
+    micros = ((int(h) * 60 + int(mi)) * 60 + int(s)) * 1_000_000 + int((frac or "").ljust(6, "0"))
+    offset = int(oh) * 3600 + int(om or 0) * 60 + int(os_ or 0)
+    return TimeTz(micros, -offset if sign == "-" else offset)
+
+
 @dataclass(frozen=True, slots=True)
 class Array:
     """A one-dimensional PostgreSQL array; `None` items are NULL elements."""
@@ -283,7 +330,7 @@ class Array:
 
 Value: TypeAlias = (
     None | int | float | decimal.Decimal | str | bytes | Date | DateTime | Time | Json | tuple[str, ...] | Vector
-    | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array | Infinity
+    | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array | Infinity | TimeTz
 )
 Row: TypeAlias = dict[str, Value]
 

@@ -16,7 +16,7 @@ import re
 import uuid
 
 from ..model.types import Kind, SqlType
-from ..model.values import Array, Date, DateTime, Infinity, Interval, Json, Time, Value, to_float32
+from ..model.values import Array, Date, DateTime, Infinity, Interval, Json, Time, Value, parse_timetz, to_float32
 
 _DATETIME = re.compile(r"^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"
                        r"([+-]\d{2}(?::?\d{2}){0,2})?$")
@@ -170,6 +170,8 @@ def parse_pg_text(t: SqlType, s: str) -> Value:
         return parse_date(s)
     if k is Kind.TIME:
         return parse_time(s)
+    if k is Kind.TIMETZ:
+        return parse_timetz(s)
     if k in (Kind.DATETIME, Kind.TIMESTAMPTZ):
         return parse_datetime(s)
     if k is Kind.INTERVAL:

@@ -393,3 +393,88 @@ def test_infinite_dates_and_timestamps_are_mapped_as_real_debezium_maps_them(mod
             assert spec.same_value(c, spec.json_value(c, v, o), after[name], o), (name, i)
     tstz = Column("tstz", cols["tstz"], True)
     assert not spec.same_value(tstz, "infinity", "-infinity", o)
+
+
+def _row_in(name: str, topic: str, i: int, image: str = "after") -> tuple[dict[str, Any], dict[str, Any]]:
+    """(fields of the value schema's `after`, the `image` row) of the record of row id `i`."""
+    for _t, _k, v in docs(name, topic):
+        if v is not None and (v["payload"][image] or {}).get("id") == i:
+            return {f["field"]: f for f in v["schema"]["fields"][1]["fields"]}, v["payload"][image]
+    raise AssertionError((name, i, image))
+
+
+def _field_schema(fields: dict[str, Any], name: str) -> dict[str, Any]:
+    return {k: x for k, x in fields[name].items() if k not in ("field", "default")}
+
+
+def test_bit_varying_is_mapped_as_real_debezium_maps_it() -> None:
+    o = spec.DbzOptions()
+    vb10 = Column("vb", SqlType(Kind.VARBIT, length=10), True)
+    for i, v in {1: "", 2: "101", 3: "1111111111"}.items():
+        fields, after = _row("adaptive", "dbz.s1.bits", i)
+        assert _field_schema(fields, "vb") == spec.type_schema(vb10.type, o, True)
+        assert spec.json_value(vb10, v, o) == after["vb"], i
+    # edge-varbit: varbit(1) is a boolean, longer ones Bits of as many bytes as the value needs;
+    # defaults are carried (B'101', B'1', B'') and stand in for the NOT NULL key-only delete image.
+    cols = {"v1": Column("v1", SqlType(Kind.VARBIT, length=1), True),
+            "v3": Column("v3", SqlType(Kind.VARBIT, length=3), False, Default(DefaultKind.VALUE, "101")),
+            "v70": Column("v70", SqlType(Kind.VARBIT, length=70), True),
+            "d1": Column("d1", SqlType(Kind.VARBIT, length=1), True, Default(DefaultKind.VALUE, "1")),
+            "de": Column("de", SqlType(Kind.VARBIT, length=5), True, Default(DefaultKind.VALUE, ""))}
+    rows = {1: {"v1": "1", "v3": "", "v70": "1" * 70, "d1": "1", "de": ""},
+            2: {"v1": "0", "v3": "001", "v70": "0000000001", "d1": "1", "de": ""},
+            3: {"v1": None, "v3": "101", "v70": "1" + "0" * 69, "d1": "1", "de": ""}}
+    for i, row in rows.items():
+        fields, after = _row_in("edge-varbit", "dbz.s1.vb", i)
+        for name, c in cols.items():
+            want = spec.type_schema(c.type, o, c.nullable)
+            carried, default = spec.schema_default(c, o)
+            assert _field_schema(fields, name) == want, name
+            assert ("default" in fields[name]) == carried and fields[name].get("default") == default, name
+            assert spec.json_value(c, row[name], o) == after[name], (i, name)
+    _, before = _row_in("edge-varbit", "dbz.s1.vb", 3, "before")
+    assert before["v3"] == spec.required_value(cols["v3"], o) == "BQ=="
+    assert before["d1"] == spec.json_value(cols["d1"], None, o) is True
+    assert before["v70"] is None
+
+
+def test_time_with_time_zone_is_mapped_as_real_debezium_maps_it() -> None:
+    from conformance.model.values import TimeTz, parse_timetz
+
+    for mode in ("adaptive", "connect", "isostring", "nanoseconds"):  # ZonedTime in every time mode
+        o = spec.DbzOptions(time_mode=mode.replace("-", "_"))
+        c = Column("ttz", SqlType(Kind.TIMETZ, fsp=6), True)
+        for i, text in {1: "23:59:59.999999+14", 2: "00:00:00-12", 3: "12:00:00.5+05:30"}.items():
+            fields, after = _row(mode, "dbz.s1.tm", i)
+            assert _field_schema(fields, "ttz") == spec.type_schema(c.type, o, True)
+            assert spec.json_value(c, parse_timetz(text), o) == after["ttz"], (mode, i)
+    o = spec.DbzOptions()
+    t, t0, t3 = (Column(n, SqlType(Kind.TIMETZ, fsp=p), True) for n, p in (("t", 6), ("t0", 0), ("t3", 3)))
+    t0 = Column("t0", t0.type, False, Default(DefaultKind.VALUE, parse_timetz("10:00:00+02")))
+    rows = {1: ("00:00:00+00", "23:59:59-14", "12:34:56.789+05:45"),
+            2: ("13:14:15.000001-09:30", "00:00:01+14", "00:00:00.001-00:01"),
+            3: (None, "10:00:00+02", None)}
+    for i, values in rows.items():
+        fields, after = _row_in("edge-timetz", "dbz.s1.ttz", i)
+        for c, text in zip((t, t0, t3), values, strict=True):
+            assert "default" not in fields[c.name]  # no default mapper for timetz
+            assert spec.json_value(c, None if text is None else parse_timetz(text), o) == after[c.name], (i, c.name)
+    _, before = _row_in("edge-timetz", "dbz.s1.ttz", 3, "before")
+    assert before["t0"] == spec.required_value(t0, o) == "00:00:00Z"
+    # 24:00:00 is midnight of the next day, shifted by its offset.
+    for i, text in {2: "24:00:00+00", 3: "24:00:00+05"}.items():
+        _, after = _row_in("edge-timetz-24", "dbz.s1.ttz24", i)
+        assert spec.json_value(t, parse_timetz(text), o) == after["t"], i
+    assert TimeTz(86_400_000_000, 5 * 3600).text() == "24:00:00+05"
+
+
+def test_timetz_text_round_trips_postgresqls_output() -> None:
+    from conformance.model.values import TimeTz, parse_timetz
+
+    for text in ("09:59:59.999999+14", "00:00:00-12", "12:00:00.5+05:30", "24:00:00+00", "13:14:15.000001-09:30",
+                 "00:00:00.001-00:01", "12:00:00+05:30:15", "12:00:00+15:59"):
+        assert parse_timetz(text).text() == text
+    assert parse_timetz("12:00:00-05:30:15") == TimeTz(43_200_000_000, -(5 * 3600 + 1800 + 15))
+    assert parse_timetz("12:00:00+01") != parse_timetz("11:00:00+00")  # timetz_eq: same clock and zone
+    with pytest.raises(ValueError, match="time with time zone"):
+        parse_timetz("12:00")

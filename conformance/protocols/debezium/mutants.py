@@ -13,7 +13,7 @@ import fastavro
 from ...encoders.spi import EncoderError, Record
 from ...model.table import Table
 from ...model.types import Kind
-from ...model.values import Row
+from ...model.values import Row, TimeTz
 from ..mutants import MutantRegistry
 from . import decoder, spec
 from .encoder import DebeziumEncoder, dumps
@@ -129,6 +129,37 @@ class DateAsText(DebeziumEncoder):
             v = image[c.name]
             if c.type.kind is Kind.DATE and v is not None:
                 out[c.name] = f"{v.year:04d}-{v.month:02d}-{v.day:02d}"  # type: ignore[union-attr]
+        return out
+
+
+@mutant("timetz-local-clock", "row.values", shape={"kinds": (Kind.INT, Kind.TIMETZ, Kind.TEXT), "edge_rate": 0.3})
+class TimeTzLocalClock(DebeziumEncoder):
+    """Writes a time with time zone's own clock with `Z`, not the time in UTC (the offset dropped)."""
+
+    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+        out = super().row(t, image, unavailable)
+        if out is None or image is None:
+            return out
+        for c in t.columns:
+            v = image[c.name]
+            if isinstance(v, TimeTz):
+                out[c.name] = spec.json_value(c, TimeTz(v.micros % 86_400_000_000, 0), self.o)
+        return out
+
+
+@mutant("varbit-big-endian", "row.values", shape={"kinds": (Kind.INT, Kind.VARBIT), "edge_rate": 0.3})
+class VarbitBigEndian(DebeziumEncoder):
+    """Writes a bit varying's bytes big-endian (the bit string's own order), not little-endian."""
+
+    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+        out = super().row(t, image, unavailable)
+        if out is None or image is None:
+            return out
+        for c in t.columns:
+            v = image[c.name]
+            if c.type.kind is Kind.VARBIT and isinstance(v, str) and (c.type.length or 0) > 1:
+                n = int(v, 2) if v else 0
+                out[c.name] = spec.b64(n.to_bytes((n.bit_length() + 7) // 8, "big"))
         return out
 
 

@@ -38,6 +38,7 @@ from ...model.values import (
     Interval,
     Json,
     Time,
+    TimeTz,
     Value,
     decimal_text,
     float32_shortest,
@@ -55,7 +56,7 @@ KINDS: tuple[Kind, ...] = (
     Kind.BOOLEAN, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL, Kind.NUMERIC,
     Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.BYTEA, Kind.DATE, Kind.TIME, Kind.DATETIME, Kind.TIMESTAMPTZ,
     Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.INTERVAL, Kind.ARRAY, Kind.MONEY, Kind.INET,
-    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8,
+    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ, Kind.VARBIT,
 )
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -336,6 +337,8 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
         return FieldType("int64", "io.debezium.time.Timestamp", 1)
     if k is Kind.TIMESTAMPTZ:
         return FieldType("string", "io.debezium.time.ZonedTimestamp", 1)
+    if k is Kind.TIMETZ:
+        return FieldType("string", "io.debezium.time.ZonedTime", 1)
     if k in (Kind.JSON, Kind.JSONB):
         return FieldType("string", "io.debezium.data.Json", 1)
     if k is Kind.UUID:
@@ -351,7 +354,7 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
         return FieldType("bytes", "org.apache.kafka.connect.data.Decimal", 1, (("scale", "2"),))
     if k in (Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
         return FieldType("string")  # the server's text
-    if k is Kind.BIT:
+    if k in (Kind.BIT, Kind.VARBIT):
         if t.length == 1:
             return FieldType("boolean")
         return FieldType("bytes", "io.debezium.data.Bits", 1, (("length", str(t.length)),))
@@ -702,7 +705,7 @@ def default_carried(c: Column, o: DbzOptions) -> bool:
     default: KAFKA-12694); in double and string modes its default is a double or a string and is
     carried (3.6.3: `numeric DEFAULT 1.5` gives `"default":"1.5"` in string mode)."""
     k = c.type.kind
-    if k in (Kind.BYTEA, Kind.ARRAY, Kind.MONEY, Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
+    if k in (Kind.BYTEA, Kind.ARRAY, Kind.MONEY, Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ):
         return False  # no default mapper for these types
     return not (k is Kind.NUMERIC and o.decimal_mode == "precise")
 
@@ -811,6 +814,11 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
     if k is Kind.TIMESTAMPTZ:
         assert isinstance(v, DateTime)
         return zoned_text(v, t.fsp)
+    if k is Kind.TIMETZ:
+        # io.debezium.time.ZonedTime: the time in UTC as ISO_OFFSET_TIME prints it (24:00:00 is
+        # midnight; real 3.6.3: `'23:59:59.999999+14'` -> `"09:59:59.999999Z"`).
+        assert isinstance(v, TimeTz)
+        return _java_clock(v.utc_micros()) + "Z"
     if k in (Kind.JSON, Kind.JSONB):
         assert isinstance(v, Json)
         return json.dumps(v.data, ensure_ascii=False)
@@ -832,6 +840,13 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
             return bool(v)
         # java.util.BitSet.toByteArray: little-endian, no trailing zero bytes (0: no bytes).
         return b64(v.to_bytes((v.bit_length() + 7) // 8, "little"))
+    if k is Kind.VARBIT:
+        # As a bit(n): the bit string read as a number (real 3.6.3: `'101'` -> `"BQ=="`, `''` -> `""`).
+        assert isinstance(v, str)
+        n = int(v, 2) if v else 0
+        if t.length == 1:
+            return bool(n)
+        return b64(n.to_bytes((n.bit_length() + 7) // 8, "little"))
     if k is Kind.INTERVAL:
         assert isinstance(v, Interval)
         return interval_value(v, o)
@@ -945,7 +960,9 @@ def required_value(c: Column, o: DbzOptions) -> Any:
         zero = DateTime(1970, 1, 1)
     elif k is Kind.TIMESTAMPTZ:
         return "1970-01-01T00:00:00Z"
-    elif k is Kind.BIT:
+    elif k is Kind.TIMETZ:
+        return "00:00:00Z"
+    elif k in (Kind.BIT, Kind.VARBIT):
         return False if c.type.length == 1 else ""
     elif k is Kind.INTERVAL:
         return "P0Y0M0DT0H0M0S" if o.interval_mode == "string" else 0
