@@ -27,6 +27,7 @@ How the model's kinds are spelled:
 | ARRAY | - | `element[]`, one dimension |
 | MONEY, INET, CIDR, MACADDR, MACADDR8 | - | PostgreSQL's own types |
 | TIMETZ, VARBIT | - | `timetz(p)`, `varbit(n)` |
+| HSTORE | - | `hstore` (the extension, created where a table first needs it) |
 
 Each dialect also names the *conversions* its server applies to a stored value (`Conversion`):
 the source checks accept a stored value that differs from the model's only by one of them.
@@ -45,7 +46,7 @@ from . import sql as tidb_sql
 from .events import Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction
 from .table import Column, DefaultKind, Index, ReplicaIdentity, Table
 from .types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, quote_sql_string
-from .values import Array, Date, DateTime, Infinity, Interval, Json, Row, Time, TimeTz, Value, decimal_text
+from .values import Array, Date, DateTime, Hstore, Infinity, Interval, Json, Row, Time, TimeTz, Value, decimal_text
 
 
 class Conversion(enum.StrEnum):
@@ -351,7 +352,7 @@ POSTGRES_KINDS: tuple[Kind, ...] = (
     Kind.BOOLEAN, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL, Kind.NUMERIC,
     Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.BYTEA, Kind.DATE, Kind.TIME, Kind.DATETIME, Kind.TIMESTAMPTZ,
     Kind.INTERVAL, Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.ARRAY, Kind.MONEY, Kind.INET,
-    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ, Kind.VARBIT,
+    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ, Kind.VARBIT, Kind.HSTORE,
 )
 
 _PG_NAMES = {
@@ -359,7 +360,7 @@ _PG_NAMES = {
     Kind.FLOAT: "real", Kind.DOUBLE: "double precision", Kind.NUMERIC: "numeric", Kind.TEXT: "text",
     Kind.BYTEA: "bytea", Kind.DATE: "date", Kind.INTERVAL: "interval", Kind.JSON: "json", Kind.JSONB: "jsonb",
     Kind.UUID: "uuid", Kind.MONEY: "money", Kind.INET: "inet", Kind.CIDR: "cidr", Kind.MACADDR: "macaddr",
-    Kind.MACADDR8: "macaddr8",
+    Kind.MACADDR8: "macaddr8", Kind.HSTORE: "hstore",
 }
 
 
@@ -482,6 +483,9 @@ class PostgresDialect(Dialect):
         if k is Kind.TIMETZ:
             assert isinstance(v, TimeTz)
             return f"'{v.text()}'::timetz"
+        if k is Kind.HSTORE:
+            assert isinstance(v, Hstore)
+            return f"{_pg_string(v.text())}::hstore"
         if k is Kind.DATETIME:
             assert isinstance(v, DateTime)
             return f"TIMESTAMP '{v.text(6)}'"
@@ -548,7 +552,11 @@ class PostgresDialect(Dialect):
         return [f"CREATE SCHEMA {self.schema(name)};"]
 
     def _enum_types(self, t: Table, columns: tuple[Column, ...]) -> list[str]:
+        """What the columns' types need first: each enum type, and the hstore extension (a trusted
+        extension: a database owner may create it)."""
         out: list[str] = []
+        if any(c.type.kind is Kind.HSTORE for c in columns):
+            out.append("CREATE EXTENSION IF NOT EXISTS hstore;")
         seen: set[str] = set()
         for c in columns:
             if c.type.kind is not Kind.ENUM:

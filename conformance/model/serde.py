@@ -35,7 +35,21 @@ from .events import (
 )
 from .table import Column, Default, DefaultKind, Generated, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
-from .values import Array, Date, DateTime, Infinity, Interval, Json, Row, Time, TimeTz, Value, Vector, parse_timetz
+from .values import (
+    Array,
+    Date,
+    DateTime,
+    Hstore,
+    Infinity,
+    Interval,
+    Json,
+    Row,
+    Time,
+    TimeTz,
+    Value,
+    Vector,
+    parse_timetz,
+)
 
 FORMAT = "cdc-conformance/workload"
 FORMAT_VERSION = 1
@@ -112,6 +126,8 @@ def value_to_json(t: SqlType, v: Value) -> Any:
         return v.text()
     if isinstance(v, TimeTz):
         return v.text()
+    if isinstance(v, Hstore):
+        return {"hstore": [list(p) for p in v.pairs]}
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     return v
@@ -152,6 +168,8 @@ def value_from_json(t: SqlType, j: Any) -> Value:
         if not mt:
             raise WorkloadFormatError(f"bad datetime {j!r}")
         return DateTime(*(int(x) for x in mt.groups()))
+    if k is Kind.HSTORE:
+        return Hstore.of({str(p[0]): p[1] for p in j["hstore"]})
     if k is Kind.TIMETZ:
         try:
             return parse_timetz(j)

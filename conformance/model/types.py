@@ -67,6 +67,7 @@ class Kind(enum.StrEnum):
     MACADDR8 = "MACADDR8"  # eight bytes, `08:00:2b:ff:fe:01:02:03`
     TIMETZ = "TIMETZ"  # PostgreSQL's time with time zone: a clock time and its UTC offset (`TimeTz`)
     VARBIT = "VARBIT"  # PostgreSQL's bit varying(n): a str of up to `length` '0'/'1' characters
+    HSTORE = "HSTORE"  # PostgreSQL's hstore (extension): text keys to text or NULL values (`Hstore`)
 
 
 #: The kinds TiDB has, in the order the default generation draws them. Generation for TiDB

@@ -29,6 +29,7 @@
 | INET, CIDR, MACADDR[8] (PG)  | `str`, as PostgreSQL prints it                  |
 | TIMETZ (PostgreSQL)          | `TimeTz` (clock time and UTC offset)            |
 | VARBIT (PostgreSQL)          | `str` of '0'/'1', as long as the value is       |
+| HSTORE (PostgreSQL)          | `Hstore` (pairs sorted by key)                  |
 | NULL                         | `None`                                          |
 
 `Date`, `DateTime` and `Time` exist because MySQL allows values Python's `datetime` cannot hold
@@ -322,6 +323,66 @@ def parse_timetz(text: str) -> TimeTz:
 
 
 @dataclass(frozen=True, slots=True)
+class Hstore:
+    """PostgreSQL's hstore: distinct text keys, each with a text value or NULL; `pairs` sorted by
+    key (the server keeps no order of its own that a consumer may rely on)."""
+
+    pairs: tuple[tuple[str, str | None], ...] = ()
+
+    @classmethod
+    def of(cls, mapping: dict[str, str | None]) -> Hstore:
+        return cls(tuple(sorted(mapping.items())))
+
+    def as_dict(self) -> dict[str, str | None]:
+        return dict(self.pairs)
+
+    def text(self) -> str:
+        """hstore's own text: `"k"=>"v", "n"=>NULL`, `\\` and `"` escaped with a backslash."""
+        def q(s: str) -> str:
+            return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return ", ".join(f"{q(k)}=>{'NULL' if v is None else q(v)}" for k, v in self.pairs)
+
+
+def parse_hstore(text: str) -> Hstore:
+    """hstore's output (`Hstore.text`; keys and values always quoted, NULL bare)."""
+    out: dict[str, str | None] = {}
+    i, n = 0, len(text)
+
+    def quoted(i: int) -> tuple[str, int]:
+        if i >= n or text[i] != '"':
+            raise ValueError(f"not an hstore: {text[:40]!r}")
+        buf: list[str] = []
+        i += 1
+        while i < n and text[i] != '"':
+            if text[i] == "\\":
+                i += 1
+            if i >= n:
+                break
+            buf.append(text[i])
+            i += 1
+        if i >= n:
+            raise ValueError(f"not an hstore (unterminated): {text[:40]!r}")
+        return "".join(buf), i + 1
+
+    while i < n:
+        key, i = quoted(i)
+        if not text.startswith("=>", i):
+            raise ValueError(f"not an hstore: {text[:40]!r}")
+        i += 2
+        value: str | None
+        if text.startswith("NULL", i):
+            value, i = None, i + 4
+        else:
+            value, i = quoted(i)
+        out[key] = value
+        if text.startswith(", ", i):
+            i += 2
+        elif i != n:
+            raise ValueError(f"not an hstore: {text[:40]!r}")
+    return Hstore.of(out)
+
+
+@dataclass(frozen=True, slots=True)
 class Array:
     """A one-dimensional PostgreSQL array; `None` items are NULL elements."""
 
@@ -330,7 +391,7 @@ class Array:
 
 Value: TypeAlias = (
     None | int | float | decimal.Decimal | str | bytes | Date | DateTime | Time | Json | tuple[str, ...] | Vector
-    | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array | Infinity | TimeTz
+    | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array | Infinity | TimeTz | Hstore
 )
 Row: TypeAlias = dict[str, Value]
 

@@ -40,6 +40,7 @@ from ..model.values import (
     Array,
     Date,
     DateTime,
+    Hstore,
     Infinity,
     Interval,
     Json,
@@ -244,6 +245,9 @@ def pg_edge_values(t: SqlType) -> list[Value]:
         return [TimeTz(0, 0), TimeTz(_DAY_US, 0), TimeTz(_truncate_us(_DAY_US - 1, t.fsp), 14 * 3600),
                 TimeTz(0, -12 * 3600), TimeTz(_truncate_us(45_296_789_012, t.fsp), 5 * 3600 + 1800),
                 TimeTz(_DAY_US, PG_TIMETZ_MAX_OFFSET), TimeTz(1_000_000, -PG_TIMETZ_MAX_OFFSET)]
+    if k is Kind.HSTORE:
+        return [Hstore(), Hstore.of({"a": "1"}), Hstore.of({"b": None}), Hstore.of({"ü k": 'x"y', "": ""}),
+                Hstore.of({"\\": "NULL", "NULL": None, "=>": ", "}), Hstore.of({"😀": "中文", "a b": "'"})]
     if k is Kind.VARBIT:
         assert t.length is not None
         n = t.length
@@ -357,6 +361,10 @@ def pg_sample_value(src: Source, t: SqlType, *, edge_rate: float = 0.2, key: boo
         offset = src.choice((0, 3600, -5 * 3600, 5 * 3600 + 1800, 9 * 3600, -(3 * 3600 + 1800))) if src.boolean() \
             else src.integer(-PG_TIMETZ_MAX_OFFSET // 60, PG_TIMETZ_MAX_OFFSET // 60) * 60
         return TimeTz(_truncate_us(src.integer(0, _DAY_US - 1), t.fsp), offset)
+    if k is Kind.HSTORE:
+        return Hstore.of({src.text(min_size=0, max_size=12, allow_nul=False):
+                          None if src.rare(0.15) else src.text(min_size=0, max_size=24, allow_nul=False)
+                          for _ in range(src.integer(0, 4))})
     if k is Kind.VARBIT:
         assert t.length is not None
         n = src.integer(1 if t.length == 1 else 0, min(t.length, 80))

@@ -16,7 +16,19 @@ import re
 import uuid
 
 from ..model.types import Kind, SqlType
-from ..model.values import Array, Date, DateTime, Infinity, Interval, Json, Time, Value, parse_timetz, to_float32
+from ..model.values import (
+    Array,
+    Date,
+    DateTime,
+    Infinity,
+    Interval,
+    Json,
+    Time,
+    Value,
+    parse_hstore,
+    parse_timetz,
+    to_float32,
+)
 
 _DATETIME = re.compile(r"^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"
                        r"([+-]\d{2}(?::?\d{2}){0,2})?$")
@@ -172,6 +184,8 @@ def parse_pg_text(t: SqlType, s: str) -> Value:
         return parse_time(s)
     if k is Kind.TIMETZ:
         return parse_timetz(s)
+    if k is Kind.HSTORE:
+        return parse_hstore(s)
     if k in (Kind.DATETIME, Kind.TIMESTAMPTZ):
         return parse_datetime(s)
     if k is Kind.INTERVAL:

@@ -63,6 +63,14 @@ def canonical(typ: Any, name: Any, v: Any, items: Any = None) -> Any:
     return v
 
 
+#: A null and a column's default are one value to the match: whether the converter writes a null
+#: as the default depends on the schema the connector built, and the connector reads defaults
+#: (like optionality) from the live catalog when it handles a relation message, so a later
+#: ALTER TABLE (a dropped column, a changed default) can take a default away or give one before
+#: the rows that precede it are converted. `row.values` judges the value itself.
+NULL_OR_DEFAULT = ["null-or-default"]
+
+
 def _row_form(row: Any, fields: Mapping[Any, dict[str, Any]] | None) -> Any:
     """What a version is matched on: the canonical row where the message's schema says the
     types; without schemas (schemas.enable=false) nothing of the row: the op alone."""
@@ -71,7 +79,11 @@ def _row_form(row: Any, fields: Mapping[Any, dict[str, Any]] | None) -> Any:
     out = {}
     for k, v in row.items():
         f = fields.get(k, {})
-        out[k] = canonical(f.get("type"), f.get("name"), v, f.get("items"))
+        c = canonical(f.get("type"), f.get("name"), v, f.get("items"))
+        if v is None or ("default" in f and c == canonical(f.get("type"), f.get("name"), f["default"],
+                                                           f.get("items"))):
+            c = NULL_OR_DEFAULT
+        out[k] = c
     return out
 
 
@@ -85,7 +97,11 @@ def _expected_form(t: Any, after: Any, o: DbzOptions, unavailable: frozenset[str
     for c in t.columns:
         s = spec.type_schema(c.type, o, True)
         v = spec.unavailable_value(c, o) if c.name in unavailable else json_value(c, after[c.name], o)
-        out[spec.field_name(c, o)] = canonical(s["type"], s.get("name"), v, s.get("items"))
+        form = canonical(s["type"], s.get("name"), v, s.get("items"))
+        carried, default = spec.schema_default(c, o)
+        if v is None or (carried and form == canonical(s["type"], s.get("name"), default, s.get("items"))):
+            form = NULL_OR_DEFAULT
+        out[spec.field_name(c, o)] = form
     return out
 
 

@@ -13,7 +13,7 @@ import fastavro
 from ...encoders.spi import EncoderError, Record
 from ...model.table import Table
 from ...model.types import Kind
-from ...model.values import Row, TimeTz
+from ...model.values import Hstore, Row, TimeTz
 from ..mutants import MutantRegistry
 from . import decoder, spec
 from .encoder import DebeziumEncoder, dumps
@@ -144,6 +144,21 @@ class TimeTzLocalClock(DebeziumEncoder):
             v = image[c.name]
             if isinstance(v, TimeTz):
                 out[c.name] = spec.json_value(c, TimeTz(v.micros % 86_400_000_000, 0), self.o)
+        return out
+
+
+@mutant("hstore-as-text", "row.values", shape={"kinds": (Kind.INT, Kind.HSTORE), "edge_rate": 0.3})
+class HstoreAsText(DebeziumEncoder):
+    """Writes an hstore as PostgreSQL's own text (`"k"=>"v"`), not as a JSON object."""
+
+    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+        out = super().row(t, image, unavailable)
+        if out is None or image is None:
+            return out
+        for c in t.columns:
+            v = image[c.name]
+            if isinstance(v, Hstore) and self.o.hstore_mode == "json":
+                out[c.name] = v.text()
         return out
 
 

@@ -34,6 +34,7 @@ from ...model.values import (
     Array,
     Date,
     DateTime,
+    Hstore,
     Infinity,
     Interval,
     Json,
@@ -56,7 +57,7 @@ KINDS: tuple[Kind, ...] = (
     Kind.BOOLEAN, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL, Kind.NUMERIC,
     Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.BYTEA, Kind.DATE, Kind.TIME, Kind.DATETIME, Kind.TIMESTAMPTZ,
     Kind.JSON, Kind.JSONB, Kind.UUID, Kind.ENUM, Kind.BIT, Kind.INTERVAL, Kind.ARRAY, Kind.MONEY, Kind.INET,
-    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ, Kind.VARBIT,
+    Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ, Kind.VARBIT, Kind.HSTORE,
 )
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -87,6 +88,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
                short="interval",
                doc="interval as microseconds (io.debezium.time.MicroDuration, a month being 30.4375 days) or as "
                    "ISO-8601 text (io.debezium.time.Interval)."),
+    OptionSpec("hstore.handling.mode", "json", ("json", "map"), kind=CONNECTOR_PROPERTY, short="hstore",
+               doc="hstore as JSON text (io.debezium.data.Json) or as a Connect map of strings to optional strings."),
     OptionSpec("binary.handling.mode", "bytes", ("bytes", "base64", "base64-url-safe", "hex"),
                kind=CONNECTOR_PROPERTY, short="binary",
                doc="bytea as bytes (base64 in JSON), or as a base64 / base64-url-safe / hex string."),
@@ -149,6 +152,7 @@ class DbzOptions:
     field_adjust: str = "none"
     snapshot_mode: str = "initial"
     interval_mode: str = "numeric"
+    hstore_mode: str = "json"
 
     @property
     def snapshots(self) -> bool:
@@ -190,7 +194,8 @@ def _parse(items: tuple[tuple[str, str], ...]) -> DbzOptions:
                       schema_adjust=o.get("schema.name.adjustment.mode", "none"),
                       field_adjust=o.get("field.name.adjustment.mode", "none"),
                       snapshot_mode=o.get("snapshot.mode", "initial"),
-                      interval_mode=o.get("interval.handling.mode", "numeric"))
+                      interval_mode=o.get("interval.handling.mode", "numeric"),
+                      hstore_mode=o.get("hstore.handling.mode", "json"))
 
 
 # -- topics -----------------------------------------------------------------------------------
@@ -339,8 +344,10 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
         return FieldType("string", "io.debezium.time.ZonedTimestamp", 1)
     if k is Kind.TIMETZ:
         return FieldType("string", "io.debezium.time.ZonedTime", 1)
-    if k in (Kind.JSON, Kind.JSONB):
+    if k in (Kind.JSON, Kind.JSONB) or (k is Kind.HSTORE and o.hstore_mode != "map"):
         return FieldType("string", "io.debezium.data.Json", 1)
+    if k is Kind.HSTORE:
+        return FieldType("map")  # keys: strings, values: optional strings
     if k is Kind.UUID:
         return FieldType("string", "io.debezium.data.Uuid", 1)
     if k is Kind.ENUM:
@@ -374,6 +381,9 @@ def type_schema(t: SqlType, o: DbzOptions, optional: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"type": ft.type}
     if t.kind is Kind.ARRAY and t.element is not None:
         out["items"] = type_schema(t.element, o, True)
+    if ft.type == "map":
+        out["keys"] = {"type": "string", "optional": False}
+        out["values"] = {"type": "string", "optional": True}
     out["optional"] = optional
     if ft.name is not None:
         out["name"] = ft.name
@@ -705,7 +715,8 @@ def default_carried(c: Column, o: DbzOptions) -> bool:
     default: KAFKA-12694); in double and string modes its default is a double or a string and is
     carried (3.6.3: `numeric DEFAULT 1.5` gives `"default":"1.5"` in string mode)."""
     k = c.type.kind
-    if k in (Kind.BYTEA, Kind.ARRAY, Kind.MONEY, Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ):
+    if k in (Kind.BYTEA, Kind.ARRAY, Kind.MONEY, Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8, Kind.TIMETZ,
+             Kind.HSTORE):
         return False  # no default mapper for these types
     return not (k is Kind.NUMERIC and o.decimal_mode == "precise")
 
@@ -814,6 +825,13 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
     if k is Kind.TIMESTAMPTZ:
         assert isinstance(v, DateTime)
         return zoned_text(v, t.fsp)
+    if k is Kind.HSTORE:
+        # json: the pairs as a JSON object (Jackson, compact); map: a Connect map. pgjdbc's
+        # HStoreConverter reads them into a HashMap, so no order is promised.
+        assert isinstance(v, Hstore)
+        if o.hstore_mode == "map":
+            return v.as_dict()
+        return json.dumps(v.as_dict(), ensure_ascii=False, separators=(",", ":"))
     if k is Kind.TIMETZ:
         # io.debezium.time.ZonedTime: the time in UTC as ISO_OFFSET_TIME prints it (24:00:00 is
         # midnight; real 3.6.3: `'23:59:59.999999+14'` -> `"09:59:59.999999Z"`).
@@ -962,6 +980,8 @@ def required_value(c: Column, o: DbzOptions) -> Any:
         return "1970-01-01T00:00:00Z"
     elif k is Kind.TIMETZ:
         return "00:00:00Z"
+    elif k is Kind.HSTORE:
+        return {} if o.hstore_mode == "map" else "{}"
     elif k in (Kind.BIT, Kind.VARBIT):
         return False if c.type.length == 1 else ""
     elif k is Kind.INTERVAL:
@@ -993,7 +1013,7 @@ def same_value(c: Column, want: Any, got: Any, o: DbzOptions) -> bool:
         # The same number: the connector may write 0.0000 at scale 0.
         w, g = decimal_of(want), decimal_of(got)
         return w is not None and g is not None and w == g
-    if k in (Kind.JSON, Kind.JSONB):
+    if k in (Kind.JSON, Kind.JSONB) or (k is Kind.HSTORE and isinstance(want, str)):
         if not isinstance(got, str):
             return False
         try:
