@@ -11,9 +11,9 @@ from typing import Any
 import fastavro
 
 from ...encoders.spi import EncoderError, Record
-from ...model.table import Table
+from ...model.table import Column, Table
 from ...model.types import Kind
-from ...model.values import Hstore, Row, TimeTz
+from ...model.values import Date, Hstore, Row, TimeTz, Value
 from ..mutants import MutantRegistry
 from . import decoder, spec
 from .encoder import DebeziumEncoder, dumps
@@ -117,9 +117,14 @@ class KeyAllColumns(DebeziumEncoder):
             if self.o.key_schemas else dumps(payload)
 
 
-@mutant("date-as-text", "row.values", shape={"kinds": (Kind.INT, Kind.DATE, Kind.VARCHAR), "edge_rate": 0.3})
-class DateAsText(DebeziumEncoder):
-    """Writes DATE values as ISO text, not days since the epoch."""
+class _RewritesValues(DebeziumEncoder):
+    """The reference, with `rewrite` applied to each non-null value of the row images it writes
+    (`KEEP`: the reference's own)."""
+
+    KEEP: Any = object()
+
+    def rewrite(self, c: Column, v: Value) -> Any:
+        return self.KEEP
 
     def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
         out = super().row(t, image, unavailable)
@@ -127,55 +132,47 @@ class DateAsText(DebeziumEncoder):
             return out
         for c in t.columns:
             v = image[c.name]
-            if c.type.kind is Kind.DATE and v is not None:
-                out[c.name] = f"{v.year:04d}-{v.month:02d}-{v.day:02d}"  # type: ignore[union-attr]
+            new = self.KEEP if v is None else self.rewrite(c, v)
+            if new is not self.KEEP:
+                out[c.name] = new
         return out
+
+
+@mutant("date-as-text", "row.values", shape={"kinds": (Kind.INT, Kind.DATE, Kind.VARCHAR), "edge_rate": 0.3})
+class DateAsText(_RewritesValues):
+    """Writes DATE values as ISO text, not days since the epoch."""
+
+    def rewrite(self, c: Column, v: Value) -> Any:
+        return f"{v.year:04d}-{v.month:02d}-{v.day:02d}" if isinstance(v, Date) else self.KEEP
 
 
 @mutant("timetz-local-clock", "row.values", shape={"kinds": (Kind.INT, Kind.TIMETZ, Kind.TEXT), "edge_rate": 0.3})
-class TimeTzLocalClock(DebeziumEncoder):
+class TimeTzLocalClock(_RewritesValues):
     """Writes a time with time zone's own clock with `Z`, not the time in UTC (the offset dropped)."""
 
-    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
-        out = super().row(t, image, unavailable)
-        if out is None or image is None:
-            return out
-        for c in t.columns:
-            v = image[c.name]
-            if isinstance(v, TimeTz):
-                out[c.name] = spec.json_value(c, TimeTz(v.micros % 86_400_000_000, 0), self.o)
-        return out
+    def rewrite(self, c: Column, v: Value) -> Any:
+        if not isinstance(v, TimeTz):
+            return self.KEEP
+        return spec.json_value(c, TimeTz(v.micros % 86_400_000_000, 0), self.o)
 
 
 @mutant("hstore-as-text", "row.values", shape={"kinds": (Kind.INT, Kind.HSTORE), "edge_rate": 0.3})
-class HstoreAsText(DebeziumEncoder):
+class HstoreAsText(_RewritesValues):
     """Writes an hstore as PostgreSQL's own text (`"k"=>"v"`), not as a JSON object."""
 
-    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
-        out = super().row(t, image, unavailable)
-        if out is None or image is None:
-            return out
-        for c in t.columns:
-            v = image[c.name]
-            if isinstance(v, Hstore) and self.o.hstore_mode == "json":
-                out[c.name] = v.text()
-        return out
+    def rewrite(self, c: Column, v: Value) -> Any:
+        return v.text() if isinstance(v, Hstore) and self.o.hstore_mode == "json" else self.KEEP
 
 
 @mutant("varbit-big-endian", "row.values", shape={"kinds": (Kind.INT, Kind.VARBIT), "edge_rate": 0.3})
-class VarbitBigEndian(DebeziumEncoder):
+class VarbitBigEndian(_RewritesValues):
     """Writes a bit varying's bytes big-endian (the bit string's own order), not little-endian."""
 
-    def row(self, t: Table, image: Row | None, unavailable: frozenset[str] = frozenset()) -> dict[str, Any] | None:
-        out = super().row(t, image, unavailable)
-        if out is None or image is None:
-            return out
-        for c in t.columns:
-            v = image[c.name]
-            if c.type.kind is Kind.VARBIT and isinstance(v, str) and (c.type.length or 0) > 1:
-                n = int(v, 2) if v else 0
-                out[c.name] = spec.b64(n.to_bytes((n.bit_length() + 7) // 8, "big"))
-        return out
+    def rewrite(self, c: Column, v: Value) -> Any:
+        if c.type.kind is not Kind.VARBIT or not isinstance(v, str) or (c.type.length or 0) <= 1:
+            return self.KEEP
+        n = int(v, 2) if v else 0
+        return spec.b64(n.to_bytes((n.bit_length() + 7) // 8, "big"))
 
 
 @mutant("timestamp-micro-as-milli-type", "column.types",

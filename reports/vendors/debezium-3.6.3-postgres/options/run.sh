@@ -20,6 +20,7 @@ run decimal.handling.mode --option decimal.handling.mode=precise,double,string
 run time.precision.mode --option time.precision.mode=adaptive,adaptive_time_microseconds,connect,isostring,microseconds,nanoseconds
 run binary.handling.mode --option binary.handling.mode=bytes,base64,base64-url-safe,hex
 run interval.handling.mode --option interval.handling.mode=numeric,string
+run hstore.handling.mode --option hstore.handling.mode=json,map
 run tombstones.on.delete --option tombstones.on.delete=true,false
 run provide.transaction.metadata --option provide.transaction.metadata=false,true
 run value.converter.schemas.enable --option value.converter.schemas.enable=true,false
