@@ -20,12 +20,12 @@ from helpers import check_capture, encode, problems, run_encoder, shape_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.checks import Outcome, all_checks
+from conformance.checks import Outcome
 from conformance.encoders import EncoderKind, Record, all_encoders
 from conformance.model import Kind, SqlType
 from conformance.model.events import Ddl, DdlKind, Transaction
 from conformance.model.values import DateTime
-from conformance.protocols import get_protocol
+from conformance.protocols import all_checks, get_protocol
 from conformance.protocols.ticdc_simple import codec, spec
 from conformance.protocols.ticdc_simple.decoder import decode
 from conformance.strategies import sample_workload

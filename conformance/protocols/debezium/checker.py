@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.registry import Location
+from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import CaptureStart, Event, LogicalMessage, Transaction
@@ -162,9 +162,9 @@ def _avro_key_text(msg: Message) -> str | None:
 
 
 class DebeziumChecker(CheckerBase):
-    def __init__(self, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *, topic_prefix: str = "",
-                 partitions: int | None = None, registry: Any = None) -> None:
-        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
+                 topic_prefix: str = "", partitions: int | None = None, registry: Any = None) -> None:
+        super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = DbzOptions.from_options(options)
         self.resolver = SchemaResolver(registry)
         self.prefix = topic_prefix
@@ -185,9 +185,6 @@ class DebeziumChecker(CheckerBase):
         lg.append(Entry(offset, kind, key_text(record.key) if not self.o.key_avro else _avro_key_text(msg)))
         return ev
 
-    def check_record(self, record: Record, loc: Location) -> None:
-        self.run_record_checks(self.evidence(record, loc))
-
     def expected_events(self, event: Event) -> list[Expected]:
         if isinstance(event, CaptureStart):
             return snapshot_events(event, self.o, self.prefix)
@@ -201,7 +198,7 @@ class DebeziumChecker(CheckerBase):
         return out
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
-        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        evs = self.evidences(records)
         if not isinstance(event, (Transaction, CaptureStart)):
             for ev in evs:
                 self.run_record_checks(ev)

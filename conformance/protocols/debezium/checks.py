@@ -15,13 +15,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...checks import compatibility
-from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, check
+from ...checks.registry import CheckRegistry, Failure, Level, Location, NotApplicable, Scope
 from . import spec
 from .checker import EventEvidence, RecordEvidence, StreamEvidence
 
 P = spec.PROTOCOL
+#: The protocol's checks, by id relative to it.
+check = CHECKS = CheckRegistry(P)
 # What the registry and the encoder do with a schema change its level refuses (checks/compatibility.py).
-compatibility.declare(P)
+compatibility.declare(check)
 Findings = Iterator[Failure | NotApplicable]
 D = spec.DOCS
 NOT_CHANGE = NotApplicable("not a change event")
@@ -35,7 +37,7 @@ def _brief(v: Any, n: int = 100) -> str:
 
 # == framing ==========================================================================================
 
-@check("debezium.json.valid", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("json.valid", level=Level.MUST, scope=Scope.RECORD,
        clause="Kafka Connect JsonConverter: keys and values are JSON documents in UTF-8 (RFC 8259: no member "
               "twice); a tombstone is a null value")
 def json_valid(ev: RecordEvidence) -> Findings:
@@ -49,7 +51,7 @@ def json_valid(ev: RecordEvidence) -> Findings:
                           actual=(p.raw or b"")[:120].decode("utf-8", "replace"), location=ev.at(part=part))
 
 
-@check("debezium.converter.schemas", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("converter.schemas", level=Level.MUST, scope=Scope.RECORD,
        clause="Kafka Connect JsonConverter, `schemas.enable` (key.converter.*, value.converter.*; default true): "
               "with schemas a document {\"schema\": ..., \"payload\": ...}, without them the payload alone")
 def converter_schemas(ev: RecordEvidence) -> Findings:
@@ -78,7 +80,7 @@ def _avro_parts(ev: RecordEvidence) -> list[tuple[str, Any]]:
             if on and p.raw is not None and p.avro is not None]
 
 
-@check("debezium.avro.framing", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("avro.framing", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{AVRO}; the id is one the registry knows, and the body is exactly one datum of that schema")
 def avro_framing(ev: RecordEvidence) -> Findings:
     """Avro keys and values are framed: magic byte 0, a known schema id, one datum and nothing after it."""
@@ -93,7 +95,7 @@ def avro_framing(ev: RecordEvidence) -> Findings:
                           location=ev.at(part=part))
 
 
-@check("debezium.avro.subject", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("avro.subject", level=Level.MUST, scope=Scope.RECORD,
        clause="Confluent AvroConverter with the default key.subject.name.strategy / value.subject.name.strategy "
               "(TopicNameStrategy): a key's schema is registered under <topic>-key, a value's under <topic>-value")
 def avro_subject(ev: RecordEvidence) -> Findings:
@@ -114,7 +116,7 @@ def avro_subject(ev: RecordEvidence) -> Findings:
                           expected=want, actual=subjects, location=ev.at(part=part))
 
 
-@check("debezium.avro.schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("avro.schema", level=Level.MUST, scope=Scope.RECORD,
        clause="Confluent AvroConverter (AvroData, connect.meta.data=true): a Connect struct is a record named after "
               "it, int8/int16 carry connect.type, connect.name/version/parameters/default/doc carry the Connect "
               "schema, Decimal is bytes with logicalType decimal, an optional schema is a union with null (null "
@@ -143,7 +145,7 @@ def avro_schema(ev: RecordEvidence) -> Findings:
 
 # == the envelope =====================================================================================
 
-@check("debezium.envelope.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("envelope.fields", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events: the value's payload holds before, after, source, op, ts_ms; op is c "
               "(create), u (update), d (delete), r (read), t (truncate) or m (message); c has no before, d no after")
 def envelope_fields(ev: RecordEvidence) -> Findings:
@@ -203,7 +205,7 @@ def _message_fields(ev: RecordEvidence, e: dict[str, Any]) -> Findings:
                       location=ev.at("message", "value"))
 
 
-@check("debezium.envelope.schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("envelope.schema", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events (value schema: `<topic>.Envelope` with before/after structs named "
               "`<topic>.Value`, source `io.debezium.connector.postgresql.Source`, op a string); JsonConverter writes "
               "every field of the schema and nothing else")
@@ -262,7 +264,7 @@ def _message_schema(ev: RecordEvidence) -> Findings:
                       expected=_brief(want, 160), actual=_brief(s, 160), location=ev.at(part="value"))
 
 
-@check("debezium.envelope.timestamps", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("envelope.timestamps", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events: ts_ms, ts_us, ts_ns are the same instant (processing time) at three "
               "precisions; source.ts_ms/ts_us/ts_ns the commit time likewise")
 def envelope_timestamps(ev: RecordEvidence) -> Findings:
@@ -292,7 +294,7 @@ def _is_int(v: Any) -> bool:
 _JSON_TYPES = {"string": str, "int64": int}
 
 
-@check("debezium.source.postgresql", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("source.postgresql", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events, source metadata: version, connector (postgresql), name (topic.prefix), "
               "ts_ms, snapshot, db, schema, table, txId, lsn, xmin, sequence")
 def source_block(ev: RecordEvidence) -> Findings:
@@ -328,7 +330,7 @@ def source_block(ev: RecordEvidence) -> Findings:
                       expected=list(spec.SNAPSHOT_RECORD_VALUES), actual=snap, location=ev.at("snapshot", "value"))
 
 
-@check("debezium.topic.name", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("topic.name", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Topic names: <topic.prefix>.<schemaName>.<tableName>; characters a topic name may not hold "
               "are replaced by _ (the connector's topic naming strategy, per UTF-16 unit), logical decoding "
               "messages on <topic.prefix>.message (LogicalDecodingMessageMonitor)")
@@ -355,7 +357,7 @@ def topic_name(ev: RecordEvidence) -> Findings:
 
 # == key ==============================================================================================
 
-@check("debezium.key.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("key.fields", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Change event keys: the key holds the table's primary key columns (a struct named "
               "<topic>.Key), with the row's values; a table without a key has a null key")
 def key_fields(ev: RecordEvidence) -> Findings:
@@ -415,7 +417,7 @@ def _same_key(ev: RecordEvidence, want: dict[str, Any] | None, got: Any) -> bool
 
 # == with the workload ================================================================================
 
-@check("debezium.row.values", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("row.values", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{D}, Data type mappings (per decimal.handling.mode, time.precision.mode, binary.handling.mode); "
               "Kafka Connect JsonConverter (bytes and Decimal as base64); unavailable.value.placeholder for an "
               "unchanged TOASTed value (REPLICA IDENTITY DEFAULT / USING INDEX)")
@@ -456,7 +458,7 @@ def row_values(ev: RecordEvidence) -> Findings:
                               expected=_brief(want), actual=_brief(row[f]), location=ev.at(f, part))
 
 
-@check("debezium.column.types", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("column.types", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{D}, Data type mappings: the Connect type and semantic type (name, parameters) of each column per "
               "option; a nullable column is optional",
        docs_vs_code="the connector declares NOT NULL columns added by ALTER TABLE optional (3.6.3, pgoutput): "
@@ -493,7 +495,7 @@ def column_types(ev: RecordEvidence) -> Findings:
                           location=ev.at(f, "value"))
 
 
-@check("debezium.before.replica-identity", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("before.replica-identity", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{D}, Data change events (update/delete) and REPLICA IDENTITY: FULL gives the whole old row; "
               "DEFAULT/USING INDEX give no before for an update and only the key's columns for a delete")
 def before_image(ev: RecordEvidence) -> Findings:
@@ -526,7 +528,7 @@ def before_image(ev: RecordEvidence) -> Findings:
                           actual=_brief(got.get(f)), location=ev.at(f, "before"))
 
 
-@check("debezium.events.per-change", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+@check("events.per-change", level=Level.MUST, scope=Scope.EVENT, needs_source=True,
        clause=f"{D}, Data change events: one event per changed row (c/u/d) on the table's topic, in commit order; "
               "Primary key updates: a delete event for the old key (with its tombstone) then a create event for the "
               "new key; one message event (m) per logical decoding message")
@@ -547,7 +549,7 @@ def events_per_change(ev: EventEvidence) -> Findings:
                           actual=got.get(topic, []), location=ev.records[0].at() if ev.records else None)
 
 
-@check("debezium.transaction.metadata", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+@check("transaction.metadata", level=Level.MUST, scope=Scope.EVENT, needs_source=True,
        clause=f"{D}, Transaction metadata (provide.transaction.metadata): a BEGIN and an END event per "
               "transaction on <topic.prefix>.transaction, END with event_count and per data_collection counts; "
               "each event's transaction block has the transaction's id, total_order 1..n and data_collection_order "
@@ -624,7 +626,7 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
                       location=bounds[1].at())
 
 
-@check("debezium.transaction.id", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("transaction.id", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Transaction metadata: an event's transaction block names its transaction; the connector "
               "(PostgresTransactionMonitor.adjustTxId, 3.x) writes ids as <txId>:<lsn>, the LSN being the one it "
               "last saw when it made the record: an event's own source.lsn, BEGIN's first change, END's commit",
@@ -679,7 +681,7 @@ def _txid(v: Any) -> str | None:
 
 # == snapshots ========================================================================================
 
-@check("debezium.snapshot.records", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+@check("snapshot.records", level=Level.MUST, scope=Scope.EVENT, needs_source=True,
        clause=f"{D}, Snapshots (snapshot.mode initial, initial_only, always, when_needed): the connector first reads "
               "every row it finds as a read event (op r), table after table, marked in source.snapshot first / "
               "first_in_data_collection / true / last_in_data_collection / last "
@@ -757,7 +759,7 @@ def _table_marks(marks: list[tuple[RecordEvidence, Any]]) -> Findings:
 
 # == logical decoding messages =========================================================================
 
-@check("debezium.message.content", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("message.content", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Logical decoding messages (pg_logical_emit_message): a message event carries the message's "
               "prefix and its content as binary.handling.mode writes bytes (LogicalDecodingMessageMonitor); a "
               "transactional message is decoded with its transaction (source.txId), a non-transactional one at "
@@ -801,7 +803,7 @@ def message_content(ev: RecordEvidence) -> Findings:
 
 # == streams ==========================================================================================
 
-@check("debezium.delete.tombstone", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("delete.tombstone", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{D}, Tombstone events and tombstones.on.delete (default true): a delete event is followed by a "
               "tombstone with the same key and a null value; with false, no tombstones")
 def delete_tombstone(ev: StreamEvidence) -> Findings:

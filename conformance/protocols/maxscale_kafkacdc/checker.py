@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.registry import Location
+from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Event, Gtid
@@ -123,9 +123,9 @@ def schema_content(msg: Message) -> bytes:
 
 
 class CdcChecker(CheckerBase):
-    def __init__(self, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *, topic_prefix: str = "",
-                 partitions: int | None = None) -> None:
-        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
+                 topic_prefix: str = "", partitions: int | None = None) -> None:
+        super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = CdcOptions.from_options(options)
         self.prefix = topic_prefix
         self.logs: dict[tuple[str, int], PartitionLog] = {}
@@ -173,16 +173,11 @@ class CdcChecker(CheckerBase):
         lg.entries.append(entry)
         return ev
 
-    # -- a log (capture mode, or a run's judge stage) ----------------------------------------------
-
-    def check_record(self, record: Record, loc: Location) -> None:
-        self.run_record_checks(self.evidence(record, loc))
-
     # -- run mode ----------------------------------------------------------------------------------
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
         planned = self.tracker.plan(event)
-        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        evs = self.evidences(records)
         by_key: dict[str, list[Planned]] = {}
         for p in planned:
             if p.sent:

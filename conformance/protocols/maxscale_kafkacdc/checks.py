@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ...checks.registry import Failure, Level, NotApplicable, Scope, check
+from ...checks.registry import CheckRegistry, Failure, Level, NotApplicable, Scope
 from ...model import mysql_text
 from ...model.types import INTEGER_KINDS, Kind
 from ...model.values import to_float32
@@ -30,6 +30,8 @@ from .spec import NOTES, SEED
 from .tracker import RowImage, SchemaEvent, row_values
 
 P = spec.PROTOCOL
+#: The protocol's checks, by id relative to it.
+check = CHECKS = CheckRegistry(P)
 Findings = Iterator[Failure | NotApplicable]
 
 
@@ -57,7 +59,7 @@ NO_SOURCE_ROW = "no row of the workload is paired with this message (its key mat
 
 # == the message =========================================================================================
 
-@check("maxscale-kafkacdc.message.json", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("message.json", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (changes are streamed as JSON objects); {NOTES} §1 (one JSON object per message, "
               "json_dumps of a jansson object: UTF-8, no NaN, no duplicate keys)")
 def message_json(ev: RecordEvidence) -> Failure | None:
@@ -69,7 +71,7 @@ def message_json(ev: RecordEvidence) -> Failure | None:
                    actual=None if raw is None else raw[:120].decode("utf-8", "replace"), location=ev.at(part="value"))
 
 
-@check("maxscale-kafkacdc.message.compact", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+@check("message.compact", level=Level.SHOULD, scope=Scope.RECORD,
        clause=f"{NOTES} §1 (json_dumps(obj, JSON_COMPACT): no whitespace, no trailing newline)",
        docs_vs_code="docs: the examples are indented for reading; code: JSON_COMPACT, one line without spaces")
 def message_compact(ev: RecordEvidence) -> Failure | NotApplicable | None:
@@ -85,7 +87,7 @@ def message_compact(ev: RecordEvidence) -> Failure | NotApplicable | None:
                    actual=ev.msg.text[max(0, i - 20):i + 20], location=ev.at(part="value"))
 
 
-@check("maxscale-kafkacdc.message.kind", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("message.kind", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (DDL events: the schema object; DML events: event_type insert, update_before, "
               f"update_after, delete); {NOTES} §2 (a message is a schema event iff namespace is "
               "MaxScaleChangeDataSchema.avro: the upstream test's rule), §3")
@@ -105,7 +107,7 @@ def message_kind(ev: RecordEvidence) -> Failure | NotApplicable | None:
 
 # == Kafka =================================================================================================
 
-@check("maxscale-kafkacdc.kafka.key", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("kafka.key", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1 (DML key `domain-server_id-sequence:event_number`, kafkacdc.cc L268; schema key: the "
               "table's GTID without event number, L227-240), §6.2 (read back by gtid_pos_t::parse to resume)",
        docs_vs_code="docs: the key is not documented; code: GTID[:event_number], which MaxScale reads back to resume")
@@ -134,7 +136,7 @@ def kafka_key(ev: RecordEvidence) -> Failure | NotApplicable | None:
     return None
 
 
-@check("maxscale-kafkacdc.kafka.topic", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+@check("kafka.topic", level=Level.MUST, scope=Scope.EVENT,
        clause=f"{SEED} §topic (the Kafka topic where the replicated events will be sent); {NOTES} §1 (one topic "
               "for every table, schema and DML alike)")
 def kafka_topic(ev: EventEvidence) -> Findings:
@@ -147,7 +149,7 @@ def kafka_topic(ev: EventEvidence) -> Findings:
 
 # == schema events ===========================================================================================
 
-@check("maxscale-kafkacdc.schema.envelope", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.envelope", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (namespace MaxScaleChangeDataSchema.avro, type record, name ChangeRecord, table, "
               f"database, version, gtid, fields); {NOTES} §2 (Table::to_json: constants, sanitized names, version an "
               "integer, gtid `d-s-q`)")
@@ -181,7 +183,7 @@ def schema_envelope(ev: RecordEvidence) -> Findings:
                       location=ev.at("fields"))
 
 
-@check("maxscale-kafkacdc.schema.fixed-fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.fixed-fields", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (domain, server_id, sequence, event_number, timestamp, event_type with the "
               f"EVENT_TYPES enum); {NOTES} §2 (the six fixed fields always first, type plain \"int\")")
 def schema_fixed_fields(ev: RecordEvidence) -> Failure | NotApplicable | None:
@@ -197,7 +199,7 @@ def schema_fixed_fields(ev: RecordEvidence) -> Failure | NotApplicable | None:
     return None
 
 
-@check("maxscale-kafkacdc.schema.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.columns", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (a column: name, type [\"null\", X], real_type, length, unsigned); {NOTES} §2 "
               "(json_pack \"{s:s, s:[s, s], s:s, s:i, s:b}\": the union always has null first)")
 def schema_columns(ev: RecordEvidence) -> Findings:
@@ -232,7 +234,7 @@ def schema_columns(ev: RecordEvidence) -> Findings:
             yield Failure("unsigned is not a boolean", expected="true or false", actual=f["unsigned"], location=where)
 
 
-@check("maxscale-kafkacdc.schema.avro-type", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.avro-type", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §2.1 (column_type_to_avro_type: X from the lower-cased real_type: tinyint/boolean/smallint/"
               "mediumint/int/integer -> int; bigint/serial -> long; double/decimal/numeric/fixed/dec/real -> double; "
               "the blob and text types and binary -> bytes; float -> float; anything else -> string); §9",
@@ -252,7 +254,7 @@ def schema_avro_type(ev: RecordEvidence) -> Findings:
                           location=ev.at(c.name))
 
 
-@check("maxscale-kafkacdc.schema.length", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+@check("schema.length", level=Level.SHOULD, scope=Scope.RECORD,
        clause=f"{NOTES} §2.2 (length is always -1 for schemas of 2.5+: column_def never sets it)",
        docs_vs_code="docs: \"Field length, if found\"; code: -1 (the Column default), whatever the DDL says")
 def schema_length(ev: RecordEvidence) -> Findings:
@@ -266,7 +268,7 @@ def schema_length(ev: RecordEvidence) -> Findings:
                           location=ev.at(f.get("name") if isinstance(f.get("name"), str) else None))
 
 
-@check("maxscale-kafkacdc.schema.real-type", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("schema.real-type", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{NOTES} §2.2 (real_type: the DDL's type token as written, case kept, through the sanitizer: TIMESTAMP "
               "-> TIMESTAMP_; lower case for tables found through SHOW CREATE TABLE; unsigned iff the definition has "
               "UNSIGNED), §4.2 (column names sanitized)",
@@ -289,7 +291,7 @@ def schema_real_type(ev: RecordEvidence) -> Findings:
                       location=ev.at(want[i][0] if i < len(want) else None))
 
 
-@check("maxscale-kafkacdc.schema.disabled", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.disabled", level=Level.MUST, scope=Scope.RECORD,
        needs_options={"send_schema": "false"},
        clause=f"{SEED} §send_schema (\"they can be disabled with this parameter\"); {NOTES} §2 (sent only if "
               "send_schema=true, kafkacdc.cc L231)")
@@ -306,7 +308,7 @@ def schema_disabled(ev: RecordEvidence) -> Failure | None:
 _FIXED_TYPES = {"domain": 32, "server_id": 32, "sequence": 64, "event_number": 64}
 
 
-@check("maxscale-kafkacdc.dml.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("dml.fields", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (domain, server_id, sequence, event_number, timestamp, event_type; table_name and "
               f"table_schema since 2.5.3); {NOTES} §3 (prepare_row: unsigned GTID parts, event_number >= 1, the "
               "sanitized names of the table)")
@@ -341,7 +343,7 @@ def dml_fields(ev: RecordEvidence) -> Findings:
                       expected=[row.schema.database, row.schema.table], actual=list(ev.msg.table), location=ev.at())
 
 
-@check("maxscale-kafkacdc.dml.timestamp", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("dml.timestamp", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (timestamp: the UNIX timestamp when the event occurred, type int); {NOTES} §3 "
               "(hdr.timestamp: the binlog row event header's uint32 seconds, not the commit or Kafka time)",
        docs_vs_code="docs: \"UNIX timestamp when the event was created\" (type int); code: the row event's binlog "
@@ -366,7 +368,7 @@ def _schema_names(columns: list[Column]) -> list[str]:
     return list(dict.fromkeys(c.name for c in columns))
 
 
-@check("maxscale-kafkacdc.dml.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("dml.columns", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (DML events follow the format specified in the DDL event: all remaining fields "
               f"contain data from the table); {NOTES} §3 (every column present, full row image; NULL as null), §4.2",
        docs_vs_code="docs: a schema event whenever the table's format changes; 24.02 code: an ALTER before any row "
@@ -441,7 +443,7 @@ def _json_kind(v: Any) -> str:
     return type(v).__name__
 
 
-@check("maxscale-kafkacdc.value.json-type", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("value.json-type", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (DML events follow the format specified in the DDL event; type [\"null\", X]); "
               f"{NOTES} §4 (the JSON follows the binlog decoder's path for the column's real_type: integers for the "
               "integer types and BIT, numbers for FLOAT/DOUBLE/DECIMAL, strings for the rest; null for NULL)")
@@ -517,7 +519,7 @@ def _int_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return is_int(got) and got == want
 
 
-@check("maxscale-kafkacdc.value.integer", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("value.integer", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (integers as JSON integers, "
               "signed or unsigned per the schema's unsigned flag; BIGINT UNSIGNED: column_long(get_byte8))",
        docs_vs_code="docs: the column's data; 24.02 code: BIGINT UNSIGNED values >= 2^63 wrap negative "
@@ -527,7 +529,7 @@ def value_integer(ev: RecordEvidence) -> Findings:
     yield from _value_check(ev, INTEGER_KINDS, "integer", _int_same)
 
 
-@check("maxscale-kafkacdc.value.bit", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("value.bit", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (BIT: rpl.cc L1803-1817 "
               "column_int(0) with the warning 'BIT is not currently supported, values are stored as 0')",
        docs_vs_code="docs: the column's data; 24.02 code: always 0 (--option bit=zero)")
@@ -543,7 +545,7 @@ def _float_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return bool(x == model or (kind is Kind.FLOAT and to_float32(x) == model))
 
 
-@check("maxscale-kafkacdc.value.float", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("value.float", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{NOTES} §4 (FLOAT: json_real((double)float); DOUBLE: json_real; jansson prints %.17g, which reads "
               "back as the same double)")
 def value_float(ev: RecordEvidence) -> Findings:
@@ -563,7 +565,7 @@ def _decimal_same(double: bool) -> Any:
     return same
 
 
-@check("maxscale-kafkacdc.value.decimal", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("value.decimal", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (DECIMAL: unpack_decimal_field "
               "into a double, printed %.17g: 1.15 -> 1.1499999999999999)",
        docs_vs_code="docs: the column's data; 24.02 code: DECIMAL as a JSON float, digits lost "
@@ -596,7 +598,7 @@ def _is_empty_blob(ev: RecordEvidence, name: str) -> bool:
     return src is not None and src.type.kind in spec.BLOB_PATH and row.image.get(src.name) in ("", b"")
 
 
-@check("maxscale-kafkacdc.value.string", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("value.string", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{NOTES} §4 (CHAR/VARCHAR/TEXT/BLOB/BINARY/JSON: the stored bytes, no transcoding; BINARY without the "
               "zero padding the row image drops; JSON as its text), §4.1 (bytes that are not UTF-8 as lowercase hex, "
               "24.08+ / MXS-5246; the avrorouter's [test] cdc_datatypes oracle)",
@@ -614,7 +616,7 @@ def value_string(ev: RecordEvidence) -> Findings:
         yield f
 
 
-@check("maxscale-kafkacdc.value.empty-blob", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("value.empty-blob", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (empty BLOB/TEXT: rpl.cc "
               "L1862-1866 column_bytes(&nullvalue, 1))",
        docs_vs_code="docs: the column's data, an empty string; 24.02 code: \"\\u0000\", one NUL character "
@@ -642,7 +644,7 @@ def _enum_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return isinstance(got, str) and got == want
 
 
-@check("maxscale-kafkacdc.value.enum-set", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("value.enum-set", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (ENUM/SET: unpack_enum + "
               "mxs::bin2hex, UPPERCASE hex of the little-endian index or bitmask: 'b' of ENUM('a','b','c') -> \"02\")",
        docs_vs_code="docs: the column's data (the member, the members joined by commas); 24.02 code: hex of the "
@@ -656,7 +658,7 @@ def _address_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return isinstance(got, str) and got == want
 
 
-@check("maxscale-kafkacdc.value.address", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("value.address", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (INET4, INET6, UUID: MariaDB's "
               "own types, fixed binary in the row image, not decoded by 24.02)",
        docs_vs_code="docs: the column's data; 24.02 code: INET6/UUID go through column_string as raw bytes (garbled "
@@ -717,7 +719,7 @@ def _temporal_source(ev: RecordEvidence, kinds: set[Kind], what: str, part: int)
         yield NotApplicable(f"no {', '.join(sorted(k.value for k in kinds))} value in this row")
 
 
-@check("maxscale-kafkacdc.value.temporal", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("value.temporal", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §4 (DATE \"%Y-%m-%d\", DATETIME \"%Y-%m-%d %H:%M:%S\", TIME \"%H:%M:%S\", YEAR \"%Y\": "
               "strings, values a MariaDB server stores: conformance/model/mysql_text.py with server=MARIADB)",
        docs_vs_code="docs: not documented; 24.02 code: strftime's %Y, unpadded (the zero date is 0-00-00, year 5 is "
@@ -753,7 +755,7 @@ def value_temporal(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no DATE, DATETIME, TIME or YEAR value (with a known type) in this message")
 
 
-@check("maxscale-kafkacdc.value.timestamp", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("value.timestamp", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §4 (TIMESTAMP: localtime_r() in MaxScale's process time zone, \"%Y-%m-%d %H:%M:%S\"; the zero "
               "value as 0-00-00 00:00:00), real_type TIMESTAMP_ (§2.2); mysql_text.check_timestamp with server=MARIADB",
        docs_vs_code="docs: not documented; code: rendered in MaxScale's own time zone, not the server's session zone "
@@ -781,7 +783,7 @@ def value_timestamp(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no TIMESTAMP value (with a known type) in this message")
 
 
-@check("maxscale-kafkacdc.value.fraction", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("value.fraction", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §4 (DATETIME(n), TIMESTAMP(n), TIME(n) with n > 0: \".%06d\", always six digits, even when "
               "the fraction is 0; none for n = 0)",
        docs_vs_code="docs: not documented; 24.02 code: odd precisions n = 1, 3, 5 print the fraction times ten, "
@@ -820,7 +822,7 @@ def _firsts(lg: PartitionLog) -> list[Entry]:
     return [e for e in lg.entries if not e.duplicate]
 
 
-@check("maxscale-kafkacdc.stream.schema-before-dml", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("stream.schema-before-dml", level=Level.MUST, scope=Scope.STREAM,
        needs_options={"send_schema": "true"},
        clause=f"{SEED} §Overview (DML events follow the format specified in the DDL event; send_schema default "
               f"true); {NOTES} §5.1 (a table is announced on CREATE, or on discovery before its first row), §8.4 "
@@ -849,7 +851,7 @@ def _at(ev: StreamEvidence, lg: PartitionLog, e: Entry) -> Any:
     return Location(ev.topic, lg.partition, e.offset, table=f"{e.table[0]}.{e.table[1]}" if e.table else None)
 
 
-@check("maxscale-kafkacdc.stream.schema-version", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("stream.schema-version", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §Overview (version: schema version, incremented when the table format changes); {NOTES} §5.1 "
               "(version = ++m_versions[db.table] per schema event: 1 for a new table, +1 on each change)")
 def schema_version(ev: StreamEvidence) -> Findings:
@@ -872,7 +874,7 @@ def _dmls(lg: PartitionLog) -> list[Entry]:
     return [e for e in _firsts(lg) if e.kind == "dml" and e.gtid is not None and e.event_number is not None]
 
 
-@check("maxscale-kafkacdc.stream.update-pairs", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("stream.update-pairs", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §Overview (update_before: the row before an update; update_after: after it); {NOTES} §5 (per "
               "UPDATE row: update_before (n) immediately followed by update_after (n+1)), §6.3 (consumers de-duplicate "
               "on the key: a replay never splits the pair)")
@@ -913,7 +915,7 @@ def update_pairs(ev: StreamEvidence) -> Findings:
                 return
 
 
-@check("maxscale-kafkacdc.stream.event-numbers", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("stream.event-numbers", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §Overview (event_number: the sequence number of events inside the transaction starting from "
               f"1); {NOTES} §5 (reset at each GTID, pre-incremented per row image across the transaction's tables; "
               "rows of tables match/exclude leave out still count, leaving gaps)")
@@ -943,7 +945,7 @@ def event_numbers(ev: StreamEvidence) -> Findings:
 
 # == what each source event gives (needs the workload) ====================================================
 
-@check("maxscale-kafkacdc.event.schema-events", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+@check("event.schema-events", level=Level.MUST, scope=Scope.EVENT,
        clause=f"{SEED} §Overview (DDL events CREATE TABLE, ALTER TABLE are streamed as schema objects); {NOTES} §5.1 "
               "(CREATE, ALTER ADD/DROP/MODIFY/CHANGE, RENAME and discovery announce a version with its GTID; "
               "TRUNCATE, DROP and index changes announce nothing), §2 (none with send_schema=false or for tables "
@@ -960,7 +962,7 @@ def event_schema_events(ev: EventEvidence) -> Findings:
                       actual=_brief(g, 300), location=got[0].at() if got else None)
 
 
-@check("maxscale-kafkacdc.event.rows", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+@check("event.rows", level=Level.MUST, scope=Scope.EVENT,
        clause=f"{SEED} §Overview (DML events INSERT, UPDATE, DELETE: one per row, update_before and update_after for "
               f"an UPDATE); {NOTES} §3 (produced per row, in binlog order), §5 (the transaction's GTID on every row)")
 def event_rows(ev: EventEvidence) -> Findings:
@@ -976,7 +978,7 @@ def event_rows(ev: EventEvidence) -> Findings:
                       actual=_brief(got[i] if i < len(got) else None, 200))
 
 
-@check("maxscale-kafkacdc.event.numbering", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+@check("event.numbering", level=Level.MUST, scope=Scope.EVENT,
        clause=f"{SEED} §Overview (event_number: sequence number of events inside the transaction starting from 1); "
               f"{NOTES} §5 (the numbering counts the rows of tables match/exclude leave out: the Rpl object is made "
               "without match/exclude, kafkacdc.cc L263)")
@@ -995,7 +997,7 @@ def event_numbering(ev: EventEvidence) -> Findings:
         yield Failure("event numbers", expected=want, actual=got)
 
 
-@check("maxscale-kafkacdc.event.filter", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+@check("event.filter", level=Level.MUST, scope=Scope.EVENT,
        clause=f"{SEED} §match, §exclude (the pattern is matched against the database and table name separated by a "
               f"period); {NOTES} §7 (PCRE2, unanchored search, case-sensitive, on the sanitized `db.table`; "
               "[test] match=cat exclude=bob passes cat, not bob or bobcat)")

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...checks.registry import Location
+from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, Transaction, Watermark
@@ -19,9 +19,9 @@ from .spec import AvroOptions
 
 
 class AvroChecker(CheckerBase):
-    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
-                 topic_prefix: str = "", partitions: int | None = None) -> None:
-        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], registry: Any, tally: Tally,
+                 mode: CheckerMode, *, topic_prefix: str = "", partitions: int | None = None) -> None:
+        super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = AvroOptions.from_options(options)
         self.resolver = SchemaResolver(registry)
         self.prefix = topic_prefix
@@ -73,11 +73,6 @@ class AvroChecker(CheckerBase):
         first = h not in seen
         seen.add(h)
         st.logs.setdefault(part, []).append(StreamEntry(r.offset, kind, ts, first, identity))
-
-    # -- a log (capture mode, or a run's judge stage) ----------------------------------------
-
-    def check_record(self, record: Record, loc: Location) -> None:
-        self.run_record_checks(self.evidence(record, loc))
 
     # -- run mode -------------------------------------------------------------------------
 
@@ -160,7 +155,7 @@ class AvroChecker(CheckerBase):
         return out
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
-        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        evs = self.evidences(records)
         rows = [ev for ev in evs if ev.control is None]
         controls = [ev for ev in evs if ev.control is not None]
         for ev in controls:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...checks import compatibility
 from ...checks.delivery import Anomaly
-from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, Verdict, check
+from ...checks.registry import CheckRegistry, Failure, Level, Location, NotApplicable, Scope, Verdict
 from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.table import Column
@@ -33,8 +33,10 @@ from .evidence import EventEvidence, RecordEvidence, StreamEntry, StreamEvidence
 from .spec import Family
 
 P = spec.PROTOCOL
+#: The protocol's checks, by id relative to it.
+check = CHECKS = CheckRegistry(P)
 # What the registry and the encoder do with a schema change its level refuses (checks/compatibility.py).
-compatibility.declare(P)
+compatibility.declare(check)
 NOTES = "spec/notes/ticdc.md"
 
 Findings = Iterator[Failure | NotApplicable]
@@ -86,7 +88,7 @@ def _usable_views(ev: RecordEvidence) -> list[tuple[str, SchemaView]]:
 
 # == framing ============================================================================
 
-@check("ticdc-avro.framing.magic-byte", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("framing.magic-byte", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Schema Registry (Confluent wire format); {NOTES} §1.2", gate=(shape_key, _control_gate))
 def magic_byte(ev: RecordEvidence) -> Verdict:
     """Key and value start with the Confluent magic byte 0x00 and a 4-byte schema id."""
@@ -123,7 +125,7 @@ def _magic_byte_findings(ev: RecordEvidence) -> Findings:
         yield NotApplicable("record has neither key nor value")
 
 
-@check("ticdc-avro.framing.schema-id", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("framing.schema-id", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1.2, §1.7 (consumers look schemas up by id)", cache_key=schemas_key)
 def schema_id_known(ev: RecordEvidence) -> Findings:
     """The schema id in the header resolves in the Schema Registry."""
@@ -149,7 +151,7 @@ def _no_usable_schema(ev: RecordEvidence) -> NotApplicable | None:
 _NO_USABLE_SCHEMA = NotApplicable("no part with a usable schema")
 
 
-@check("ticdc-avro.framing.body", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("framing.body", level=Level.MUST, scope=Scope.RECORD,
        clause=f"Avro spec §Binary encoding; {NOTES} §1.2 (body = one datum, nothing after it)",
        gate=(shape_key, _no_usable_schema))
 def body_decodes(ev: RecordEvidence) -> Verdict:
@@ -175,7 +177,7 @@ def _body_findings(ev: RecordEvidence) -> Findings:
 
 # == registry ===========================================================================
 
-@check("ticdc-avro.registry.subject", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("registry.subject", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Topic distribution (TopicNameStrategy); {NOTES} §1.7, §4.1 "
               "(dots in the topic become underscores in the subject)",
        cache_key=topic_schemas_key)
@@ -242,7 +244,7 @@ def _in_range(v: int, prim: str) -> bool:
     return lo <= v <= hi
 
 
-@check("ticdc-avro.schema.valid-avro", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.valid-avro", level=Level.MUST, scope=Scope.RECORD,
        clause="Avro spec §Schema Declaration (names, unions, field defaults match the first branch); "
               f"{NOTES} §1.4",
        cache_key=schemas_key)
@@ -271,7 +273,7 @@ def valid_avro(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no resolved schema")
 
 
-@check("ticdc-avro.schema.record-name", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.record-name", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Key data format ({{{{TableName}}}}, {{{{Namespace}}}}); {NOTES} §1.4, §4.2 "
               "(name = sanitised table, namespace = default.<sanitised schema>)",
        cache_key=schemas_key)
@@ -300,7 +302,7 @@ def record_name(ev: RecordEvidence) -> Findings:
                               hint="TiCDC's own consumer splits the namespace on '.' to find the database")
 
 
-@check("ticdc-avro.schema.key-value-names", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.key-value-names", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1.3 (key schema: same record name and namespace as the value)",
        cache_key=schemas_key)
 def key_value_names(ev: RecordEvidence) -> Verdict:
@@ -321,7 +323,7 @@ def _expected_columns(ev: RecordEvidence, part: str) -> tuple[Column, ...]:
     return spec.key_columns(t) if part == "key" else spec.value_columns(t, ev.o)
 
 
-@check("ticdc-avro.schema.field-names", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.field-names", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1.4 (SanitizeName per code point), §4.3",
        cache_key=schemas_key)
 def field_names(ev: RecordEvidence) -> Findings:
@@ -344,7 +346,7 @@ def field_names(ev: RecordEvidence) -> Findings:
                               actual=bad, location=ev.at(part))
 
 
-@check("ticdc-avro.schema.field-order", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.field-order", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1.4 (table column order; column-ID order when the integrity checksum is on; "
               "extension fields last), §4.6",
        cache_key=schemas_key)
@@ -417,7 +419,7 @@ def _part(ev: RecordEvidence, part: str) -> DecodedPart:
     return d
 
 
-@check("ticdc-avro.schema.nullability", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.nullability", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Column data format (nullable columns are unions with null); {NOTES} §1.4",
        cache_key=schemas_key)
 def nullability(ev: RecordEvidence) -> Findings:
@@ -437,7 +439,7 @@ def nullability(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no column fields")
 
 
-@check("ticdc-avro.schema.default", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.default", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1.4 (union order and `default` follow the DDL default; precise decimals get "
               "none), §4.4, §4.5",
        cache_key=schemas_key)
@@ -485,7 +487,7 @@ def _same_default(got: Any, want: Any) -> bool:
     return type(got) is type(want) and got == want
 
 
-@check("ticdc-avro.schema.connect-parameters", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.connect-parameters", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Column data format (connect.parameters.tidb_type); {NOTES} §1.5",
        cache_key=schemas_key)
 def connect_parameters(ev: RecordEvidence) -> Findings:
@@ -800,7 +802,7 @@ def _register_type_check(fam: str, doc: str, clause: str) -> None:
 
     fn.__doc__ = doc
     fn.__name__ = fn.__qualname__ = f"type_{fam.replace('-', '_')}"
-    check(f"ticdc-avro.type.{fam}", level=Level.MUST, scope=Scope.RECORD, protocol=P, clause=clause,
+    check(f"type.{fam}", level=Level.MUST, scope=Scope.RECORD, clause=clause,
           gate=(schemas_key, _family_gate(fam)))(fn)
 
 
@@ -815,7 +817,7 @@ def _no_decimal_field(ev: RecordEvidence) -> NotApplicable | None:
 _NO_DECIMAL = NotApplicable("no precise decimal value")
 
 
-@check("ticdc-avro.type.decimal-minimal-bytes", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+@check("type.decimal-minimal-bytes", level=Level.SHOULD, scope=Scope.RECORD,
        clause=f"{NOTES} §1.5 (goavro writes minimal two's complement: 0 -> 00, -128 -> 80); Avro spec "
               "§Decimal does not require minimality, so readers accept both", gate=(schemas_key, _no_decimal_field))
 def decimal_minimal(ev: RecordEvidence) -> Findings:
@@ -850,7 +852,7 @@ def _no_key_to_judge(ev: RecordEvidence) -> NotApplicable | None:
 _KEY_UNRESOLVED = NotApplicable("key schema unresolved")
 
 
-@check("ticdc-avro.key.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("key.columns", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Key data format (primary key or unique index columns); {NOTES} §1.3 (handle key, "
               "table column order)", gate=(shape_key, _no_key_to_judge))
 def key_columns(ev: RecordEvidence) -> Verdict:
@@ -897,7 +899,7 @@ def key_columns(ev: RecordEvidence) -> Verdict:
     return out or None
 
 
-@check("ticdc-avro.key.no-extension", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("key.no-extension", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §TiDB extension fields (added to the Value); {NOTES} §1.3 (never in the key)",
        cache_key=schemas_key)
 def key_no_extension(ev: RecordEvidence) -> Verdict:
@@ -918,7 +920,7 @@ def _not_a_tombstone(ev: RecordEvidence) -> NotApplicable | None:
 _NOT_TOMBSTONE = NotApplicable("not a tombstone (the source is unknown)")
 
 
-@check("ticdc-avro.delete.tombstone", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("delete.tombstone", level=Level.MUST, scope=Scope.RECORD,
        clause="seed 000 (\"For Delete events, Avro only encodes the Key part. The Value part is empty\"); seed 001 "
               f"(no extension fields for delete.on.null sinks); {NOTES} §1.1", gate=(shape_key, _not_a_tombstone))
 def tombstone(ev: RecordEvidence) -> Verdict:
@@ -943,7 +945,7 @@ def tombstone(ev: RecordEvidence) -> Verdict:
 
 # == extension fields ===================================================================
 
-@check("ticdc-avro.extension.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("extension.fields", level=Level.MUST, scope=Scope.RECORD,
        clause="seed 000 §TiDB extension fields; seed 003; "
               f"{NOTES} §1.4 (types and defaults; no defaults before v7.1.0), §1.6 (checksum fields), §5",
        cache_key=schemas_key)
@@ -991,7 +993,7 @@ def _no_checksum(ev: RecordEvidence) -> NotApplicable | None:
     return _CHECKSUM_OFF if not ev.o.checksum else _no_extension_datum(ev)
 
 
-@check("ticdc-avro.extension.op", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("extension.op", level=Level.MUST, scope=Scope.RECORD,
        clause="seed 000 (\"c\" indicates insert and \"u\" indicates updates); " f"{NOTES} §1.6",
        needs_options={"enable-tidb-extension": "true"}, gate=(shape_key, _no_extension_datum))
 def extension_op(ev: RecordEvidence) -> Verdict:
@@ -1010,7 +1012,7 @@ def extension_op(ev: RecordEvidence) -> Verdict:
     return None
 
 
-@check("ticdc-avro.extension.commit-ts", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("extension.commit-ts", level=Level.MUST, scope=Scope.RECORD,
        clause="seed 000 (_tidb_commit_ts, _tidb_commit_physical_time); "
               f"{NOTES} §1.6 (physical time = commitTs >> 18)",
        needs_options={"enable-tidb-extension": "true"}, gate=(shape_key, _no_extension_datum))
@@ -1031,7 +1033,7 @@ def extension_commit_ts(ev: RecordEvidence) -> Verdict:
     return out or None
 
 
-@check("ticdc-avro.extension.checksum", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("extension.checksum", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1.6 (CRC32-IEEE over columns in column-ID order); docs ticdc-avro-checksum-verification",
        needs_options={"integrity-check-level": "correctness"}, gate=(shape_key, _no_checksum))
 def extension_checksum(ev: RecordEvidence) -> Verdict:
@@ -1063,7 +1065,7 @@ def extension_checksum(ev: RecordEvidence) -> Verdict:
 
 # == topics =============================================================================
 
-@check("ticdc-avro.topic.dispatch", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("topic.dispatch", level=Level.MUST, scope=Scope.RECORD,
        clause="seed 000 §Topic distribution ({schema}/{table} rule); "
               f"{NOTES} §1.8 (characters outside [A-Za-z0-9._-] become _)", needs_source=True,
        cache_key=lambda ev: (ev.record.topic, ev.source.topic if ev.source is not None else None))
@@ -1077,7 +1079,7 @@ def topic_dispatch(ev: RecordEvidence) -> Verdict:
     return None
 
 
-@check("ticdc-avro.topic.one-table", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("topic.one-table", level=Level.MUST, scope=Scope.STREAM,
        clause="seed 000 §Topic distribution (\"TiCDC Avro prohibits mapping multiple tables to the same "
               f"topic\"); seed 003; {NOTES} §1.8 (a topic rule with {{schema}} and {{table}} is enforced)",
        docs_vs_code="docs: one table per topic, always; code: only a topic expression is validated, a "
@@ -1121,7 +1123,7 @@ def _short(raw: bytes, limit: int = 120) -> str:
     return "0x" + raw[:limit].hex() + ("…" if len(raw) > limit else "")
 
 
-@check("ticdc-avro.watermark.ddl-message", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("watermark.ddl-message", level=Level.MUST, scope=Scope.RECORD,
        clause=WATERMARK_CLAUSE + "; struct ddlEvent {query, type (TiDB ActionType), schema, table, commitTs}",
        needs_options=WATERMARK, gate=(shape_key, _only_ddl))
 def watermark_ddl_message(ev: RecordEvidence) -> Findings:
@@ -1151,7 +1153,7 @@ def watermark_ddl_message(ev: RecordEvidence) -> Findings:
                           expected=want, actual=c.fields, location=ev.at("value"))
 
 
-@check("ticdc-avro.watermark.checkpoint-message", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("watermark.checkpoint-message", level=Level.MUST, scope=Scope.RECORD,
        clause=WATERMARK_CLAUSE + " (binary.Write big-endian of checkpointByte and the uint64 ts)",
        needs_options=WATERMARK,
        gate=(shape_key, _only_checkpoint))
@@ -1190,7 +1192,7 @@ def _covered(st: StreamEvidence) -> tuple[int, int]:
     return lo, hi
 
 
-@check("ticdc-avro.watermark.broadcast", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("watermark.broadcast", level=Level.MUST, scope=Scope.STREAM,
        clause=WATERMARK_CLAUSE + "; mq_ddl_sink.go (DDL dispatch rule PartitionAll for every protocol but Canal: "
               "a DDL to every partition of its topic, a checkpoint to every partition of every active topic)",
        needs_options=WATERMARK)
@@ -1226,7 +1228,7 @@ def watermark_broadcast(st: StreamEvidence) -> Findings:
                 return
 
 
-@check("ticdc-avro.watermark.order", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("watermark.order", level=Level.MUST, scope=Scope.STREAM,
        anomalies=(Anomaly.LATE_EVENT_AFTER_WATERMARK, Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK),
        clause=WATERMARK_CLAUSE + "; checkpoint = every change with commitTs <= ts has been flushed; a DDL is "
               "written after the rows of earlier transactions (the DDL barrier); notes §3.5 (replays after a "
@@ -1270,7 +1272,7 @@ def watermark_order(st: StreamEvidence) -> Findings:
 
 # == events (need the workload) =========================================================
 
-@check("ticdc-avro.event.records", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+@check("event.records", level=Level.MUST, scope=Scope.EVENT,
        clause=f"{NOTES} §1.1 (one message per row change; DDL and resolved events are not sent)",
        needs_source=True)
 def event_records(ev: EventEvidence) -> Verdict:
@@ -1304,7 +1306,7 @@ def event_records(ev: EventEvidence) -> Verdict:
     return out or None
 
 
-@check("ticdc-avro.update.split-key-change", level=Level.MUST, scope=Scope.EVENT, protocol=P,
+@check("update.split-key-change", level=Level.MUST, scope=Scope.EVENT,
        clause=f"{NOTES} §3.4 (an UPDATE changing a primary/unique key is sent as DELETE + INSERT unless "
               "output-raw-change-event=true)", needs_source=True)
 def update_split(ev: EventEvidence) -> Verdict:

@@ -12,14 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.registry import Location
+from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, Transaction, Watermark
 from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
-from . import spec
 from .decoder import Message, decode, integer, schema_key, table_schema_of
 from .spec import SimpleOptions
 
@@ -113,9 +112,9 @@ class StreamEvidence:
 
 
 class SimpleChecker(CheckerBase):
-    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
-                 topic_prefix: str = "", partitions: int | None = None) -> None:
-        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], registry: Any, tally: Tally,
+                 mode: CheckerMode, *, topic_prefix: str = "", partitions: int | None = None) -> None:
+        super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = SimpleOptions.from_options(options)
         self.prefix = topic_prefix
         self.logs: dict[tuple[str, int], PartitionLog] = {}
@@ -190,11 +189,6 @@ class SimpleChecker(CheckerBase):
             got = p0.schemas.get(key) if p0 is not None else None
         return got
 
-    # -- a log (capture mode, or a run's judge stage) ---------------------------------------------------
-
-    def check_record(self, record: Record, loc: Location) -> None:
-        self.run_record_checks(self.evidence(record, loc))
-
     # -- run mode -------------------------------------------------------------------------------------
 
     def expected_rows(self, event: Event) -> list[SourceRow]:
@@ -222,7 +216,7 @@ class SimpleChecker(CheckerBase):
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
         self._learn(event)
-        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        evs = self.evidences(records)
         expected = self.expected_rows(event)
         if isinstance(event, Transaction):
             # Rows in the order they were made (TiCDC keeps a transaction's order per partition).

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...checks.delivery import Anomaly
-from ...checks.registry import Failure, Level, NotApplicable, Scope, check
+from ...checks.registry import CheckRegistry, Failure, Level, NotApplicable, Scope
 from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.values import Json, go_format_float, parse_vector, to_float32
@@ -36,6 +36,8 @@ from .decoder import DML_TYPES, TIMESTAMP, UNSIGNED_BIGINT, Message, decode, ren
 from .spec import Family
 
 P = spec.PROTOCOL
+#: The protocol's checks, by id relative to it.
+check = CHECKS = CheckRegistry(P)
 NOTES = "spec/notes/ticdc.md"
 SEED = "seed 002 (TiCDC Simple protocol)"
 
@@ -106,7 +108,7 @@ def _is_kind(kind: str) -> Callable[[Message], bool]:
 
 # == transport and framing ==============================================================
 
-@check("ticdc-simple.kafka.key-null", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("kafka.key-null", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §2.1, §4.13 (simple/encoder.go:53-61: every message has a null key)")
 def key_null(ev: RecordEvidence) -> Failure | None:
     """Every Simple message has a null Kafka key (DML included: dispatch is by table)."""
@@ -115,7 +117,7 @@ def key_null(ev: RecordEvidence) -> Failure | None:
     return None
 
 
-@check("ticdc-simple.message.decodes", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("message.decodes", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Message format; {NOTES} §2.1 (compression applies to every message), §2.2 (JSON), "
               "§2.3 (Avro: the top-level union of message.json, leading 0x16)",
        docs_vs_code="docs: the Java example (schema.avsc, SimpleAvroConsumerExample) reads `type`/`commitTs` at the "
@@ -134,7 +136,7 @@ def message_decodes(ev: RecordEvidence) -> Failure | None:
                    hint="check encoding-format and large-message-handle-compression against the changefeed's")
 
 
-@check("ticdc-simple.message.version", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("message.version", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Message format (version); {NOTES} §2.2 (`version` is always 1)")
 def message_version(ev: RecordEvidence) -> Failure | NotApplicable | None:
     """`version` is 1 in every message."""
@@ -150,7 +152,7 @@ def message_version(ev: RecordEvidence) -> Failure | NotApplicable | None:
 KNOWN_TYPES = frozenset({"WATERMARK", "BOOTSTRAP", *spec.DDL_TYPES, *DML_TYPES})
 
 
-@check("ticdc-simple.message.type", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("message.type", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Message types (DDL: CREATE, RENAME, CINDEX, DINDEX, ERASE, TRUNCATE, ALTER, QUERY; DML: "
               f"INSERT, UPDATE, DELETE; WATERMARK; BOOTSTRAP); {NOTES} §2.2, §2.3 (Avro: Message.type names "
               "the payload's branch)")
@@ -168,7 +170,7 @@ def message_type(ev: RecordEvidence) -> Failure | NotApplicable | None:
     return None
 
 
-@check("ticdc-simple.message.build-ts", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+@check("message.build-ts", level=Level.SHOULD, scope=Scope.RECORD,
        clause=f"{SEED} §Message format (buildTs: when the message was built, ms); {NOTES} §2.2 "
               "(time.Now().UnixMilli())")
 def build_ts(ev: RecordEvidence) -> Failure | NotApplicable | None:
@@ -202,7 +204,7 @@ _FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 _INT_FIELDS = {"version": 63, "tableID": 63, "commitTs": 64, "buildTs": 63, "schemaVersion": 64}
 
 
-@check("ticdc-simple.message.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("message.fields", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Message format; {NOTES} §2.2 (Go struct with omitempty: which fields each message has)")
 def message_fields(ev: RecordEvidence) -> Findings:
     """Each kind of message has exactly its fields (JSON; Avro's schema fixes them), of the
@@ -233,7 +235,7 @@ def message_fields(ev: RecordEvidence) -> Findings:
 
 # == BOOTSTRAP, DDL, WATERMARK ==========================================================
 
-@check("ticdc-simple.bootstrap.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("bootstrap.fields", level=Level.MUST, scope=Scope.RECORD,
        gate=_kind_gate("not a BOOTSTRAP", _is_kind("BOOTSTRAP")),
        clause=f"{SEED} §BOOTSTRAP (commitTs 0, tableSchema, no sql); {NOTES} §2.2 (message.go:513-522)")
 def bootstrap_fields(ev: RecordEvidence) -> Findings:
@@ -256,7 +258,7 @@ def bootstrap_fields(ev: RecordEvidence) -> Findings:
 _TABLE_CHANGING = frozenset({"ALTER", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "ERASE"})
 
 
-@check("ticdc-simple.ddl.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("ddl.fields", level=Level.MUST, scope=Scope.RECORD,
        gate=_kind_gate("not a DDL", _is_kind("DDL")),
        clause=f"{SEED} §DDL (sql, tableSchema; preTableSchema for every type but CREATE); {NOTES} §2.2 "
               "(message.go:524-547 newDDLMessage: tableSchema when the event's TableInfo has table info, "
@@ -300,7 +302,7 @@ def ddl_fields(ev: RecordEvidence) -> Findings:
                       location=ev.at("preTableSchema" if has_ts else "tableSchema"))
 
 
-@check("ticdc-simple.watermark.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("watermark.fields", level=Level.MUST, scope=Scope.RECORD,
        gate=_kind_gate("not a WATERMARK", _is_kind("WATERMARK")),
        clause=f"{SEED} §WATERMARK; {NOTES} §2.2 (message.go:504-511: commitTs = the checkpoint ts)")
 def watermark_fields(ev: RecordEvidence) -> Findings:
@@ -324,7 +326,7 @@ def _row_maps(m: Message) -> list[tuple[str, dict[str, Any]]]:
     return [(k, m.get(k)) for k in ("data", "old") if isinstance(m.get(k), dict)]
 
 
-@check("ticdc-simple.dml.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("dml.fields", level=Level.MUST, scope=Scope.RECORD,
        gate=_kind_gate("not a DML", _is_kind("DML")),
        clause=f"{SEED} §DML (INSERT: data; UPDATE: data and old; DELETE: old); {NOTES} §2.2 (database, table, "
               "tableID, schemaVersion = the table's UpdateTS)")
@@ -433,7 +435,7 @@ def _announced_columns_findings(ev: RecordEvidence, m: Message, key_only: bool) 
                       actual=sorted(maps[1][1]), location=ev.at(diff[0]))
 
 
-@check("ticdc-simple.dml.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("dml.columns", level=Level.MUST, scope=Scope.RECORD,
        gate=_kind_gate("not a DML", _is_kind("DML")),
        clause=f"{SEED} §DML (data and old hold the whole row); {NOTES} §2.2 (UPDATE old is the full old row), §2.5 "
               "(handleKeyOnly: only the handle-key columns), §3.2 (virtual generated columns are in no row; "
@@ -463,7 +465,7 @@ def dml_columns(ev: RecordEvidence) -> Findings:
     yield from _announced_columns_findings(ev, m, key_only)
 
 
-@check("ticdc-simple.dml.keys-sorted", level=Level.SHOULD, scope=Scope.RECORD, protocol=P,
+@check("dml.keys-sorted", level=Level.SHOULD, scope=Scope.RECORD,
        gate=_kind_gate("not a JSON DML", lambda m: m.ok and m.kind == "DML" and not m.avro),
        needs_options={"encoding-format": "json"},
        clause=f"{NOTES} §2.2 (data/old are Go maps: encoding/json writes their keys sorted bytewise)")
@@ -581,7 +583,7 @@ def _shape_problems(ts: dict[str, Any], avro: bool, raw_keys: set[str]) -> Itera
             yield str(ix.get("name")), "index on columns the table does not have", unknown
 
 
-@check("ticdc-simple.schema.table-schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("schema.table-schema", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §TableSchema, §Column, §Index; {NOTES} §2.2 (JSON key `schema`), §2.3 (Avro key `database`), "
               "§4.14")
 def table_schema_shape(ev: RecordEvidence) -> Findings:
@@ -620,7 +622,7 @@ def _schema_pairs(ev: RecordEvidence) -> Iterator[tuple[str, dict[str, Any], Any
             yield which, ts, t
 
 
-@check("ticdc-simple.schema.columns", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("schema.columns", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{NOTES} §2.2 (columns sorted by column ID, not ordinal position; nullable; message.go:310-312)")
 def schema_columns(ev: RecordEvidence) -> Findings:
     """tableSchema columns are the table's, in column-ID order, with their nullability."""
@@ -641,7 +643,7 @@ def _columns_by_name(ts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["name"]: c for c in _dicts(ts.get("columns")) if isinstance(c.get("name"), str)}
 
 
-@check("ticdc-simple.schema.data-type", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("schema.data-type", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §mysqlType; {NOTES} §2.2 (TypeToStr: binary charset makes text->blob, char->binary; "
               "decimal = scale or fsp; unsigned/zerofill), §2.3 (Avro: length always, decimal only for DECIMAL)")
 def schema_data_type(ev: RecordEvidence) -> Findings:
@@ -663,7 +665,7 @@ def schema_data_type(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no tableSchema with a known source table")
 
 
-@check("ticdc-simple.schema.indexes", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("schema.indexes", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Index; {NOTES} §2.2 (TiDB order; a clustered int primary key is appended last as the "
               "synthetic lower-case `primary`; nullable = any column nullable; message.go:284-306)")
 def schema_indexes(ev: RecordEvidence) -> Findings:
@@ -678,7 +680,7 @@ def schema_indexes(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no tableSchema with a known source table")
 
 
-@check("ticdc-simple.schema.default", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("schema.default", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Column (default); {NOTES} §2.2 (TiDB's stored default text; BIT default a JSON number, "
               "message.go:148-151), §2.3 (Avro: the raw default string, goavro writing the Go string's bytes: "
               "a BIT default is its binary literal, not UTF-8; avro.go newTableSchemaMap)",
@@ -1101,7 +1103,7 @@ def _register_value_check(fam: str) -> None:
 
     fn.__doc__ = f"Values of {fam} columns: {rule}."
     fn.__qualname__ = f"value_{fam.replace('-', '_')}"
-    check(f"ticdc-simple.value.{fam}", level=Level.MUST, scope=Scope.RECORD, protocol=P, docs_vs_code=dvc,
+    check(f"value.{fam}", level=Level.MUST, scope=Scope.RECORD, docs_vs_code=dvc,
           gate=(value_gate_key, _value_gate(fam)),
           clause=f"{SEED} §mysqlType table; {NOTES} §2.2 (encodeValue, message.go:650-726), §2.3 (Avro values, "
                  "message.go:605-648)")(fn)
@@ -1113,7 +1115,7 @@ for _fam in Family.ALL:
 
 # == large messages =====================================================================
 
-@check("ticdc-simple.large-message.size", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("large-message.size", level=Level.MUST, scope=Scope.RECORD,
        gate=_kind_gate("not a row message", lambda m: not m.ok or m.kind == "DML"),
        clause=f"{NOTES} §2.5 (a message above max-message-bytes is handled per large-message-handle-option; "
               "simple/encoder.go:39-110 compares common.Message.Length() = len(key) + len(value) + "
@@ -1133,7 +1135,7 @@ def large_message_size(ev: RecordEvidence) -> Failure | NotApplicable | None:
     return None
 
 
-@check("ticdc-simple.large-message.handle-key-only", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("large-message.handle-key-only", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §2.5 (handle-key-only: data/old re-encoded with the handle-key columns only and "
               "handleKeyOnly true)")
 def handle_key_only(ev: RecordEvidence) -> Findings:
@@ -1173,7 +1175,7 @@ def handle_key_only(ev: RecordEvidence) -> Findings:
 _UUID_JSON = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json")
 
 
-@check("ticdc-simple.large-message.claim-check", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("large-message.claim-check", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §2.5, §4.17 (claimCheckLocation = storage URI + '/' + <uuid4>.json, also handleKeyOnly; "
               "the file holds {{\"key\": null, \"value\": base64 of the compressed full message}}; "
               "claim_check.go:85-123, NewFileName: uuid.NewString() + \".json\")")
@@ -1251,7 +1253,7 @@ def _claim_check_full(ev: RecordEvidence, m: Message, full_bytes: bytes, where: 
 
 # == one source event ===================================================================
 
-@check("ticdc-simple.event.messages", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+@check("event.messages", level=Level.MUST, scope=Scope.EVENT, needs_source=True,
        clause=f"{NOTES} §2.1 (DML to the table's partition; DDL and WATERMARK to every partition), §3.4 (an UPDATE "
               "that changes a primary or unique key becomes DELETE + INSERT)")
 def event_messages(ev: EventEvidence) -> Findings:
@@ -1305,7 +1307,7 @@ def _where(st: StreamEvidence, part: int, e: Entry, what: str = "") -> Any:
     return Location(st.topic, part, e.offset, table=table, column=what or None)
 
 
-@check("ticdc-simple.consumer.schema-known", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("consumer.schema-known", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §Consumer (a DML is decoded with the schema of a DDL or BOOTSTRAP seen before it); {NOTES} "
               "§2.4 (resolved by exact (database, table, schemaVersion)), §2.6")
 def schema_known(st: StreamEvidence) -> Findings:
@@ -1428,7 +1430,7 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[Entry], Any], sources: Ca
         yield NotApplicable("no DML after a schema message")
 
 
-@check("ticdc-simple.consumer.join-anywhere", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("consumer.join-anywhere", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §BOOTSTRAP (a consumer joining at any point learns every table's schema within one bootstrap "
               f"interval); {NOTES} §2.4 (before a table's first DML, then every interval / message count, checked "
               "every 5 s)")
@@ -1440,7 +1442,7 @@ def join_anywhere(st: StreamEvidence) -> Findings:
     yield from _bootstrap_gaps(st, key=lambda e: (e.table, e.version), sources=lambda e: True)
 
 
-@check("ticdc-simple.bootstrap.interval", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("bootstrap.interval", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §BOOTSTRAP (send-bootstrap-interval-in-sec, send-bootstrap-in-msg-count); {NOTES} §2.4 "
               "(OR-condition on time and count, checked every 5 s)")
 def bootstrap_interval(st: StreamEvidence) -> Findings:
@@ -1450,7 +1452,7 @@ def bootstrap_interval(st: StreamEvidence) -> Findings:
     yield from _bootstrap_gaps(st, key=lambda e: e.table_id, sources=lambda e: e.kind == "BOOTSTRAP")
 
 
-@check("ticdc-simple.bootstrap.before-first-dml", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("bootstrap.before-first-dml", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §BOOTSTRAP; {NOTES} §2.4, §4.18 (a BOOTSTRAP before the first DML of each table)")
 def bootstrap_first(st: StreamEvidence) -> Findings:
     """In a log read from its start, each table's first DML comes after a BOOTSTRAP of that table
@@ -1498,7 +1500,7 @@ def _covered(st: StreamEvidence, ts_of: Callable[[Entry], int | None]) -> tuple[
     return lo, hi
 
 
-@check("ticdc-simple.bootstrap.partitions", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("bootstrap.partitions", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §BOOTSTRAP (send-bootstrap-to-all-partition); {NOTES} §2.4 (every partition of the topic, or "
               "partition 0)")
 def bootstrap_partitions(st: StreamEvidence) -> Findings:
@@ -1533,7 +1535,7 @@ def bootstrap_partitions(st: StreamEvidence) -> Findings:
             return
 
 
-@check("ticdc-simple.bootstrap.disabled", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("bootstrap.disabled", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §BOOTSTRAP (\"set both to 0\" disables); {NOTES} §2.4, §5 (the code: either <= 0 disables, "
               "pkg/config/sink.go:224-233)",
        docs_vs_code="docs: bootstraps stop only when both settings are 0; code: when either is <= 0 (profile switch "
@@ -1553,7 +1555,7 @@ def bootstrap_disabled(st: StreamEvidence) -> Findings:
                 return
 
 
-@check("ticdc-simple.order.dml-commit-ts", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("order.dml-commit-ts", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §Ordering; {NOTES} §2.1 (a table's rows in commit order in its partition)")
 def order_dml(st: StreamEvidence) -> Findings:
     """In each partition, DML commitTs never decreases (duplicates after a restart aside)."""
@@ -1594,7 +1596,7 @@ def _broadcast_findings(st: StreamEvidence, kind: str, ident: Callable[[Entry], 
             return
 
 
-@check("ticdc-simple.order.ddl-barrier", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("order.ddl-barrier", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{SEED} §DDL (sent to all partitions); {NOTES} §2.1 (mq_ddl_sink.go: broadcast after the earlier rows "
               "are flushed)")
 def order_ddl(st: StreamEvidence) -> Findings:
@@ -1615,7 +1617,7 @@ def order_ddl(st: StreamEvidence) -> Findings:
                 break
 
 
-@check("ticdc-simple.order.watermark", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("order.watermark", level=Level.MUST, scope=Scope.STREAM,
        anomalies=(Anomaly.LATE_EVENT_AFTER_WATERMARK, Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK),
        clause=f"{SEED} §WATERMARK (sent to all partitions; everything below it has been sent); {NOTES} §2.1")
 def order_watermark(st: StreamEvidence) -> Findings:
