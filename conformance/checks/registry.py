@@ -71,6 +71,11 @@ class Location:
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
 
+    def within(self, table: str | None, column: str | None = None, part: str | None = None) -> Location:
+        """The same record (topic, partition, offset, line), narrowed to a table, column and part."""
+        return Location(self.topic, self.partition, self.offset, table=table, column=column, line=self.line,
+                        part=part)
+
     def __str__(self) -> str:
         bits = []
         if self.topic is not None:

@@ -21,6 +21,7 @@ from ...model.events import CaptureStart, Event, LogicalMessage, Transaction
 from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
+from ..kit import Located
 from . import spec
 from .decoder import Message, SchemaResolver, decode
 from .encoder import DebeziumEncoder
@@ -48,7 +49,7 @@ class Expected:
 
 
 @dataclass(slots=True)
-class RecordEvidence:
+class RecordEvidence(Located):
     record: Record
     loc: Location
     msg: Message
@@ -77,13 +78,12 @@ class RecordEvidence:
         """A change event of a table (not a tombstone, a transaction boundary or a message)."""
         return not self.transaction_topic and not self.msg.tombstone and not self.message
 
-    def at(self, column: str | None = None, part: str | None = None) -> Location:
-        table = None
+    @property
+    def table_name(self) -> str | None:
         src = self.msg.source
         if src is not None and isinstance(src.get("schema"), str) and isinstance(src.get("table"), str):
-            table = f"{src['schema']}.{src['table']}"
-        return Location(self.loc.topic, self.loc.partition, self.loc.offset, table=table, column=column,
-                        line=self.loc.line, part=part)
+            return f"{src['schema']}.{src['table']}"
+        return None
 
 
 @dataclass(slots=True)

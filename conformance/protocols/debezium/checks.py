@@ -11,11 +11,11 @@ follows the connector and says so in `docs_vs_code`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from ...checks import compatibility
 from ...checks.registry import CheckRegistry, Failure, Level, Location, NotApplicable, Scope
+from ..kit import Findings, brief
 from . import spec
 from .checker import EventEvidence, RecordEvidence, StreamEvidence
 
@@ -24,15 +24,9 @@ P = spec.PROTOCOL
 check = CHECKS = CheckRegistry(P)
 # What the registry and the encoder do with a schema change its level refuses (checks/compatibility.py).
 compatibility.declare(check)
-Findings = Iterator[Failure | NotApplicable]
 D = spec.DOCS
 NOT_CHANGE = NotApplicable("not a change event")
 NO_SOURCE = NotApplicable("no change of the workload is paired with this event")
-
-
-def _brief(v: Any, n: int = 100) -> str:
-    r = repr(v)
-    return r if len(r) <= n else r[:n] + "…"
 
 
 # == framing ==========================================================================================
@@ -61,11 +55,11 @@ def converter_schemas(ev: RecordEvidence) -> Findings:
             continue
         if on and not p.enveloped:
             yield Failure(f"the {part} has no {{schema, payload}} envelope", expected="{schema, payload}",
-                          actual=_brief(p.doc), location=ev.at(part=part),
+                          actual=brief(p.doc, 100), location=ev.at(part=part),
                           hint=f"check with --option {part}.converter.schemas.enable=false if the converter has it off")
         elif not on and p.enveloped:
             yield Failure(f"the {part} carries a schema although {part}.converter.schemas.enable=false",
-                          expected="the payload alone", actual=_brief(p.doc), location=ev.at(part=part))
+                          expected="the payload alone", actual=brief(p.doc, 100), location=ev.at(part=part))
 
 
 # == Confluent's Avro converter =======================================================================
@@ -134,13 +128,13 @@ def avro_schema(ev: RecordEvidence) -> Findings:
             want = connect_avro.to_avro_schema(p.schema)
         except (connect_avro.AvroNameError, ValueError) as e:
             yield Failure(f"the {part}'s schema stands for a Connect schema the converter cannot write: {e}",
-                          expected="a valid Avro schema", actual=_brief(p.avro.schema), location=ev.at(part=part))
+                          expected="a valid Avro schema", actual=brief(p.avro.schema, 100), location=ev.at(part=part))
             continue
         diff = connect_avro.first_difference(connect_avro.normal(want), connect_avro.normal(p.avro.schema))
         if diff is not None:
             where, w, g = diff
             yield Failure(f"the {part}'s Avro schema is not the converter's rendering of its Connect schema "
-                          f"(at {where})", expected=_brief(w, 160), actual=_brief(g, 160), location=ev.at(part=part))
+                          f"(at {where})", expected=brief(w, 160), actual=brief(g, 160), location=ev.at(part=part))
 
 
 # == the envelope =====================================================================================
@@ -160,7 +154,7 @@ def envelope_fields(ev: RecordEvidence) -> Findings:
         if ev.msg.value.ok:
             yield Failure("the payload is no object",
                           expected="a logical decoding message event" if message else "the change event envelope",
-                          actual=_brief(ev.msg.value.payload), location=ev.at(part="value"))
+                          actual=brief(ev.msg.value.payload, 100), location=ev.at(part="value"))
         return
     if message:
         yield from _message_fields(ev, e)
@@ -181,14 +175,14 @@ def envelope_fields(ev: RecordEvidence) -> Findings:
     before, after = e.get("before"), e.get("after")
     if op in ("c", "r") and (before is not None or not isinstance(after, dict)):
         yield Failure(f"a {op!r} event needs before null and after a row", expected="before null, after {..}",
-                      actual={"before": _brief(before, 40), "after": _brief(after, 40)}, location=ev.at(part="value"))
+                      actual={"before": brief(before, 40), "after": brief(after, 40)}, location=ev.at(part="value"))
     if op == "u" and not isinstance(after, dict):
-        yield Failure("an update needs after", expected="after {..}", actual=_brief(after, 40),
+        yield Failure("an update needs after", expected="after {..}", actual=brief(after, 40),
                       location=ev.at("after", "value"))
     if op == "d" and (after is not None or not isinstance(before, dict)):
         yield Failure("a delete needs after null and before the old row (or its key)",
                       expected="before {..}, after null",
-                      actual={"before": _brief(before, 40), "after": _brief(after, 40)}, location=ev.at(part="value"))
+                      actual={"before": brief(before, 40), "after": brief(after, 40)}, location=ev.at(part="value"))
 
 
 def _message_fields(ev: RecordEvidence, e: dict[str, Any]) -> Findings:
@@ -201,7 +195,7 @@ def _message_fields(ev: RecordEvidence, e: dict[str, Any]) -> Findings:
     block = e.get("message")
     if not isinstance(block, dict) or sorted(block) != ["content", "prefix"]:
         yield Failure("the message block is not {prefix, content}", expected=["content", "prefix"],
-                      actual=sorted(block) if isinstance(block, dict) else _brief(block),
+                      actual=sorted(block) if isinstance(block, dict) else brief(block, 100),
                       location=ev.at("message", "value"))
 
 
@@ -223,7 +217,7 @@ def envelope_schema(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no value schema")
         return
     if not isinstance(s, dict) or s.get("type") != "struct" or not isinstance(s.get("fields"), list):
-        yield Failure("the value schema is no struct", expected="struct", actual=_brief(s),
+        yield Failure("the value schema is no struct", expected="struct", actual=brief(s, 100),
                       location=ev.at(part="value"))
         return
     name = s.get("name")
@@ -261,7 +255,7 @@ def _message_schema(ev: RecordEvidence) -> Findings:
     want = spec.message_value_schema(ev.o)
     if s != want:
         yield Failure("the message event's schema is not the connector's MessageValue schema",
-                      expected=_brief(want, 160), actual=_brief(s, 160), location=ev.at(part="value"))
+                      expected=brief(want, 160), actual=brief(s, 160), location=ev.at(part="value"))
 
 
 @check("envelope.timestamps", level=Level.MUST, scope=Scope.RECORD,
@@ -304,7 +298,7 @@ def source_block(ev: RecordEvidence) -> Findings:
         return
     src = ev.msg.source
     if src is None:
-        yield Failure("no source block", expected="an object", actual=_brief(ev.msg.envelope.get("source")),
+        yield Failure("no source block", expected="an object", actual=brief(ev.msg.envelope.get("source"), 100),
                       location=ev.at("source", "value"))
         return
     for name, typ, optional in spec.SOURCE_FIELDS:
@@ -399,11 +393,11 @@ def _message_key(ev: RecordEvidence) -> Findings:
     kp = ev.msg.key
     if kp.enveloped and kp.schema != spec.message_key_schema(ev.o):
         yield Failure("a message's key schema is not the connector's MessageKey",
-                      expected=spec.message_key_schema(ev.o), actual=_brief(kp.schema), location=ev.at(part="key"))
+                      expected=spec.message_key_schema(ev.o), actual=brief(kp.schema, 100), location=ev.at(part="key"))
     block = (ev.msg.envelope or {}).get("message")
     want = {"prefix": block.get("prefix")} if isinstance(block, dict) else None
     if want is not None and kp.payload != want:
-        yield Failure("a message's key is not its prefix", expected=want, actual=_brief(kp.payload),
+        yield Failure("a message's key is not its prefix", expected=want, actual=brief(kp.payload, 100),
                       location=ev.at(part="key"))
 
 
@@ -441,12 +435,12 @@ def row_values(ev: RecordEvidence) -> Findings:
                 want = spec.unavailable_value(c, ev.o)
                 if f in row and row[f] != want:
                     yield Failure(f"after.{f} has no value in the change log (unchanged TOASTed value): it must be "
-                                  "the unavailable.value.placeholder as the type writes it", expected=_brief(want),
-                                  actual=_brief(row[f]), location=ev.at(f, part))
+                                  "the unavailable.value.placeholder as the type writes it", expected=brief(want, 100),
+                                  actual=brief(row[f], 100), location=ev.at(f, part))
                 continue
             want = spec.json_value(c, image[c.name], ev.o)
             if f not in row:
-                yield Failure(f"{part} lacks column {f!r}", expected=_brief(want), actual=None,
+                yield Failure(f"{part} lacks column {f!r}", expected=brief(want, 100), actual=None,
                               location=ev.at(f, part))
                 continue
             if not spec.same_value(c, want, row[f], ev.o) and not (
@@ -455,7 +449,7 @@ def row_values(ev: RecordEvidence) -> Findings:
                 # default in the schema, and so whether the converter substitutes it, is known
                 # per kind only from what it was seen to do: a plain null is accepted.)
                 yield Failure(f"{part}.{f} ({c.type.kind}) is not the stored value as mapped",
-                              expected=_brief(want), actual=_brief(row[f]), location=ev.at(f, part))
+                              expected=brief(want, 100), actual=brief(row[f], 100), location=ev.at(f, part))
 
 
 @check("column.types", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
@@ -512,7 +506,7 @@ def before_image(ev: RecordEvidence) -> Findings:
     if x.op == "u" and not spec.full_before(x.table):
         if got is not None:
             yield Failure("an update of a table without REPLICA IDENTITY FULL carries a before image",
-                          expected=None, actual=_brief(got), location=ev.at("before", "value"))
+                          expected=None, actual=brief(got, 100), location=ev.at("before", "value"))
         return
     if x.before is None:
         return
@@ -524,8 +518,8 @@ def before_image(ev: RecordEvidence) -> Findings:
         want = spec.json_value(c, x.before[c.name], ev.o)
         f = spec.field_name(c, ev.o)
         if not spec.same_value(c, want, got.get(f), ev.o):
-            yield Failure(f"before.{f} is not the old value", expected=_brief(want),
-                          actual=_brief(got.get(f)), location=ev.at(f, "before"))
+            yield Failure(f"before.{f} is not the old value", expected=brief(want, 100),
+                          actual=brief(got.get(f), 100), location=ev.at(f, "before"))
 
 
 @check("events.per-change", level=Level.MUST, scope=Scope.EVENT, needs_source=True,
@@ -569,7 +563,7 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
                           actual=len(bounds), location=bounds[0].at())
         if any(b is not None for b in blocks):
             yield Failure("a transaction block without provide.transaction.metadata", expected=None,
-                          actual=_brief(next(b for b in blocks if b is not None)), location=items[0].at())
+                          actual=brief(next(b for b in blocks if b is not None), 100), location=items[0].at())
         return
     if ev.snapshot:
         yield NotApplicable("a snapshot (debezium.snapshot.records judges it)")
@@ -610,7 +604,7 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
             order = per[coll]
         if not isinstance(b, dict) or b.get("total_order") != i or b.get("data_collection_order") != order:
             yield Failure("wrong transaction block", expected={"total_order": i, "data_collection_order": order},
-                          actual=_brief(b), location=r.at("transaction", "value"))
+                          actual=brief(b, 100), location=r.at("transaction", "value"))
     end = bounds[1].msg.value.payload
     want_colls = sorted(per.items())
     got_colls = sorted((d.get("data_collection"), d.get("event_count")) for d in end.get("data_collections") or []
@@ -642,7 +636,7 @@ def transaction_id(ev: RecordEvidence) -> Findings:
         tid = p.get("id")
         if not (isinstance(tid, str) and _TX_ID.fullmatch(tid)):
             yield Failure(f"the {p.get('status')} id is not <txId>:<lsn>", expected="<digits>:<digits>",
-                          actual=_brief(tid), location=ev.at("id", "value"))
+                          actual=brief(tid, 100), location=ev.at("id", "value"))
         return
     e = ev.msg.envelope
     block = e.get("transaction") if e is not None else None
@@ -653,7 +647,7 @@ def transaction_id(ev: RecordEvidence) -> Findings:
     want = f"{src.get('txId')}:{src.get('lsn')}"
     if block.get("id") != want:
         yield Failure("the event's transaction id is not <source.txId>:<source.lsn>", expected=want,
-                      actual=_brief(block.get("id")), location=ev.at("transaction.id", "value"))
+                      actual=brief(block.get("id"), 100), location=ev.at("transaction.id", "value"))
 
 
 _TX_ID = re.compile(r"[0-9]+:[0-9]+")
@@ -710,7 +704,7 @@ def snapshot_records(ev: EventEvidence) -> Findings:
     for r in reads:
         if (r.msg.envelope or {}).get("transaction") is not None:
             yield Failure("a read event carries a transaction block", expected=None,
-                          actual=_brief(r.msg.envelope.get("transaction") if r.msg.envelope else None),
+                          actual=brief(r.msg.envelope.get("transaction") if r.msg.envelope else None, 100),
                           location=r.at("transaction", "value"))
             break
     ids = {((r.msg.source or {}).get("txId"), (r.msg.source or {}).get("lsn")) for r in reads}
@@ -777,7 +771,7 @@ def message_content(ev: RecordEvidence) -> Findings:
     content = spec.binary_content(block.get("content"), ev.o)
     if content is None:
         yield Failure(f"the content is not bytes as binary.handling.mode={ev.o.binary_mode} writes them",
-                      expected=f"{ev.o.binary_mode}-encoded bytes", actual=_brief(block.get("content")),
+                      expected=f"{ev.o.binary_mode}-encoded bytes", actual=brief(block.get("content"), 100),
                       location=ev.at("message.content", "value"))
     txid = (ev.msg.source or {}).get("txId")
     if e.get("transaction") is not None and txid is None:
@@ -787,14 +781,14 @@ def message_content(ev: RecordEvidence) -> Findings:
     if m is None:
         return
     if block.get("prefix") != m.prefix:
-        yield Failure("the prefix is not the message's", expected=m.prefix, actual=_brief(block.get("prefix")),
+        yield Failure("the prefix is not the message's", expected=m.prefix, actual=brief(block.get("prefix"), 100),
                       location=ev.at("message.prefix", "value"))
     if content is not None and content != m.content:
         yield Failure("the content is not the message's", expected=spec.binary_text(m.content, ev.o),
-                      actual=_brief(block.get("content")), location=ev.at("message.content", "value"))
+                      actual=brief(block.get("content"), 100), location=ev.at("message.content", "value"))
     if not m.transactional and (txid is not None or e.get("transaction") is not None):
         yield Failure("a non-transactional message is given a transaction", expected="txId null, transaction null",
-                      actual={"txId": txid, "transaction": _brief(e.get("transaction"), 60)},
+                      actual={"txId": txid, "transaction": brief(e.get("transaction"), 60)},
                       location=ev.at("transaction", "value"))
     if m.transactional and txid is None:
         yield Failure("a transactional message names no transaction (source.txId)", expected="its transaction's txId",

@@ -23,6 +23,7 @@ from ...checks.registry import CheckRegistry, Failure, Level, NotApplicable, Sco
 from ...model import mysql_text
 from ...model.types import INTEGER_KINDS, Kind
 from ...model.values import to_float32
+from ..kit import Findings, brief
 from . import spec
 from .checker import Entry, EventEvidence, PartitionLog, RecordEvidence, StreamEvidence
 from .decoder import Column, is_int
@@ -32,13 +33,6 @@ from .tracker import RowImage, SchemaEvent, row_values
 P = spec.PROTOCOL
 #: The protocol's checks, by id relative to it.
 check = CHECKS = CheckRegistry(P)
-Findings = Iterator[Failure | NotApplicable]
-
-
-def _brief(v: Any, n: int = 80) -> str:
-    r = repr(v)
-    return r if len(r) <= n else r[:n] + "…"
-
 
 def _schema(ev: RecordEvidence) -> dict[str, Any] | None:
     return ev.msg.obj if ev.msg.ok and ev.msg.kind == "schema" else None
@@ -98,7 +92,7 @@ def message_kind(ev: RecordEvidence) -> Failure | NotApplicable | None:
         return NotApplicable("no JSON object")
     if ev.msg.kind is None:
         return Failure("neither a schema event (no namespace) nor a DML event (no event_type)",
-                       expected="a schema or DML event", actual=_brief(sorted(ev.msg.obj or {})), location=ev.at())
+                       expected="a schema or DML event", actual=brief(sorted(ev.msg.obj or {}), 80), location=ev.at())
     if ev.msg.kind == "dml" and ev.msg.get("event_type") not in spec.EVENT_TYPES:
         return Failure(f"unknown event_type {ev.msg.get('event_type')!r}", expected=list(spec.EVENT_TYPES),
                        actual=ev.msg.get("event_type"), location=ev.at("event_type"))
@@ -179,7 +173,7 @@ def schema_envelope(ev: RecordEvidence) -> Findings:
         yield Failure("gtid is not domain-server_id-sequence", expected="e.g. 0-3000-14", actual=g,
                       location=ev.at("gtid"))
     if not isinstance(s.get("fields"), list):
-        yield Failure("fields is not a list", expected="a list of field objects", actual=_brief(s.get("fields")),
+        yield Failure("fields is not a list", expected="a list of field objects", actual=brief(s.get("fields"), 80),
                       location=ev.at("fields"))
 
 
@@ -195,7 +189,7 @@ def schema_fixed_fields(ev: RecordEvidence) -> Failure | NotApplicable | None:
     head = fields[:len(spec.FIXED_FIELDS)]
     if head != list(spec.FIXED_FIELDS):
         return Failure("the first six fields are not the fixed ones", expected=[f["name"] for f in spec.FIXED_FIELDS],
-                       actual=_brief(head, 300), location=ev.at("fields"))
+                       actual=brief(head, 300), location=ev.at("fields"))
     return None
 
 
@@ -218,7 +212,7 @@ def schema_columns(ev: RecordEvidence) -> Findings:
         where = ev.at(name if isinstance(name, str) else None)
         if not isinstance(f, dict) or set(f) != set(spec.COLUMN_KEYS):
             yield Failure("a column's keys", expected=list(spec.COLUMN_KEYS),
-                          actual=sorted(f) if isinstance(f, dict) else _brief(f), location=where)
+                          actual=sorted(f) if isinstance(f, dict) else brief(f, 80), location=where)
             continue
         t = f["type"]
         if not (isinstance(t, list) and len(t) == 2 and t[0] == "null" and t[1] in spec.AVRO_TYPES):
@@ -465,7 +459,7 @@ def value_json_type(ev: RecordEvidence) -> Findings:
         ok = kind == family or (family == "number" and kind == "integer")
         if not ok:
             yield Failure(f"a {declared.real_type} column holds a JSON {kind}", expected=f"null or a JSON {family}",
-                          actual=_brief(v), location=ev.at(name))
+                          actual=brief(v, 80), location=ev.at(name))
     if not judged:
         yield NotApplicable("no column whose declared type is known (no schema event of the table seen, no workload)")
 
@@ -492,7 +486,7 @@ def _expected(ev: RecordEvidence, kinds: frozenset[Kind] | set[Kind]) -> Iterato
 def _null_mismatch(name: str, expected: Any, actual: Any, ev: RecordEvidence) -> Failure | None:
     if (expected is None) != (actual is None):
         return Failure("NULL is not null" if expected is None else "a value came out as null",
-                       expected=_brief(expected), actual=_brief(actual), location=ev.at(name))
+                       expected=brief(expected, 80), actual=brief(actual, 80), location=ev.at(name))
     return None
 
 
@@ -509,8 +503,8 @@ def _value_check(ev: RecordEvidence, kinds: frozenset[Kind] | set[Kind], what: s
         if bad is not None:
             yield bad
         elif want is not None and not same(kind, model, want, got):
-            yield Failure(f"a {kind.value} column's {what}", expected=_brief(getattr(want, "text", want)),
-                          actual=_brief(got), location=ev.at(name))
+            yield Failure(f"a {kind.value} column's {what}", expected=brief(getattr(want, "text", want), 80),
+                          actual=brief(got, 80), location=ev.at(name))
     if not seen:
         yield NotApplicable(f"no {what} in this row")
 
@@ -634,7 +628,7 @@ def value_empty_blob(ev: RecordEvidence) -> Findings:
         if c.name in d and _is_empty_blob(ev, c.name) and c is [x for x in row.schema.columns if x.name == c.name][-1]:
             seen = True
             if d[c.name] != want_text:
-                yield Failure("an empty TEXT/BLOB value", expected=want_text, actual=_brief(d[c.name]),
+                yield Failure("an empty TEXT/BLOB value", expected=want_text, actual=brief(d[c.name], 80),
                               location=ev.at(c.name))
     if not seen:
         yield NotApplicable("no empty TEXT/BLOB in this row")
@@ -712,9 +706,10 @@ def _temporal_source(ev: RecordEvidence, kinds: set[Kind], what: str, part: int)
         if bad is not None:
             yield bad
         elif want is not None and isinstance(got, str) and _split(got)[part] != _split(want)[part]:
-            yield Failure(f"a {kind.value} value{what}", expected=want, actual=_brief(got), location=ev.at(name))
+            yield Failure(f"a {kind.value} value{what}", expected=want, actual=brief(got, 80), location=ev.at(name))
         elif want is not None and not isinstance(got, str) and part == 0:
-            yield Failure(f"a {kind.value} value is no string", expected=want, actual=_brief(got), location=ev.at(name))
+            yield Failure(f"a {kind.value} value is no string", expected=want, actual=brief(got, 80),
+                          location=ev.at(name))
     if not seen:
         yield NotApplicable(f"no {', '.join(sorted(k.value for k in kinds))} value in this row")
 
@@ -958,8 +953,8 @@ def event_schema_events(ev: EventEvidence) -> Findings:
     g = [(r.msg.table, r.msg.version, str(r.msg.gtid), [(c.name, c.avro) for c in r.msg.columns()]) for r in got]
     w = [((p.database, p.table), p.version, str(p.gtid), [(c.name, c.avro) for c in p.columns]) for p in want]
     if g != w:
-        yield Failure(f"{len(got)} schema event(s) where {len(want)} were due", expected=_brief(w, 300),
-                      actual=_brief(g, 300), location=got[0].at() if got else None)
+        yield Failure(f"{len(got)} schema event(s) where {len(want)} were due", expected=brief(w, 300),
+                      actual=brief(g, 300), location=got[0].at() if got else None)
 
 
 @check("event.rows", level=Level.MUST, scope=Scope.EVENT,
@@ -974,8 +969,8 @@ def event_rows(ev: EventEvidence) -> Findings:
     if got != want:
         i = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
         yield Failure(f"{len(got)} DML event(s) where {len(want)} were due; the first difference at row {i}",
-                      expected=_brief(want[i] if i < len(want) else None, 200),
-                      actual=_brief(got[i] if i < len(got) else None, 200))
+                      expected=brief(want[i] if i < len(want) else None, 200),
+                      actual=brief(got[i] if i < len(got) else None, 200))
 
 
 @check("event.numbering", level=Level.MUST, scope=Scope.EVENT,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -12,6 +11,7 @@ from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, Transaction, Watermark
 from ..base import CheckerBase, CheckerMode
+from ..kit import digest, key_change_split
 from . import spec, watermark
 from .decoder import DecodedPart, SchemaResolver, decode_framed
 from .evidence import EventEvidence, RecordEvidence, SourceRow, StreamEntry, StreamEvidence, freeze
@@ -69,7 +69,7 @@ class AvroChecker(CheckerBase):
             kind, identity = "row", None
         part = r.partition or 0
         seen = st.seen.setdefault(part, set())
-        h = hashlib.blake2b((r.key or b"") + b"\x00" + (r.value or b""), digest_size=12).digest()
+        h = digest((r.key or b"", r.value or b""))
         first = h not in seen
         seen.add(h)
         st.logs.setdefault(part, []).append(StreamEntry(r.offset, kind, ts, first, identity))
@@ -87,12 +87,8 @@ class AvroChecker(CheckerBase):
             t = ch.table
             topic = self.topic_of(t.database, t.name)
             ts = event.commit_ts
-            if ch.op is Op.UPDATE and not self.o.raw_change_event and ch.changes_unique_key():
-                assert ch.before is not None and ch.after is not None
-                rows.append(SourceRow(t, Op.DELETE, ch.before, ts, topic, ch, split=True))
-                rows.append(SourceRow(t, Op.INSERT, ch.after, ts, topic, ch, split=True))
-            else:
-                rows.append(SourceRow(t, ch.op, ch.image(), ts, topic, ch))
+            split = key_change_split(ch, split=not self.o.raw_change_event)
+            rows += [SourceRow(t, op, image, ts, topic, ch, split=len(split) == 2) for op, image in split]
         return rows
 
     def _expected_key(self, s: SourceRow) -> tuple[Any, ...] | None:

@@ -27,6 +27,7 @@ from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.table import Column
 from ...model.values import parse_vector
+from ..kit import Findings
 from . import spec, watermark
 from .decoder import DecodedPart, ErrorKind, FieldView, SchemaView
 from .evidence import EventEvidence, RecordEvidence, StreamEntry, StreamEvidence
@@ -38,8 +39,6 @@ check = CHECKS = CheckRegistry(P)
 # What the registry and the encoder do with a schema change its level refuses (checks/compatibility.py).
 compatibility.declare(check)
 NOTES = "spec/notes/ticdc.md"
-
-Findings = Iterator[Failure | NotApplicable]
 
 
 def _decoded_views(ev: RecordEvidence) -> Iterator[tuple[str, DecodedPart]]:
@@ -120,7 +119,7 @@ def _magic_byte_findings(ev: RecordEvidence) -> Findings:
                         "sets avro-enable-watermark, check with --option avro-enable-watermark=true "
                         "--option enable-tidb-extension=true")
             yield Failure(f"{part} is not Confluent-framed: {d.error}", expected="0x00 + 4-byte big-endian id",
-                          actual="0x" + d.raw[:8].hex(), location=ev.at(part), hint=hint)
+                          actual="0x" + d.raw[:8].hex(), location=ev.at(part=part), hint=hint)
     if not seen:
         yield NotApplicable("record has neither key nor value")
 
@@ -136,7 +135,7 @@ def schema_id_known(ev: RecordEvidence) -> Findings:
         seen = True
         if d.error_kind == ErrorKind.UNKNOWN_ID:
             yield Failure(f"{part} names schema id {d.schema_id}, which the registry does not know",
-                          expected="a registered schema id", actual=d.schema_id, location=ev.at(part),
+                          expected="a registered schema id", actual=d.schema_id, location=ev.at(part=part),
                           hint=d.error)
     if not seen:
         yield NotApplicable("no framed part to look up")
@@ -172,7 +171,7 @@ def _body_findings(ev: RecordEvidence) -> Findings:
         if d.view is not None and d.error_kind in (ErrorKind.BODY, ErrorKind.TRAILING):
             yield Failure(f"{part} body: {d.error}", expected="one Avro datum of the writer schema",
                           actual="0x" + d.raw[5:40].hex() + ("…" if len(d.raw) > 40 else ""),
-                          location=ev.at(part))
+                          location=ev.at(part=part))
 
 
 # == registry ===========================================================================
@@ -195,7 +194,7 @@ def subject_naming(ev: RecordEvidence) -> Findings:
             continue
         if want not in {s for s, _ in subs}:
             yield Failure(f"{part} schema id {d.schema_id} is not registered under subject {want!r}",
-                          expected=want, actual=sorted({s for s, _ in subs}), location=ev.at(part))
+                          expected=want, actual=sorted({s for s, _ in subs}), location=ev.at(part=part))
     if not seen:
         yield NotApplicable("no resolved schema")
 
@@ -257,17 +256,17 @@ def valid_avro(ev: RecordEvidence) -> Findings:
         assert v is not None
         if v.error or v.parse_error:
             yield Failure(f"{part} schema {d.schema_id} is not usable: {v.error or v.parse_error}",
-                          location=ev.at(part), expected="a valid Avro record schema", actual=v.text[:200])
+                          location=ev.at(part=part), expected="a valid Avro record schema", actual=v.text[:200])
             continue
         problem = v.apache_avro_problem()
         if problem:
             yield Failure(f"{part} schema {d.schema_id} is rejected by Apache Avro", expected="accepted",
-                          actual=problem, location=ev.at(part))
+                          actual=problem, location=ev.at(part=part))
         for f in v.fields:
             dp = _default_problem(f, ev.o)
             if dp:
                 yield Failure(f"{part} schema {d.schema_id}: {dp}", expected="a default of the first branch",
-                              actual=f.default, location=ev.at(part, f.name),
+                              actual=f.default, location=ev.at(f.name, part),
                               hint=_V85_HINT if f.null_first and f.default == "null" else None)
     if not seen:
         yield NotApplicable("no resolved schema")
@@ -290,15 +289,15 @@ def record_name(ev: RecordEvidence) -> Findings:
             if got != want:
                 yield Failure(f"{part} record is {got[0]}.{got[1]}, not {want[0]}.{want[1]}",
                               expected={"namespace": want[0], "name": want[1]},
-                              actual={"namespace": got[0], "name": got[1]}, location=ev.at(part))
+                              actual={"namespace": got[0], "name": got[1]}, location=ev.at(part=part))
         else:
             if not v.name or not spec.is_avro_name(v.name):
                 yield Failure(f"{part} record name {v.name!r} is not a sanitised Avro name",
-                              expected="[A-Za-z_][A-Za-z0-9_]*", actual=v.name, location=ev.at(part))
+                              expected="[A-Za-z_][A-Za-z0-9_]*", actual=v.name, location=ev.at(part=part))
             ns = (v.namespace or "").split(".")
             if len(ns) < 2 or not all(spec.is_avro_name(x) for x in ns):
                 yield Failure(f"{part} namespace {v.namespace!r} is not <changefeed namespace>.<database>",
-                              expected="default.<database>", actual=v.namespace, location=ev.at(part),
+                              expected="default.<database>", actual=v.namespace, location=ev.at(part=part),
                               hint="TiCDC's own consumer splits the namespace on '.' to find the database")
 
 
@@ -313,7 +312,7 @@ def key_value_names(ev: RecordEvidence) -> Verdict:
     if (k.view.namespace, k.view.name) != (v.view.namespace, v.view.name):
         return Failure("key and value records are named differently",
                        expected=f"{v.view.namespace}.{v.view.name}",
-                       actual=f"{k.view.namespace}.{k.view.name}", location=ev.at("key"))
+                       actual=f"{k.view.namespace}.{k.view.name}", location=ev.at(part="key"))
     return None
 
 
@@ -337,13 +336,13 @@ def field_names(ev: RecordEvidence) -> Findings:
             want = [spec.sanitize_name(c.name) for c in _expected_columns(ev, part)]
             if sorted(got) != sorted(want):
                 yield Failure(f"{part} fields do not match the columns of the table",
-                              expected=sorted(want), actual=sorted(got), location=ev.at(part),
+                              expected=sorted(want), actual=sorted(got), location=ev.at(part=part),
                               hint=f"missing {sorted(set(want) - set(got))}, unexpected {sorted(set(got) - set(want))}")
         else:
             bad = [n for n in got if not spec.is_avro_name(n)]
             if bad:
                 yield Failure(f"{part} has field names that are not sanitised", expected="[A-Za-z_][A-Za-z0-9_]*",
-                              actual=bad, location=ev.at(part))
+                              actual=bad, location=ev.at(part=part))
 
 
 @check("schema.field-order", level=Level.MUST, scope=Scope.RECORD,
@@ -360,13 +359,13 @@ def field_order(ev: RecordEvidence) -> Findings:
         first_ext = next((i for i, f in enumerate(v.fields) if f.is_extension), None)
         if first_ext is not None and any(not f.is_extension for f in v.fields[first_ext:]):
             yield Failure(f"{part}: a column field follows the extension fields", expected="extension fields last",
-                          actual=names, location=ev.at(part))
+                          actual=names, location=ev.at(part=part))
         if ev.source is not None:
             want = [spec.sanitize_name(c.name) for c in _expected_columns(ev, part)]
             got = [f.name for f in v.column_fields]
             if sorted(got) == sorted(want) and got != want:
                 order = "column-ID order" if (part == "value" and ev.o.checksum) else "table column order"
-                yield Failure(f"{part} fields are not in {order}", expected=want, actual=got, location=ev.at(part))
+                yield Failure(f"{part} fields are not in {order}", expected=want, actual=got, location=ev.at(part=part))
 
 
 #: (part, source column or None, field) of one column field of a record's schemas.
@@ -429,12 +428,12 @@ def nullability(ev: RecordEvidence) -> Findings:
         seen = True
         if f.problem:
             yield Failure(f"{part} field {f.name!r}: {f.problem}", expected='["null", T] or [T, "null"]',
-                          actual=f.type, location=ev.at(part, f.name))
+                          actual=f.type, location=ev.at(f.name, part))
         elif col is not None and f.nullable != col.nullable:
             yield Failure(f"{part} field {f.name!r} is {'nullable' if f.nullable else 'not nullable'} but the "
                           f"column is {'NULL' if col.nullable else 'NOT NULL'}",
                           expected="union with null" if col.nullable else "plain type",
-                          actual=f.type, location=ev.at(part, col.name))
+                          actual=f.type, location=ev.at(col.name, part))
     if not seen:
         yield NotApplicable("no column fields")
 
@@ -461,20 +460,20 @@ def defaults(ev: RecordEvidence) -> Findings:
                 yield Failure(f"{part} field {f.name!r}: default/union order do not follow the DDL default",
                               expected={"default": exp_default, "type": want["type"] if f.nullable else None},
                               actual={"default": got_default, "type": f.type if f.nullable else None},
-                              location=ev.at(part, col.name))
+                              location=ev.at(col.name, part))
         elif f.nullable:
             # Without the table: TiCDC puts null last only for a non-null default.
             if f.null_first and f.has_default and f.default is not None and not _v85_null_default(f, ev.o):
                 yield Failure(f"{part} field {f.name!r}: null-first union with a non-null default",
-                              expected="default null", actual=f.default, location=ev.at(part, f.name),
+                              expected="default null", actual=f.default, location=ev.at(f.name, part),
                               hint=_V85_HINT if f.default == "null" else None)
             if f.null_first is False and (not f.has_default or f.default is None):
                 yield Failure(f"{part} field {f.name!r}: null-last union without a non-null default",
                               expected="a non-null default", actual=f.default if f.has_default else "<absent>",
-                              location=ev.at(part, f.name))
+                              location=ev.at(f.name, part))
             if f.null_first and not f.has_default:
                 yield Failure(f"{part} field {f.name!r}: nullable field without `default: null`",
-                              expected=None, actual="<absent>", location=ev.at(part, f.name))
+                              expected=None, actual="<absent>", location=ev.at(f.name, part))
     if not seen:
         yield NotApplicable("no column fields")
 
@@ -499,7 +498,7 @@ def connect_parameters(ev: RecordEvidence) -> Findings:
         if tt not in spec.TIDB_TYPE_FAMILY:
             yield Failure(f"{part} field {f.name!r} has no known connect.parameters.tidb_type",
                           expected=sorted(spec.TIDB_TYPE_FAMILY), actual=f.inner,
-                          location=ev.at(part, col.name if col else f.name))
+                          location=ev.at(col.name if col else f.name, part))
     if not seen:
         yield NotApplicable("no column fields")
 
@@ -715,7 +714,7 @@ def _type_findings(ev: RecordEvidence, bindings: list[Binding]) -> list[Failure]
             want_t = spec.avro_type(col, ev.o)
             if f.inner != want_t:
                 out.append(Failure(f"{part} field {f.name!r} ({col.type}): wrong Avro type", expected=want_t,
-                                   actual=f.inner, location=ev.at(part, col.name)))
+                                   actual=f.inner, location=ev.at(col.name, part)))
                 continue
             if d.datum is None or f.name not in d.datum:
                 continue
@@ -724,7 +723,7 @@ def _type_findings(ev: RecordEvidence, bindings: list[Binding]) -> list[Failure]
             got_v = d.datum[f.name]
             if not same_datum(want_v, got_v):
                 out.append(Failure(f"{part} field {f.name!r} ({col.type}): wrong value", expected=_show(want_v),
-                                   actual=_show(got_v), location=ev.at(part, col.name)))
+                                   actual=_show(got_v), location=ev.at(col.name, part)))
         else:
             got_v = d.datum.get(f.name) if d.datum is not None else None
             fam = spec.TIDB_TYPE_FAMILY[f.tidb_type or '']
@@ -733,7 +732,7 @@ def _type_findings(ev: RecordEvidence, bindings: list[Binding]) -> list[Failure]
                 out.append(Failure(f"{part} field {f.name!r} ({f.tidb_type}): {problem}",
                                    expected=f"{spec.TIDB_TYPE_FAMILY.get(f.tidb_type or '')} per the type table",
                                    actual=_show(got_v) if got_v is not None else f.inner,
-                                   location=ev.at(part, f.name), hint=_version_hint(fam, f, ev.o)))
+                                   location=ev.at(f.name, part), hint=_version_hint(fam, f, ev.o)))
     return out or None
 
 
@@ -833,7 +832,7 @@ def decimal_minimal(ev: RecordEvidence) -> Findings:
         if len(v) > 1 and ((v[0] == 0 and v[1] < 0x80) or (v[0] == 0xFF and v[1] >= 0x80)):
             yield Failure(f"{part} field {f.name!r}: decimal bytes 0x{v.hex()} carry a redundant sign byte",
                           expected="0x" + v[1:].hex(), actual="0x" + v.hex(),
-                          location=ev.at(part, col.name if col else f.name))
+                          location=ev.at(col.name if col else f.name, part))
     if not seen:
         yield _NO_DECIMAL
 
@@ -861,7 +860,7 @@ def key_columns(ev: RecordEvidence) -> Verdict:
     if na is not None:
         return na
     if ev.record.key is None:
-        return Failure("record has no key", expected="the handle-key columns", actual=None, location=ev.at("key"))
+        return Failure("record has no key", expected="the handle-key columns", actual=None, location=ev.at(part="key"))
     k, v = ev.key, ev.value
     assert k is not None and k.view is not None  # a key that is there resolved (the gate)
     out: list[Failure] = []
@@ -871,31 +870,31 @@ def key_columns(ev: RecordEvidence) -> Verdict:
         got = [f.name for f in k.view.fields]
         if got != want:
             out.append(Failure("key fields are not the handle-key columns", expected=want, actual=got,
-                               location=ev.at("key")))
+                               location=ev.at(part="key")))
         elif k.datum is not None:
             for c, name in zip(cols, want, strict=True):
                 wv = spec.native_value(c, ev.source.image[c.name], ev.o)
                 if not same_datum(wv, k.datum.get(name)):
                     out.append(Failure(f"key value of {name!r} differs from the row", expected=_show(wv),
-                                       actual=_show(k.datum.get(name)), location=ev.at("key", c.name)))
+                                       actual=_show(k.datum.get(name)), location=ev.at(c.name, "key")))
     for f in k.view.fields:
         if f.nullable:
             out.append(Failure(f"key field {f.name!r} is nullable; handle-key columns are NOT NULL",
-                               expected="plain type", actual=f.type, location=ev.at("key", f.name)))
+                               expected="plain type", actual=f.type, location=ev.at(f.name, "key")))
     if v is not None and v.view is not None and not v.view.error:
         for f in k.view.fields:
             vf = v.view.by_name.get(f.name)
             if vf is None:
                 out.append(Failure(f"key field {f.name!r} is not a value field", expected="a column of the row",
-                                   actual=[x.name for x in v.view.fields], location=ev.at("key", f.name)))
+                                   actual=[x.name for x in v.view.fields], location=ev.at(f.name, "key")))
             elif vf.inner != f.inner:
                 out.append(Failure(f"key field {f.name!r} has another type than in the value", expected=vf.inner,
-                                   actual=f.inner, location=ev.at("key", f.name)))
+                                   actual=f.inner, location=ev.at(f.name, "key")))
             elif k.datum is not None and v.datum is not None and not same_datum(
                     k.datum.get(f.name), v.datum.get(f.name)):
                 out.append(Failure(f"key field {f.name!r} differs from the value's",
                                    expected=_show(v.datum.get(f.name)),
-                                   actual=_show(k.datum.get(f.name)), location=ev.at("key", f.name)))
+                                   actual=_show(k.datum.get(f.name)), location=ev.at(f.name, "key")))
     return out or None
 
 
@@ -909,7 +908,7 @@ def key_no_extension(ev: RecordEvidence) -> Verdict:
         return NotApplicable("key schema unresolved")
     ext = [f.name for f in k.view.fields if f.is_extension]
     if ext:
-        return Failure("key schema has extension fields", expected=[], actual=ext, location=ev.at("key"))
+        return Failure("key schema has extension fields", expected=[], actual=ext, location=ev.at(part="key"))
     return None
 
 
@@ -932,14 +931,14 @@ def tombstone(ev: RecordEvidence) -> Verdict:
     if ev.source is not None:
         if ev.source.op is Op.DELETE and not is_tomb:
             return Failure("a DELETE was sent with a value", expected="null value (tombstone)",
-                           actual=f"{len(ev.record.value or b'')} value bytes", location=ev.at("value"))
+                           actual=f"{len(ev.record.value or b'')} value bytes", location=ev.at(part="value"))
         if ev.source.op is not Op.DELETE and is_tomb:
             return Failure(f"an {ev.source.op.value.upper()} was sent as a tombstone", expected="a value",
-                           actual=None, location=ev.at("value"))
+                           actual=None, location=ev.at(part="value"))
         return None
     if ev.record.key is None:
         return Failure("tombstone without a key", expected="the deleted row's key", actual=None,
-                       location=ev.at("key"))
+                       location=ev.at(part="key"))
     return None
 
 
@@ -961,7 +960,7 @@ def extension_fields(ev: RecordEvidence) -> Verdict:
     if got != want:
         return Failure("extension fields differ from the option settings",
                        expected=[{"name": n, "type": t, "default": d} for n, t, d in want],
-                       actual=[{"name": n, "type": t, "default": d} for n, t, d in got], location=ev.at("value"),
+                       actual=[{"name": n, "type": t, "default": d} for n, t, d in got], location=ev.at(part="value"),
                        hint=f"enable-tidb-extension={str(ev.o.extension).lower()}, "
                             f"integrity checksum={'on' if ev.o.checksum else 'off'}"
                             + ("; TiCDC <= v7.0.x writes extension fields without defaults: check with "
@@ -1005,10 +1004,10 @@ def extension_op(ev: RecordEvidence) -> Verdict:
     if ev.source is not None:
         want = "c" if ev.source.op is Op.INSERT else "u"
         if got != want:
-            return Failure("wrong _tidb_op", expected=want, actual=got, location=ev.at("value", "_tidb_op"))
+            return Failure("wrong _tidb_op", expected=want, actual=got, location=ev.at("_tidb_op", "value"))
     elif got not in ("c", "u"):
         return Failure("_tidb_op is neither \"c\" nor \"u\"", expected=["c", "u"], actual=got,
-                       location=ev.at("value", "_tidb_op"))
+                       location=ev.at("_tidb_op", "value"))
     return None
 
 
@@ -1026,10 +1025,10 @@ def extension_commit_ts(ev: RecordEvidence) -> Verdict:
     out = []
     if ev.source is not None and ts != ev.source.commit_ts:
         out.append(Failure("wrong _tidb_commit_ts", expected=ev.source.commit_ts, actual=ts,
-                           location=ev.at("value", "_tidb_commit_ts")))
+                           location=ev.at("_tidb_commit_ts", "value")))
     if isinstance(ts, int) and phys != tso_physical_ms(ts):
         out.append(Failure("_tidb_commit_physical_time is not _tidb_commit_ts >> 18", expected=tso_physical_ms(ts),
-                           actual=phys, location=ev.at("value", "_tidb_commit_physical_time")))
+                           actual=phys, location=ev.at("_tidb_commit_physical_time", "value")))
     return out or None
 
 
@@ -1048,7 +1047,7 @@ def extension_checksum(ev: RecordEvidence) -> Verdict:
     got = d.get("_tidb_row_level_checksum")
     if d.get("_tidb_corrupted") is not False:
         return Failure("_tidb_corrupted is set", expected=False, actual=d.get("_tidb_corrupted"),
-                       location=ev.at("value", "_tidb_corrupted"))
+                       location=ev.at("_tidb_corrupted", "value"))
     if got in (None, ""):
         return NotApplicable("the event carried no checksum")
     crc = 0
@@ -1058,7 +1057,7 @@ def extension_checksum(ev: RecordEvidence) -> Verdict:
         crc = zlib.crc32(spec.checksum_bytes(f.tidb_type or "", d.get(f.name), f.params, ev.o.tz), crc)
     if str(crc) != got:
         return Failure("row checksum does not match the columns", expected=str(crc), actual=got,
-                       location=ev.at("value", "_tidb_row_level_checksum"),
+                       location=ev.at("_tidb_row_level_checksum", "value"),
                        hint="recomputed like TiCDC's consumer: CRC32-IEEE over the fields in schema order")
     return None
 
@@ -1139,18 +1138,18 @@ def watermark_ddl_message(ev: RecordEvidence) -> Findings:
     if c.problem:
         yield Failure(f"malformed DDL control record: {c.problem}",
                       expected='0x01 {"query":…,"type":…,"schema":…,"table":…,"commitTs":…}',
-                      actual=c.raw[:200].decode("utf-8", "replace"), location=ev.at("value"))
+                      actual=c.raw[:200].decode("utf-8", "replace"), location=ev.at(part="value"))
         return
     src = ev.control_source
     if isinstance(src, Watermark):
         yield Failure("a watermark produced a DDL control record", expected="0x02 checkpoint",
-                      actual=c.fields, location=ev.at("value"))
+                      actual=c.fields, location=ev.at(part="value"))
     elif isinstance(src, Ddl):
         want = watermark.ddl_fields(src)
         if c.fields != want:
             diff = sorted(k for k in want if c.fields is None or c.fields.get(k) != want[k])
             yield Failure(f"the DDL control record does not describe its DDL ({', '.join(diff)} differ)",
-                          expected=want, actual=c.fields, location=ev.at("value"))
+                          expected=want, actual=c.fields, location=ev.at(part="value"))
 
 
 @check("watermark.checkpoint-message", level=Level.MUST, scope=Scope.RECORD,
@@ -1168,14 +1167,14 @@ def watermark_checkpoint_message(ev: RecordEvidence) -> Findings:
     assert c is not None
     if c.problem:
         yield Failure(f"malformed checkpoint control record: {c.problem}", expected="0x02 + 8 bytes",
-                      actual=_short(c.raw), location=ev.at("value"))
+                      actual=_short(c.raw), location=ev.at(part="value"))
         return
     src = ev.control_source
     if isinstance(src, Ddl):
         yield Failure("a DDL produced a checkpoint control record", expected="0x01 + JSON", actual=_short(c.raw),
-                      location=ev.at("value"))
+                      location=ev.at(part="value"))
     elif isinstance(src, Watermark) and c.ts != src.ts:
-        yield Failure("wrong checkpoint ts", expected=src.ts, actual=c.ts, location=ev.at("value"),
+        yield Failure("wrong checkpoint ts", expected=src.ts, actual=c.ts, location=ev.at(part="value"),
                       hint=f"bytes after 0x02: {c.raw[1:].hex()}; the ts is big-endian "
                            f"({src.ts.to_bytes(8, 'big').hex()})")
 

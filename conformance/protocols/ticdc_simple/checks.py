@@ -30,6 +30,7 @@ from ...checks.registry import CheckRegistry, Failure, Level, NotApplicable, Sco
 from ...model import mysql_text
 from ...model.events import Ddl, Op, Transaction, Watermark, tso_physical_ms
 from ...model.values import Json, go_format_float, parse_vector, to_float32
+from ..kit import Findings, brief
 from . import spec
 from .checker import Entry, EventEvidence, PartitionLog, RecordEvidence, SourceRow, StreamEvidence
 from .decoder import DML_TYPES, TIMESTAMP, UNSIGNED_BIGINT, Message, decode, render, table_schema_of
@@ -41,8 +42,6 @@ check = CHECKS = CheckRegistry(P)
 NOTES = "spec/notes/ticdc.md"
 SEED = "seed 002 (TiCDC Simple protocol)"
 
-Findings = Iterator[Failure | NotApplicable]
-
 # TiCDC's bootstrap worker looks at its tables every 5 s (bootstraper.go); a second of slack
 # on top for the time between encoding and the Kafka write.
 BOOTSTRAP_CHECK_PERIOD_MS = 5000
@@ -52,11 +51,6 @@ BOOTSTRAP_SLACK_MS = 1000
 BUILD_TS_RANGE = (1_420_070_400_000, 4_102_444_800_000)
 # TSO physical time and the TiCDC server's clock may differ a little.
 CLOCK_SKEW_MS = 300_000
-
-
-def _brief(v: Any, n: int = 60) -> str:
-    r = repr(v)
-    return r if len(r) <= n else r[:n] + "…"
 
 
 def _hex(b: bytes | None, n: int = 24) -> str:
@@ -226,7 +220,7 @@ def message_fields(ev: RecordEvidence) -> Findings:
     for f, bits in _INT_FIELDS.items():
         v = m.get(f)
         if f in m.present and not (_is_int(v) and 0 <= v < 1 << bits):
-            yield Failure(f"{f} is {_brief(v)}, not a non-negative integer of {bits} bits", expected="integer",
+            yield Failure(f"{f} is {brief(v, 60)}, not a non-negative integer of {bits} bits", expected="integer",
                           actual=v, location=ev.at(f))
     for f in ("database", "table", "sql"):
         if f in m.present and not isinstance(m.get(f), str):

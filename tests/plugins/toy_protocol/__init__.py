@@ -13,7 +13,6 @@ Everything below uses only the suite's public contract: `ProtocolSuite`, `Checke
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import zlib
@@ -36,6 +35,7 @@ from conformance.protocols.base import (
     OptionSpec,
     ProtocolSuite,
 )
+from conformance.protocols.kit import VersionNumbers, digest
 from conformance.protocols.mutants import MutantRegistry, MutantSpec
 
 P = "toy-json"
@@ -70,10 +70,6 @@ def row_of(ch: RowChange) -> dict[str, str | None]:
 
 def dumps(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def digest(obj: Any) -> bytes:
-    return hashlib.blake2b(repr(obj).encode("utf-8"), digest_size=12).digest()
 
 
 class ToyEncoder:
@@ -342,15 +338,13 @@ class ToySuite(ProtocolSuite):
     def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
                           ) -> Iterator[Version]:
         with_ts = self.carries_commit_ts(options)
-        seq: dict[bytes, int] = {}
+        numbers = VersionNumbers()
         for tx in workload.transactions():
             for ch in tx.changes:
                 topic = topic_name(topic_prefix, ch)
                 entity = digest((topic, dumps(key_of(ch, ch.image()))))
-                n = seq.get(entity, 0)
-                seq[entity] = n + 1
                 ts = tx.commit_ts if with_ts else None
-                yield Version(entity, n, digest((OPS[ch.op], ts, dumps(row_of(ch)))), ts, topic)
+                yield numbers.version(entity, digest((OPS[ch.op], ts, dumps(row_of(ch)))), ts, topic)
 
     def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
         def identify(topic: str, key: bytes | None, value: bytes | None) -> Identified:
