@@ -423,7 +423,8 @@ def test_capture_decimal_precision(value: str, problem: str | None) -> None:
     """In a capture (no workload), a DECIMAL(5,2) value with more digits than the column's
     precision is a finding; leading zeros do not count."""
     from conformance.protocols.ticdc_simple import spec as simple_spec
-    from conformance.protocols.ticdc_simple.checks import Family, format_problem
+    from conformance.protocols.ticdc_simple.checks.values import format_problem
+    from conformance.protocols.ticdc_simple.spec import Family
 
     o = simple_spec.SimpleOptions.from_options(PROTOCOL.resolve_options({}))
     assert format_problem(Family.DECIMAL, {"length": 5, "decimal": 2}, value, o, False) == problem

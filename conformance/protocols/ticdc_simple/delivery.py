@@ -20,7 +20,7 @@ from ...checks.delivery import Version
 from ...model.events import Op, Transaction, Workload
 from ..kit import Identified, VersionNumbers, digest, key_change_split
 from . import spec
-from .checks import handle_key_names
+from .checks.messages import handle_key_names
 from .decoder import decode, render, schema_key, table_schema_of
 from .spec import SimpleOptions
 
