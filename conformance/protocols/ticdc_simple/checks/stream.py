@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ....checks.delivery import Anomaly
-from ....checks.registry import Failure, Level, NotApplicable, Scope
+from ....checks.registry import Failure, Level, Location, NotApplicable, Scope
 from ....model.events import Ddl, Op, Transaction, Watermark
 from ...kit import Findings
 from .. import spec
@@ -64,8 +64,6 @@ def _bound_ms(o: spec.SimpleOptions) -> int:
 
 
 def _where(st: StreamEvidence, part: int, e: Entry, what: str = "") -> Any:
-    from ...checks.registry import Location
-
     table = f"{e.table[0]}.{e.table[1]}" if e.table else None
     return Location(st.topic, part, e.offset, table=table, column=what or None)
 
