@@ -22,7 +22,7 @@ from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
 from ..kit import Located
-from . import spec
+from . import spec, value_rules
 from .decoder import Message, SchemaResolver, decode
 from .encoder import DebeziumEncoder
 from .spec import DbzOptions
@@ -118,7 +118,7 @@ def _key_matches(x: Expected, ev: RecordEvidence) -> bool:
     if want is None or not isinstance(got, dict) or set(got) != set(want):
         return False
     cols = {spec.field_name(c, ev.o): c for c in spec.key_columns(x.table)}
-    return all(spec.same_value(cols[n], want[n], got[n], ev.o) for n in want)
+    return all(value_rules.same_value(cols[n], want[n], got[n], ev.o) for n in want)
 
 
 def emitted_messages(txn: Transaction) -> list[LogicalMessage]:

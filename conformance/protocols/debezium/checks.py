@@ -16,7 +16,7 @@ from typing import Any
 from ...checks import compatibility
 from ...checks.registry import CheckRegistry, Failure, Level, Location, NotApplicable, Scope
 from ..kit import Findings, brief
-from . import spec
+from . import spec, value_rules
 from .checker import EventEvidence, RecordEvidence, StreamEvidence
 
 P = spec.PROTOCOL
@@ -406,7 +406,7 @@ def _same_key(ev: RecordEvidence, want: dict[str, Any] | None, got: Any) -> bool
         return bool(want == got)
     assert ev.expected is not None
     cols = {spec.field_name(c, ev.o): c for c in spec.key_columns(ev.expected.table)}
-    return set(got) == set(want) and all(spec.same_value(cols[n], want[n], got[n], ev.o) for n in want)
+    return set(got) == set(want) and all(value_rules.same_value(cols[n], want[n], got[n], ev.o) for n in want)
 
 
 # == with the workload ================================================================================
@@ -443,7 +443,7 @@ def row_values(ev: RecordEvidence) -> Findings:
                 yield Failure(f"{part} lacks column {f!r}", expected=brief(want, 100), actual=None,
                               location=ev.at(f, part))
                 continue
-            if not spec.same_value(c, want, row[f], ev.o) and not (
+            if not value_rules.same_value(c, want, row[f], ev.o) and not (
                     image[c.name] is None and c.default.is_non_null and row[f] is None):
                 # (A null where the column has a default: whether the connector carries that
                 # default in the schema, and so whether the converter substitutes it, is known
@@ -517,7 +517,7 @@ def before_image(ev: RecordEvidence) -> Findings:
     for c in cols:
         want = spec.json_value(c, x.before[c.name], ev.o)
         f = spec.field_name(c, ev.o)
-        if not spec.same_value(c, want, got.get(f), ev.o):
+        if not value_rules.same_value(c, want, got.get(f), ev.o):
             yield Failure(f"before.{f} is not the old value", expected=brief(want, 100),
                           actual=brief(got.get(f), 100), location=ev.at(f, "before"))
 
