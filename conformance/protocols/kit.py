@@ -25,7 +25,7 @@ from ..infra.registry.errors import (
 )
 from ..model.events import Op, RowChange
 from ..model.values import Row
-from .base import Identified, Identify  # noqa: F401 - the protocols import them from here
+from .base import Identified as Identified  # the protocols import it from here, with the rest
 
 #: What a check that finds several things yields.
 Findings = Iterator[Failure | NotApplicable]
