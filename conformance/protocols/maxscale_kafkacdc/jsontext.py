@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ...model.values import render_json
 from ..kit import DuplicateKey, loads_strict
 from .spec import Raw
 
@@ -37,24 +38,15 @@ def quote(s: str) -> str:
     return "".join(out)
 
 
-def dumps(x: Any) -> str:
-    if x is None:
-        return "null"
-    if x is True:
-        return "true"
-    if x is False:
-        return "false"
+def _raw(x: Any) -> str:
     if isinstance(x, Raw):
         return x.text
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, str):
-        return quote(x)
-    if isinstance(x, dict):
-        return "{" + ",".join(quote(k) + ":" + dumps(v) for k, v in x.items()) + "}"
-    if isinstance(x, (list, tuple)):
-        return "[" + ",".join(dumps(v) for v in x) + "]"
     raise TypeError(f"no JSON for {x!r}")
+
+
+def dumps(x: Any) -> str:
+    """Compact JSON: jansson's quoting, no whitespace, keys in insertion order, `Raw` as is."""
+    return render_json(x, quote=quote, item_sep=",", kv_sep=":", other=_raw)
 
 
 def encode(x: Any) -> bytes:
