@@ -13,7 +13,7 @@ import functools
 from collections.abc import Iterator, Mapping
 
 from ...checks.delivery import Version
-from ...model.events import Op, Transaction, Workload
+from ...model.events import Op, Workload
 from ..kit import Identified, VersionNumbers, digest, key_change_split
 from . import spec, watermark
 from .decoder import SchemaResolver, decode_framed
@@ -27,9 +27,7 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
     TiCDC's split of key-changing updates)."""
     o = spec.AvroOptions.from_options(options)
     numbers = VersionNumbers()
-    for e in workload.events:
-        if not isinstance(e, Transaction):
-            continue
+    for e in workload.transactions():
         for ch in e.changes:
             t = ch.table
             topic = topic_prefix + spec.substitute_topic(o.topic, t.database, t.name)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ...checks.delivery import Version
-from ...model.events import Op, Transaction, Workload
+from ...model.events import Op, Workload
 from ..kit import Identified, VersionNumbers, digest, key_change_split
 from . import spec
 from .checks.messages import handle_key_names
@@ -39,9 +39,7 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
     o = SimpleOptions.from_options(options)
     topic = topic_of(options, topic_prefix)
     numbers = VersionNumbers()
-    for e in workload.events:
-        if not isinstance(e, Transaction):
-            continue
+    for e in workload.transactions():
         for ch in e.changes:
             t = ch.table
             entity = digest(("t", topic, t.database, t.name))
