@@ -435,7 +435,7 @@ class Combination(pytest.Collector):
         return self.parent.plugin
 
     def collect(self) -> Iterator[CheckItem]:
-        from .checks.registry import all_checks
+        from .protocols import all_checks
 
         for spec in all_checks(self.plugin.settings.protocol):
             item = CheckItem.from_parent(self, name=spec.id, level=spec.level.value, title=spec.title)

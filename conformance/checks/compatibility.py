@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .registry import Actor, Failure, Level, Location, NotApplicable, Scope, check
+from .registry import Actor, CheckRegistry, Failure, Level, Location, NotApplicable, Scope
 
 CLAUSE = ("spec 000/003 (schema evolution): a schema change the subject's compatibility level refuses fails the "
           "registration and the changefeed enters an error state; Confluent Schema Registry: a new version is "
@@ -78,11 +78,10 @@ def check_ids(protocol: str) -> tuple[str, str]:
     return f"{protocol}.registry.verdict", f"{protocol}.registry.rejection"
 
 
-def declare(protocol: str) -> None:
-    """Declare `<protocol>.registry.verdict` and `<protocol>.registry.rejection`."""
-    verdict_id, rejection_id = check_ids(protocol)
+def declare(check: CheckRegistry) -> None:
+    """Declare a protocol's `registry.verdict` and `registry.rejection` in its registry."""
 
-    @check(verdict_id, level=Level.MUST, scope=Scope.RUN, protocol=protocol, clause=CLAUSE)
+    @check("registry.verdict", level=Level.MUST, scope=Scope.RUN, clause=CLAUSE)
     def registry_verdict(ev: CompatibilityEvidence) -> Iterator[Failure | NotApplicable]:
         """The registry applies the subject's compatibility level: it accepts what the level allows and
         refuses what it forbids, and its compatibility endpoint agrees with what registration does."""
@@ -92,7 +91,7 @@ def declare(protocol: str) -> None:
                           hint="The registry is at fault, not the encoder: report it to the registry's maintainers, "
                                "or run against a registry that applies Confluent's rules.")
 
-    @check(rejection_id, level=Level.MUST, scope=Scope.RUN, protocol=protocol, clause=CLAUSE)
+    @check("registry.rejection", level=Level.MUST, scope=Scope.RUN, clause=CLAUSE)
     def registry_rejection(ev: CompatibilityEvidence) -> Iterator[Failure | NotApplicable]:
         """When the registry refuses a table's new schema, the encoder stops there with an error: nothing
         before the change is lost, and no record of that table follows it with a stale or missing schema id."""

@@ -40,7 +40,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .registry import Actor, CheckSpec, Failure, Level, Location, NotApplicable, Scope, Verdict, all_checks, check
+from .registry import COMMON, Actor, CheckSpec, Failure, Level, Location, NotApplicable, Scope, Verdict, check
 
 
 class Anomaly(enum.StrEnum):
@@ -63,12 +63,6 @@ class AnomalyKind:
     allowed_at_least_once: bool
     actor: Actor
     implies: tuple[Anomaly, ...] = ()
-
-    @property
-    def checks(self) -> tuple[str, ...]:
-        """The checks that report it (declared by each check: `@check(anomalies=…)`); none
-        means it is shown as a count only (allowed)."""
-        return tuple(c.id for c in all_checks() if self.name.value in c.anomalies)
 
 
 TAXONOMY: Mapping[Anomaly, AnomalyKind] = {k.name: k for k in (
@@ -352,8 +346,8 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
 
 def delivery_checks(protocol: str) -> list[CheckSpec]:
     """The checks a topic's `DeliveryEvidence` feeds: the protocol-independent stream checks
-    (these, and those that other modules register the same way)."""
-    return [s for s in all_checks(protocol) if s.protocol == "*" and s.scope is Scope.STREAM]
+    (these, and those that other modules register the same way), the same for every `protocol`."""
+    return [s for s in COMMON.specs() if s.scope is Scope.STREAM]
 
 
 def _scope_of(e: LogEntry, ts_scope: TsScope) -> Hashable:
@@ -471,7 +465,7 @@ def _order_undecidable(ev: DeliveryEvidence) -> NotApplicable | None:
     return None
 
 
-@check("delivery.no-loss", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE, needs_source=True,
+@check("delivery.no-loss", level=Level.MUST, scope=Scope.STREAM, clause=CLAUSE, needs_source=True,
        anomalies=(Anomaly.LOST, Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK))
 def no_loss(ev: DeliveryEvidence) -> Verdict:
     """Every row change of the workload reaches the log (retention and broker gaps: unknown, not
@@ -486,14 +480,14 @@ def no_loss(ev: DeliveryEvidence) -> Verdict:
     return None
 
 
-@check("delivery.no-strays", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE, needs_source=True,
+@check("delivery.no-strays", level=Level.MUST, scope=Scope.STREAM, clause=CLAUSE, needs_source=True,
        anomalies=(Anomaly.UNEXPECTED,))
 def no_strays(ev: DeliveryEvidence) -> Verdict:
     """Every message in the log is a row change of the workload (no phantom rows)."""
     return _failures(ev, Anomaly.UNEXPECTED) or None
 
 
-@check("delivery.per-key-order", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+@check("delivery.per-key-order", level=Level.MUST, scope=Scope.STREAM, clause=CLAUSE,
        anomalies=(Anomaly.REORDERED_WITHIN_KEY,))
 def per_key_order(ev: DeliveryEvidence) -> Verdict:
     """A key's versions first appear in commit order (replays of older versions are duplicates).
@@ -501,7 +495,7 @@ def per_key_order(ev: DeliveryEvidence) -> Verdict:
     return _order_undecidable(ev) or _failures(ev, Anomaly.REORDERED_WITHIN_KEY) or None
 
 
-@check("delivery.one-partition-per-key", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+@check("delivery.one-partition-per-key", level=Level.MUST, scope=Scope.STREAM, clause=CLAUSE,
        anomalies=(Anomaly.KEY_IN_SEVERAL_PARTITIONS,))
 def one_partition_per_key(ev: DeliveryEvidence) -> Verdict:
     """All changes of one key go to one partition (otherwise no consumer can keep their order)."""
@@ -510,7 +504,7 @@ def one_partition_per_key(ev: DeliveryEvidence) -> Verdict:
     return _failures(ev, Anomaly.KEY_IN_SEVERAL_PARTITIONS) or None
 
 
-@check("delivery.commit-ts-order", level=Level.MUST, scope=Scope.STREAM, protocol="*", clause=CLAUSE,
+@check("delivery.commit-ts-order", level=Level.MUST, scope=Scope.STREAM, clause=CLAUSE,
        anomalies=(Anomaly.COMMIT_TS_REGRESSION,))
 def commit_ts_order(ev: DeliveryEvidence) -> Verdict:
     """In each partition, first-seen messages never go back in commit ts (per table where the
@@ -521,7 +515,7 @@ def commit_ts_order(ev: DeliveryEvidence) -> Verdict:
     return _order_undecidable(ev) or _failures(ev, Anomaly.COMMIT_TS_REGRESSION) or None
 
 
-@check("infra.broker-acks", level=Level.INFO, scope=Scope.STREAM, protocol="*", clause="DESIGN measured facts "
+@check("infra.broker-acks", level=Level.INFO, scope=Scope.STREAM, clause="DESIGN measured facts "
        "(the embedded broker can acknowledge messages it does not keep; retention keeps ~5 MiB per partition)",
        needs_source=True, anomalies=(Anomaly.BROKER_LOST_ACK, Anomaly.RETENTION))
 def broker_acks(ev: DeliveryEvidence) -> Verdict:

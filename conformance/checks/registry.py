@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +70,11 @@ class Location:
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+
+    def within(self, table: str | None, column: str | None = None, part: str | None = None) -> Location:
+        """The same record (topic, partition, offset, line), narrowed to a table, column and part."""
+        return Location(self.topic, self.partition, self.offset, table=table, column=column, line=self.line,
+                        part=part)
 
     def __str__(self) -> str:
         bits = []
@@ -186,51 +192,90 @@ class CheckSpec:
         return out
 
 
-_REGISTRY: dict[str, CheckSpec] = {}
+#: A check id: dot-separated lowercase words (`message.json`, `type.decimal`), at least two.
+_ID = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*(?:\.[a-z0-9]+(?:[-_][a-z0-9]+)*)+")
 
 
-def check(id: str, *, level: Level, clause: str, scope: Scope, protocol: str,
-          needs_options: dict[str, str] | None = None, needs_source: bool = False,
-          cache_key: Callable[[Any], Hashable] | None = None, docs_vs_code: str | None = None,
-          anomalies: Iterable[str] = (),
-          gate: tuple[Callable[[Any], Hashable], Callable[[Any], NotApplicable | None]] | None = None,
-          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a check. Ids are `<protocol>.<area>.<rule>` and never change once published.
-    `gate` is `(gate_key, gate)`: see `CheckSpec.gate`."""
+class CheckRegistry:
+    """One protocol's checks (or the protocol-independent ones, `COMMON`); `@registry(id, …)`
+    declares one. Inside a protocol an id is relative (`message.json`); its full id is
+    `<protocol>.message.json` and never changes once published."""
 
-    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if id in _REGISTRY and _REGISTRY[id].fn.__qualname__ != fn.__qualname__:
-            raise ValueError(f"duplicate check id {id!r}")
-        doc = inspect.cleandoc(fn.__doc__ or "")
-        spec = CheckSpec(id=id, level=level, clause=clause, scope=scope, protocol=protocol, fn=fn,
-                         title=" ".join(doc.split("\n\n")[0].split()) if doc else id,
-                         needs_options=tuple(sorted((needs_options or {}).items())),
-                         needs_source=needs_source, cache_key=cache_key, docs_vs_code=docs_vs_code,
-                         anomalies=tuple(str(a) for a in anomalies),
-                         gate_key=gate[0] if gate else None, gate=gate[1] if gate else None)
-        _REGISTRY[id] = spec
-        fn.check_spec = spec  # type: ignore[attr-defined]
-        return fn
+    def __init__(self, protocol: str) -> None:
+        self.protocol = protocol
+        self._specs: dict[str, CheckSpec] = {}
 
-    return deco
+    def __repr__(self) -> str:
+        return f"<checks of {self.protocol}: {len(self._specs)}>"
+
+    def full_id(self, id: str) -> str:
+        """The published id of `id` (relative inside a protocol, as written for the common checks)."""
+        if not _ID.fullmatch(id):
+            raise ValueError(f"check id {id!r} is not dot-separated lowercase words (area.rule)")
+        if self.protocol == "*":
+            return id
+        if id.startswith(self.protocol + "."):
+            raise ValueError(f"check id {id!r} names its protocol: ids inside {self.protocol} are relative")
+        return f"{self.protocol}.{id}"
+
+    def __call__(self, id: str, *, level: Level, clause: str, scope: Scope,
+                 needs_options: dict[str, str] | None = None, needs_source: bool = False,
+                 cache_key: Callable[[Any], Hashable] | None = None, docs_vs_code: str | None = None,
+                 anomalies: Iterable[str] = (),
+                 gate: tuple[Callable[[Any], Hashable], Callable[[Any], NotApplicable | None]] | None = None,
+                 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register a check. `gate` is `(gate_key, gate)`: see `CheckSpec.gate`."""
+        full = self.full_id(id)
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            if full in self._specs and self._specs[full].fn.__qualname__ != fn.__qualname__:
+                raise ValueError(f"duplicate check id {full!r}")
+            doc = inspect.cleandoc(fn.__doc__ or "")
+            spec = CheckSpec(id=full, level=level, clause=clause, scope=scope, protocol=self.protocol, fn=fn,
+                             title=" ".join(doc.split("\n\n")[0].split()) if doc else full,
+                             needs_options=tuple(sorted((needs_options or {}).items())),
+                             needs_source=needs_source, cache_key=cache_key, docs_vs_code=docs_vs_code,
+                             anomalies=tuple(str(a) for a in anomalies),
+                             gate_key=gate[0] if gate else None, gate=gate[1] if gate else None)
+            self._specs[full] = spec
+            fn.check_spec = spec  # type: ignore[attr-defined]
+            return fn
+
+        return deco
+
+    def specs(self) -> list[CheckSpec]:
+        """Every check declared here, by id."""
+        return sorted(self._specs.values(), key=lambda c: c.id)
+
+    def get(self, id: str) -> CheckSpec | None:
+        """A check by its full id."""
+        return self._specs.get(id)
+
+    def __getitem__(self, id: str) -> CheckSpec:
+        return self._specs[id]
+
+    def __contains__(self, id: object) -> bool:
+        return id in self._specs
+
+    def resolve(self, id: str) -> CheckSpec | None:
+        """A check by its id relative to this protocol or in full (here or among `COMMON`)."""
+        if self.protocol != "*" and (s := self._specs.get(f"{self.protocol}.{id}")) is not None:
+            return s
+        return self._specs.get(id) or (COMMON.get(id) if self is not COMMON else None)
 
 
-def all_checks(protocol: str | None = None) -> list[CheckSpec]:
-    from . import load_all
-
-    load_all()
-    return sorted((c for c in _REGISTRY.values() if protocol is None or c.protocol in (protocol, "*")),
-                  key=lambda c: c.id)
+#: The protocol-independent checks (`checks.common`, `checks.delivery`, `checks.source`).
+COMMON = CheckRegistry("*")
+#: Declares a protocol-independent check (its id in full).
+check = COMMON
 
 
-def applicable_checks(protocol: str, options: Mapping[str, str], *, source: bool
+def applicable_checks(checks: CheckRegistry, options: Mapping[str, str], *, source: bool
                       ) -> tuple[list[CheckSpec], dict[str, str]]:
     """A protocol's own checks that apply under `options`, and why each other one is skipped:
     it needs options the run does not have, or the generated workload (`source`)."""
     active, skipped = [], {}
-    for s in all_checks(protocol):
-        if s.protocol != protocol:
-            continue
+    for s in checks.specs():
         missing = [f"{k}={v}" for k, v in s.needs_options if options.get(k, "") != v]
         if missing:
             skipped[s.id] = f"needs {', '.join(missing)}"
@@ -243,9 +288,3 @@ def applicable_checks(protocol: str, options: Mapping[str, str], *, source: bool
 
 NEEDS_SOURCE = "needs the generated workload (decidable in `conformance run`, not on a captured or live topic)"
 
-
-def get_check(id: str) -> CheckSpec:
-    from . import load_all
-
-    load_all()
-    return _REGISTRY[id]

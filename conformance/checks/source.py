@@ -27,7 +27,7 @@ from ..model.dialects import Conversion, compare_stored, dialect
 from ..model.events import Ddl, RowChange, Transaction
 from ..model.truth import AppliedEvent, LoggedEvent, SourceTruth, position_key
 from ..model.values import Value
-from .registry import Actor, Failure, Level, Location, NotApplicable, Scope, check
+from .registry import COMMON, Actor, Failure, Level, Location, NotApplicable, Scope, check
 from .results import Tally
 
 STATEMENT_EXECUTES = "source.statement-executes"
@@ -84,7 +84,7 @@ def _short(v: Value) -> str:
     return r if len(r) <= 200 else r[:200] + "…"
 
 
-@check(STATEMENT_EXECUTES, level=Level.MUST, scope=Scope.SOURCE, protocol="*", clause=CLAUSE, needs_source=True)
+@check(STATEMENT_EXECUTES, level=Level.MUST, scope=Scope.SOURCE, clause=CLAUSE, needs_source=True)
 def statement_executes(ev: AppliedEvidence) -> Iterator[Failure]:
     """Every generated statement executes on the server."""
     for r in ev.applied.statements:
@@ -94,7 +94,7 @@ def statement_executes(ev: AppliedEvidence) -> Iterator[Failure]:
                           actor=Actor.SUITE)
 
 
-@check(ROWS_AFFECTED, level=Level.MUST, scope=Scope.SOURCE, protocol="*", clause=CLAUSE, needs_source=True)
+@check(ROWS_AFFECTED, level=Level.MUST, scope=Scope.SOURCE, clause=CLAUSE, needs_source=True)
 def rows_affected(ev: AppliedEvidence) -> Iterator[Failure] | NotApplicable:
     """Every generated INSERT, UPDATE and DELETE matches exactly the one row the model changes."""
     if isinstance(ev.applied.event, Ddl):
@@ -104,7 +104,7 @@ def rows_affected(ev: AppliedEvidence) -> Iterator[Failure] | NotApplicable:
             for r in ev.applied.statements if r.error is None and r.rows is not None and r.rows != r.expected_rows)
 
 
-@check(STORED_VALUES, level=Level.MUST, scope=Scope.SOURCE, protocol="*", clause=CLAUSE, needs_source=True)
+@check(STORED_VALUES, level=Level.MUST, scope=Scope.SOURCE, clause=CLAUSE, needs_source=True)
 def stored_values(ev: AppliedEvidence) -> Iterator[Failure] | NotApplicable:
     """Each row a transaction touched reads back as the model's image, or differs only by a
     conversion the dialect names (time zone, signed zero, padding...)."""
@@ -167,7 +167,7 @@ def _compare_change(d_name: str, model: RowChange, logged: RowChange, conversion
             yield (f"{label} image column", "absent", "present", name)
 
 
-@check(LOG_IMAGES, level=Level.MUST, scope=Scope.SOURCE, protocol="*", clause=CLAUSE, needs_source=True)
+@check(LOG_IMAGES, level=Level.MUST, scope=Scope.SOURCE, clause=CLAUSE, needs_source=True)
 def log_images(ev: LogEvidence) -> Iterator[Failure] | NotApplicable:
     """The change log holds each transaction's row changes: the model's operations, tables,
     columns and values (up to the dialect's named conversions)."""
@@ -204,7 +204,7 @@ def _log_images(ev: LogEvidence) -> Iterator[Failure]:
                           hint=HINT, actor=Actor.SUITE)
 
 
-@check(COMMIT_ORDER, level=Level.MUST, scope=Scope.SOURCE, protocol="*", clause=CLAUSE, needs_source=True)
+@check(COMMIT_ORDER, level=Level.MUST, scope=Scope.SOURCE, clause=CLAUSE, needs_source=True)
 def commit_order(ev: OrderEvidence) -> Iterator[Failure] | NotApplicable:
     """The log holds every committed transaction and DDL of the workload once, in the order the
     suite applied them, at increasing positions (MariaDB GTID, PostgreSQL LSN)."""
@@ -259,14 +259,12 @@ class SourceSummary:
 
 def judge_source(truth: SourceTruth, tally: Tally) -> SourceSummary:
     """Run every source.* check on one workload's truth; findings go to `tally`."""
-    from .registry import get_check
-
     summary = SourceSummary()
     by_index: dict[int, list[LoggedEvent]] = {}
     for le in truth.logged:
         if le.applied_index is not None:
             by_index.setdefault(le.applied_index, []).append(le)
-    specs = {cid: get_check(cid) for cid in SOURCE_CHECKS}
+    specs = {cid: COMMON[cid] for cid in SOURCE_CHECKS}
     for a in truth.applied:
         summary.events += 1
         if isinstance(a.event, Transaction):

@@ -23,12 +23,12 @@ from typing import IO, Any
 
 from rich.console import Console
 
-from ..checks.registry import Outcome, all_checks, get_check
+from ..checks.registry import Outcome
 from ..encoders import all_encoders, find_encoder
 from ..encoders.spi import ConfigurationError, EncoderInfo
 from ..errors import InfrastructureError, UsageError
 from ..infra.urls import redact, redact_text
-from ..protocols import all_protocols, default_protocol, get_protocol, protocol_names
+from ..protocols import all_checks, all_protocols, default_protocol, get_check, get_protocol, protocol_names
 from ..protocols.base import ProtocolSuite, describe_options, parse_option_args
 from ..reporting import Report, Section, write_json, write_reports
 from ..reporting.terminal import print_summary

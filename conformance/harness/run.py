@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from ..checks.common import ENCODER_RESPONSIVE
-from ..checks.registry import Level, Outcome, Scope, get_check
+from ..checks.registry import Level, Outcome, Scope
 from ..encoders.spi import EncoderError, EncoderInfo
 from ..errors import UsageError
 from ..model.events import Workload
 from ..model.serde import workload_to_json
 from ..model.types import Kind
+from ..protocols import get_check
 from ..protocols.base import ProtocolSuite
 from ..reporting.model import Section
 from ..strategies import DEFAULT_SHAPE, Shape

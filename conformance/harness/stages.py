@@ -26,7 +26,7 @@ from typing import Any
 from ..checks.common import ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.compatibility import check_ids
 from ..checks.delivery import Anomaly, DeliveryEvidence, LogEntry, Sent, analyse, delivery_checks
-from ..checks.registry import Location, all_checks, get_check
+from ..checks.registry import Location
 from ..checks.results import Tally
 from ..checks.source import SOURCE_CHECKS, judge_source
 from ..encoders import find_encoder
@@ -34,7 +34,7 @@ from ..encoders.sink import SINKS, fingerprint
 from ..encoders.spi import EncoderContext, EncoderInfo, ManualClock
 from ..errors import InfrastructureError
 from ..model.events import Workload
-from ..protocols import get_protocol
+from ..protocols import all_checks, get_check, get_protocol
 from ..protocols.base import ENCODE, LOG, ProtocolSuite, describe_options
 from ..reporting.model import Section
 from ..strategies import Shape, sample_workload

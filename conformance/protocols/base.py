@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..checks.delivery import TsScope, Version
-from ..checks.registry import NEEDS_SOURCE, Failure, Location, NotApplicable, Scope, applicable_checks
+from ..checks.registry import NEEDS_SOURCE, CheckRegistry, Failure, Location, NotApplicable, Scope, applicable_checks
 from ..checks.results import RecordPlan, Tally
 from ..encoders.spi import ConfigurationError, EncoderInfo, Record
 from ..infra.registry.compat import COMPATIBILITY_LEVELS
@@ -152,6 +152,11 @@ class Checker(ABC):
     of one captured topic or topic-partition) and records every outcome in a tally."""
 
     @abstractmethod
+    def evidence(self, record: Record, loc: Location) -> Any:
+        """What the record checks of one record look at (its decoded parts, joined with what
+        the stream showed before it); the stream state the stream checks judge is kept here."""
+
+    @abstractmethod
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
         """The records an encoder made for one source event (modes with `source`)."""
 
@@ -173,12 +178,12 @@ class CheckerBase(Checker):
     """What every protocol's checker shares: which of its checks run in its mode, why the others
     are skipped, and their evaluation (the protocol supplies the evidence)."""
 
-    def __init__(self, protocol: str, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
                  partitions: int | None = None) -> None:
         self.tally = tally
         self.mode = mode
         self.partitions = partitions
-        active, skipped = applicable_checks(protocol, options, source=mode.source)
+        active, skipped = applicable_checks(checks, options, source=mode.source)
         for cid, reason in skipped.items():
             # "Needs the workload" is said where records are judged without it (a capture); a
             # run's judge stage (no source, no record checks) leaves that to its encode stage.
@@ -196,6 +201,13 @@ class CheckerBase(Checker):
                     keys.setdefault(id(f), f)
         self._plan_keys = tuple(keys.values())
         self._plans: dict[tuple[Hashable, ...], RecordPlan] = {}
+
+    def check_record(self, record: Record, loc: Location) -> None:
+        self.run_record_checks(self.evidence(record, loc))
+
+    def evidences(self, records: Sequence[Record]) -> list[Any]:
+        """The evidence of an event's records, each located where the encoder put it."""
+        return [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
 
     def run_record_checks(self, evidence: Any) -> None:
         if self._plan_keys:
@@ -270,16 +282,18 @@ class ProtocolSuite(ABC):
     behaviour is a field of `capabilities`."""
 
     def __init__(self, *, name: str, title: str, options: tuple[OptionSpec, ...], profiles: tuple[Profile, ...] = (),
-                 spec_sources: tuple[str, ...] = (), capabilities: Capabilities = Capabilities(),
-                 check_modules: tuple[str, ...] = (), default: bool = False) -> None:
+                 checks: CheckRegistry, spec_sources: tuple[str, ...] = (),
+                 capabilities: Capabilities = Capabilities(), default: bool = False) -> None:
         self.name = name
         self.title = title
         self.options = options
         self.profiles = profiles
         self.spec_sources = spec_sources
         self.capabilities = capabilities
-        # Modules whose import registers the protocol's checks (`@check`).
-        self.check_modules = check_modules
+        # The protocol's own checks (the suite's package declares them all before it is built).
+        self.checks = checks
+        if checks.protocol != name:
+            raise ValueError(f"protocol {name!r} was given the checks of {checks.protocol!r}")
         # The protocol `conformance run` and `check` use when none is named.
         self.default = default
 

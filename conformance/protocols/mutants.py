@@ -1,9 +1,9 @@
 """Declaring mutants, once for every protocol.
 
 A mutant is a reference encoder with one deliberate defect; it names the check that must catch
-it. A protocol declares its mutants with a `MutantRegistry`:
+it. A protocol declares its mutants with a `MutantRegistry` over its checks (`CheckRegistry`):
 
-    mutant = MutantRegistry("ticdc-avro")
+    mutant = MutantRegistry(CHECKS)
 
     @mutant("magic-byte-one", "framing.magic-byte")      # the check id, relative to the protocol
     class MagicByteOne(TiCDCAvroEncoder):
@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..checks.registry import CheckRegistry
 from ..encoders.spi import Encoder, EncoderInfo, EncoderKind
 
 if TYPE_CHECKING:
@@ -46,16 +47,17 @@ class MutantSpec:
 class MutantRegistry:
     """A protocol's mutants, in declaration order; `@registry(name, catches, …)` declares one."""
 
-    def __init__(self, protocol: str) -> None:
-        self.protocol = protocol
+    def __init__(self, checks: CheckRegistry) -> None:
+        self.checks = checks
+        self.protocol = checks.protocol
         self._declared: list[tuple[str, str, str, Callable[[], Encoder], dict[str, str], dict[str, Any],
                                    str | None]] = []
 
     def __call__(self, name: str, catches: str, *, needs: Mapping[str, str] | None = None,
                  shape: Mapping[str, Any] | None = None, faults: str | None = None) -> Callable[[type[E]], type[E]]:
         """`catches` is a check id: relative to the protocol (`framing.magic-byte`) or absolute
-        for a protocol-independent check (`encoder.no-crash`); resolved against the check
-        registry when the mutants are listed."""
+        for a protocol-independent check (`encoder.no-crash`); resolved against the protocol's
+        checks when the mutants are listed."""
 
         def deco(cls: type[E]) -> type[E]:
             doc = (cls.__doc__ or name).strip().splitlines()[0]
@@ -69,16 +71,12 @@ class MutantRegistry:
         return iter(self.specs())
 
     def specs(self) -> list[MutantSpec]:
-        from ..checks.registry import all_checks
-
-        known = {c.id for c in all_checks()}
         out = []
         for name, catches, doc, factory, needs, shape, faults in self._declared:
-            full = f"{self.protocol}.{catches}"
-            check_id = full if full in known else catches
-            if check_id not in known:
+            found = self.checks.resolve(catches)
+            if found is None:
                 raise LookupError(f"mutant {self.protocol}/{name} names no registered check: {catches!r}")
-            out.append(MutantSpec(name, check_id, doc, factory, needs, shape, faults))
+            out.append(MutantSpec(name, found.id, doc, factory, needs, shape, faults))
         return out
 
 

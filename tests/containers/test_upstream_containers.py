@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks import Tally, all_checks
+from conformance.checks import Tally
 from conformance.checks.source import SOURCE_CHECKS, judge_source
+from conformance.protocols import all_checks
 from conformance.strategies.coverage import type_coverage_workload
 from conformance.upstream import open_upstream
 

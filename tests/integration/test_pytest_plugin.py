@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.checks.registry import Level, all_checks
+from conformance.checks.registry import Level
+from conformance.protocols import all_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 from helpers import problems, run_workloads
 
-from conformance.checks import Tally, all_checks
+from conformance.checks import Tally
 from conformance.checks.source import SOURCE_CHECKS, judge_source
 from conformance.model.dialects import MARIADB_KINDS, POSTGRES_KINDS
 from conformance.model.events import Ddl, Transaction
 from conformance.model.types import TIDB_KINDS
+from conformance.protocols import all_checks
 from conformance.strategies import sample_workload
 from conformance.strategies.coverage import type_coverage_workload
 from conformance.strategies.history import shape_for

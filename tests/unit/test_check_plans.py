@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from helpers import encode, protocol_shape
 
-from conformance.checks import Scope, all_checks
+from conformance.checks import Scope
 from conformance.checks.registry import Location, NotApplicable
 from conformance.checks.results import Tally
 from conformance.encoders import EncoderKind, all_encoders
 from conformance.harness.check import capture_tally
 from conformance.infra.inprocess import InProcessRegistry
-from conformance.protocols import all_protocols, get_protocol
+from conformance.protocols import all_checks, all_protocols, get_protocol
 from conformance.protocols.base import CAPTURE
 from conformance.strategies import sample_workload
 

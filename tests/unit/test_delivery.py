@@ -16,7 +16,8 @@ from conformance.checks.delivery import (
     one_partition_per_key,
     per_key_order,
 )
-from conformance.checks.registry import NotApplicable, get_check
+from conformance.checks.registry import NotApplicable
+from conformance.protocols import anomaly_checks, get_check
 
 T = "topic"
 
@@ -103,11 +104,11 @@ def test_every_anomaly_names_the_checks_that_report_it() -> None:
     """The watermark anomalies are the protocols' own stream checks' business (they see the
     watermarks); every other anomaly but the allowed duplicate has a delivery or infra check."""
     for kind in TAXONOMY.values():
-        for cid in kind.checks:
+        for cid in anomaly_checks(kind.name):
             assert get_check(cid).id == cid
-        assert kind.checks or kind.name is Anomaly.DUPLICATED
-    assert "ticdc-simple.order.watermark" in TAXONOMY[Anomaly.LATE_EVENT_AFTER_WATERMARK].checks
-    assert "ticdc-avro.watermark.order" in TAXONOMY[Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK].checks
+        assert anomaly_checks(kind.name) or kind.name is Anomaly.DUPLICATED
+    assert "ticdc-simple.order.watermark" in anomaly_checks(Anomaly.LATE_EVENT_AFTER_WATERMARK)
+    assert "ticdc-avro.watermark.order" in anomaly_checks(Anomaly.PARTIAL_TRANSACTION_AT_WATERMARK)
 
 
 def test_acked_without_offset_and_missing_is_a_broker_anomaly() -> None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import pytest
 from helpers import problems, run_encoder, shape_with
 
-from conformance.checks import Level, Outcome, Scope, all_checks
+from conformance.checks import Level, Outcome, Scope
 from conformance.checks.common import ENCODER_RESPONSIVE
 from conformance.encoders import EncoderKind, all_encoders
-from conformance.protocols import all_protocols
+from conformance.protocols import all_checks, all_protocols
 
 PROTOCOLS = [p.name for p in all_protocols()]
 MEMORY_MUTANTS = [e for p in PROTOCOLS for e in all_encoders(p) if e.kind is EncoderKind.MUTANT and not e.needs_broker]

@@ -20,12 +20,12 @@ from helpers import check_capture, encode, problems, run_encoder, shape_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.checks import Outcome, all_checks
+from conformance.checks import Outcome
 from conformance.encoders import EncoderKind, Record, all_encoders
 from conformance.model import Kind, SqlType
 from conformance.model.events import Ddl, DdlKind, Transaction
 from conformance.model.values import DateTime
-from conformance.protocols import get_protocol
+from conformance.protocols import all_checks, get_protocol
 from conformance.protocols.ticdc_simple import codec, spec
 from conformance.protocols.ticdc_simple.decoder import decode
 from conformance.strategies import sample_workload
@@ -423,7 +423,8 @@ def test_capture_decimal_precision(value: str, problem: str | None) -> None:
     """In a capture (no workload), a DECIMAL(5,2) value with more digits than the column's
     precision is a finding; leading zeros do not count."""
     from conformance.protocols.ticdc_simple import spec as simple_spec
-    from conformance.protocols.ticdc_simple.checks import Family, format_problem
+    from conformance.protocols.ticdc_simple.checks.values import format_problem
+    from conformance.protocols.ticdc_simple.spec import Family
 
     o = simple_spec.SimpleOptions.from_options(PROTOCOL.resolve_options({}))
     assert format_problem(Family.DECIMAL, {"length": 5, "decimal": 2}, value, o, False) == problem

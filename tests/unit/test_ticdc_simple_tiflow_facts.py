@@ -23,9 +23,10 @@ from conformance.model.events import Ddl, DdlKind, Op, RowChange, Transaction, W
 from conformance.model.sql import create_table
 from conformance.protocols import get_protocol
 from conformance.protocols.ticdc_simple import codec, spec
-from conformance.protocols.ticdc_simple.checks import Family, format_problem
+from conformance.protocols.ticdc_simple.checks.values import format_problem
 from conformance.protocols.ticdc_simple.decoder import decode, table_schema_of
 from conformance.protocols.ticdc_simple.encoder import TiCDCSimpleEncoder
+from conformance.protocols.ticdc_simple.spec import Family
 
 P = "ticdc-simple"
 PROTOCOL = get_protocol(P)

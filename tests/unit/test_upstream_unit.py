@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from conformance.checks import Outcome, Tally, all_checks
+from conformance.checks import Outcome, Tally
 from conformance.checks.source import (
     COMMIT_ORDER,
     LOG_IMAGES,
@@ -25,6 +25,7 @@ from conformance.model.events import Ddl, DdlKind, Op, RowChange, Transaction, W
 from conformance.model.table import ReplicaIdentity
 from conformance.model.truth import AppliedEvent, LoggedEvent, SourceTruth, StatementResult, StoredRow, position_key
 from conformance.model.values import Array, DateTime, Interval, Time
+from conformance.protocols import all_checks
 from conformance.upstream import NoUpstream, UpstreamUnavailable, open_upstream
 from conformance.upstream import mariadb as mariadb_mod
 from conformance.upstream.base import canonical_workload

@@ -14,14 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.registry import Location
+from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import CaptureStart, Event, LogicalMessage, Transaction
 from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
-from . import spec
+from ..kit import Located
+from . import spec, value_rules
 from .decoder import Message, SchemaResolver, decode
 from .encoder import DebeziumEncoder
 from .spec import DbzOptions
@@ -48,7 +49,7 @@ class Expected:
 
 
 @dataclass(slots=True)
-class RecordEvidence:
+class RecordEvidence(Located):
     record: Record
     loc: Location
     msg: Message
@@ -77,13 +78,12 @@ class RecordEvidence:
         """A change event of a table (not a tombstone, a transaction boundary or a message)."""
         return not self.transaction_topic and not self.msg.tombstone and not self.message
 
-    def at(self, column: str | None = None, part: str | None = None) -> Location:
-        table = None
+    @property
+    def table_name(self) -> str | None:
         src = self.msg.source
         if src is not None and isinstance(src.get("schema"), str) and isinstance(src.get("table"), str):
-            table = f"{src['schema']}.{src['table']}"
-        return Location(self.loc.topic, self.loc.partition, self.loc.offset, table=table, column=column,
-                        line=self.loc.line, part=part)
+            return f"{src['schema']}.{src['table']}"
+        return None
 
 
 @dataclass(slots=True)
@@ -118,7 +118,7 @@ def _key_matches(x: Expected, ev: RecordEvidence) -> bool:
     if want is None or not isinstance(got, dict) or set(got) != set(want):
         return False
     cols = {spec.field_name(c, ev.o): c for c in spec.key_columns(x.table)}
-    return all(spec.same_value(cols[n], want[n], got[n], ev.o) for n in want)
+    return all(value_rules.same_value(cols[n], want[n], got[n], ev.o) for n in want)
 
 
 def emitted_messages(txn: Transaction) -> list[LogicalMessage]:
@@ -162,9 +162,9 @@ def _avro_key_text(msg: Message) -> str | None:
 
 
 class DebeziumChecker(CheckerBase):
-    def __init__(self, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *, topic_prefix: str = "",
-                 partitions: int | None = None, registry: Any = None) -> None:
-        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
+                 topic_prefix: str = "", partitions: int | None = None, registry: Any = None) -> None:
+        super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = DbzOptions.from_options(options)
         self.resolver = SchemaResolver(registry)
         self.prefix = topic_prefix
@@ -185,9 +185,6 @@ class DebeziumChecker(CheckerBase):
         lg.append(Entry(offset, kind, key_text(record.key) if not self.o.key_avro else _avro_key_text(msg)))
         return ev
 
-    def check_record(self, record: Record, loc: Location) -> None:
-        self.run_record_checks(self.evidence(record, loc))
-
     def expected_events(self, event: Event) -> list[Expected]:
         if isinstance(event, CaptureStart):
             return snapshot_events(event, self.o, self.prefix)
@@ -201,7 +198,7 @@ class DebeziumChecker(CheckerBase):
         return out
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
-        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        evs = self.evidences(records)
         if not isinstance(event, (Transaction, CaptureStart)):
             for ev in evs:
                 self.run_record_checks(ev)

@@ -11,31 +11,27 @@ follows the connector and says so in `docs_vs_code`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from ...checks import compatibility
-from ...checks.registry import Failure, Level, Location, NotApplicable, Scope, check
-from . import spec
+from ...checks.registry import CheckRegistry, Failure, Level, Location, NotApplicable, Scope
+from ..kit import Findings, brief
+from . import spec, value_rules
 from .checker import EventEvidence, RecordEvidence, StreamEvidence
 
 P = spec.PROTOCOL
+#: The protocol's checks, by id relative to it.
+check = CHECKS = CheckRegistry(P)
 # What the registry and the encoder do with a schema change its level refuses (checks/compatibility.py).
-compatibility.declare(P)
-Findings = Iterator[Failure | NotApplicable]
+compatibility.declare(check)
 D = spec.DOCS
 NOT_CHANGE = NotApplicable("not a change event")
 NO_SOURCE = NotApplicable("no change of the workload is paired with this event")
 
 
-def _brief(v: Any, n: int = 100) -> str:
-    r = repr(v)
-    return r if len(r) <= n else r[:n] + "…"
-
-
 # == framing ==========================================================================================
 
-@check("debezium.json.valid", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("json.valid", level=Level.MUST, scope=Scope.RECORD,
        clause="Kafka Connect JsonConverter: keys and values are JSON documents in UTF-8 (RFC 8259: no member "
               "twice); a tombstone is a null value")
 def json_valid(ev: RecordEvidence) -> Findings:
@@ -49,7 +45,7 @@ def json_valid(ev: RecordEvidence) -> Findings:
                           actual=(p.raw or b"")[:120].decode("utf-8", "replace"), location=ev.at(part=part))
 
 
-@check("debezium.converter.schemas", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("converter.schemas", level=Level.MUST, scope=Scope.RECORD,
        clause="Kafka Connect JsonConverter, `schemas.enable` (key.converter.*, value.converter.*; default true): "
               "with schemas a document {\"schema\": ..., \"payload\": ...}, without them the payload alone")
 def converter_schemas(ev: RecordEvidence) -> Findings:
@@ -59,11 +55,11 @@ def converter_schemas(ev: RecordEvidence) -> Findings:
             continue
         if on and not p.enveloped:
             yield Failure(f"the {part} has no {{schema, payload}} envelope", expected="{schema, payload}",
-                          actual=_brief(p.doc), location=ev.at(part=part),
+                          actual=brief(p.doc, 100), location=ev.at(part=part),
                           hint=f"check with --option {part}.converter.schemas.enable=false if the converter has it off")
         elif not on and p.enveloped:
             yield Failure(f"the {part} carries a schema although {part}.converter.schemas.enable=false",
-                          expected="the payload alone", actual=_brief(p.doc), location=ev.at(part=part))
+                          expected="the payload alone", actual=brief(p.doc, 100), location=ev.at(part=part))
 
 
 # == Confluent's Avro converter =======================================================================
@@ -78,7 +74,7 @@ def _avro_parts(ev: RecordEvidence) -> list[tuple[str, Any]]:
             if on and p.raw is not None and p.avro is not None]
 
 
-@check("debezium.avro.framing", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("avro.framing", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{AVRO}; the id is one the registry knows, and the body is exactly one datum of that schema")
 def avro_framing(ev: RecordEvidence) -> Findings:
     """Avro keys and values are framed: magic byte 0, a known schema id, one datum and nothing after it."""
@@ -93,7 +89,7 @@ def avro_framing(ev: RecordEvidence) -> Findings:
                           location=ev.at(part=part))
 
 
-@check("debezium.avro.subject", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("avro.subject", level=Level.MUST, scope=Scope.RECORD,
        clause="Confluent AvroConverter with the default key.subject.name.strategy / value.subject.name.strategy "
               "(TopicNameStrategy): a key's schema is registered under <topic>-key, a value's under <topic>-value")
 def avro_subject(ev: RecordEvidence) -> Findings:
@@ -114,7 +110,7 @@ def avro_subject(ev: RecordEvidence) -> Findings:
                           expected=want, actual=subjects, location=ev.at(part=part))
 
 
-@check("debezium.avro.schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("avro.schema", level=Level.MUST, scope=Scope.RECORD,
        clause="Confluent AvroConverter (AvroData, connect.meta.data=true): a Connect struct is a record named after "
               "it, int8/int16 carry connect.type, connect.name/version/parameters/default/doc carry the Connect "
               "schema, Decimal is bytes with logicalType decimal, an optional schema is a union with null (null "
@@ -132,18 +128,18 @@ def avro_schema(ev: RecordEvidence) -> Findings:
             want = connect_avro.to_avro_schema(p.schema)
         except (connect_avro.AvroNameError, ValueError) as e:
             yield Failure(f"the {part}'s schema stands for a Connect schema the converter cannot write: {e}",
-                          expected="a valid Avro schema", actual=_brief(p.avro.schema), location=ev.at(part=part))
+                          expected="a valid Avro schema", actual=brief(p.avro.schema, 100), location=ev.at(part=part))
             continue
         diff = connect_avro.first_difference(connect_avro.normal(want), connect_avro.normal(p.avro.schema))
         if diff is not None:
             where, w, g = diff
             yield Failure(f"the {part}'s Avro schema is not the converter's rendering of its Connect schema "
-                          f"(at {where})", expected=_brief(w, 160), actual=_brief(g, 160), location=ev.at(part=part))
+                          f"(at {where})", expected=brief(w, 160), actual=brief(g, 160), location=ev.at(part=part))
 
 
 # == the envelope =====================================================================================
 
-@check("debezium.envelope.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("envelope.fields", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events: the value's payload holds before, after, source, op, ts_ms; op is c "
               "(create), u (update), d (delete), r (read), t (truncate) or m (message); c has no before, d no after")
 def envelope_fields(ev: RecordEvidence) -> Findings:
@@ -158,7 +154,7 @@ def envelope_fields(ev: RecordEvidence) -> Findings:
         if ev.msg.value.ok:
             yield Failure("the payload is no object",
                           expected="a logical decoding message event" if message else "the change event envelope",
-                          actual=_brief(ev.msg.value.payload), location=ev.at(part="value"))
+                          actual=brief(ev.msg.value.payload, 100), location=ev.at(part="value"))
         return
     if message:
         yield from _message_fields(ev, e)
@@ -179,14 +175,14 @@ def envelope_fields(ev: RecordEvidence) -> Findings:
     before, after = e.get("before"), e.get("after")
     if op in ("c", "r") and (before is not None or not isinstance(after, dict)):
         yield Failure(f"a {op!r} event needs before null and after a row", expected="before null, after {..}",
-                      actual={"before": _brief(before, 40), "after": _brief(after, 40)}, location=ev.at(part="value"))
+                      actual={"before": brief(before, 40), "after": brief(after, 40)}, location=ev.at(part="value"))
     if op == "u" and not isinstance(after, dict):
-        yield Failure("an update needs after", expected="after {..}", actual=_brief(after, 40),
+        yield Failure("an update needs after", expected="after {..}", actual=brief(after, 40),
                       location=ev.at("after", "value"))
     if op == "d" and (after is not None or not isinstance(before, dict)):
         yield Failure("a delete needs after null and before the old row (or its key)",
                       expected="before {..}, after null",
-                      actual={"before": _brief(before, 40), "after": _brief(after, 40)}, location=ev.at(part="value"))
+                      actual={"before": brief(before, 40), "after": brief(after, 40)}, location=ev.at(part="value"))
 
 
 def _message_fields(ev: RecordEvidence, e: dict[str, Any]) -> Findings:
@@ -199,11 +195,11 @@ def _message_fields(ev: RecordEvidence, e: dict[str, Any]) -> Findings:
     block = e.get("message")
     if not isinstance(block, dict) or sorted(block) != ["content", "prefix"]:
         yield Failure("the message block is not {prefix, content}", expected=["content", "prefix"],
-                      actual=sorted(block) if isinstance(block, dict) else _brief(block),
+                      actual=sorted(block) if isinstance(block, dict) else brief(block, 100),
                       location=ev.at("message", "value"))
 
 
-@check("debezium.envelope.schema", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("envelope.schema", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events (value schema: `<topic>.Envelope` with before/after structs named "
               "`<topic>.Value`, source `io.debezium.connector.postgresql.Source`, op a string); JsonConverter writes "
               "every field of the schema and nothing else")
@@ -221,7 +217,7 @@ def envelope_schema(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no value schema")
         return
     if not isinstance(s, dict) or s.get("type") != "struct" or not isinstance(s.get("fields"), list):
-        yield Failure("the value schema is no struct", expected="struct", actual=_brief(s),
+        yield Failure("the value schema is no struct", expected="struct", actual=brief(s, 100),
                       location=ev.at(part="value"))
         return
     name = s.get("name")
@@ -259,10 +255,10 @@ def _message_schema(ev: RecordEvidence) -> Findings:
     want = spec.message_value_schema(ev.o)
     if s != want:
         yield Failure("the message event's schema is not the connector's MessageValue schema",
-                      expected=_brief(want, 160), actual=_brief(s, 160), location=ev.at(part="value"))
+                      expected=brief(want, 160), actual=brief(s, 160), location=ev.at(part="value"))
 
 
-@check("debezium.envelope.timestamps", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("envelope.timestamps", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events: ts_ms, ts_us, ts_ns are the same instant (processing time) at three "
               "precisions; source.ts_ms/ts_us/ts_ns the commit time likewise")
 def envelope_timestamps(ev: RecordEvidence) -> Findings:
@@ -292,7 +288,7 @@ def _is_int(v: Any) -> bool:
 _JSON_TYPES = {"string": str, "int64": int}
 
 
-@check("debezium.source.postgresql", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("source.postgresql", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events, source metadata: version, connector (postgresql), name (topic.prefix), "
               "ts_ms, snapshot, db, schema, table, txId, lsn, xmin, sequence")
 def source_block(ev: RecordEvidence) -> Findings:
@@ -302,7 +298,7 @@ def source_block(ev: RecordEvidence) -> Findings:
         return
     src = ev.msg.source
     if src is None:
-        yield Failure("no source block", expected="an object", actual=_brief(ev.msg.envelope.get("source")),
+        yield Failure("no source block", expected="an object", actual=brief(ev.msg.envelope.get("source"), 100),
                       location=ev.at("source", "value"))
         return
     for name, typ, optional in spec.SOURCE_FIELDS:
@@ -328,7 +324,7 @@ def source_block(ev: RecordEvidence) -> Findings:
                       expected=list(spec.SNAPSHOT_RECORD_VALUES), actual=snap, location=ev.at("snapshot", "value"))
 
 
-@check("debezium.topic.name", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("topic.name", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Topic names: <topic.prefix>.<schemaName>.<tableName>; characters a topic name may not hold "
               "are replaced by _ (the connector's topic naming strategy, per UTF-16 unit), logical decoding "
               "messages on <topic.prefix>.message (LogicalDecodingMessageMonitor)")
@@ -355,7 +351,7 @@ def topic_name(ev: RecordEvidence) -> Findings:
 
 # == key ==============================================================================================
 
-@check("debezium.key.fields", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("key.fields", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Change event keys: the key holds the table's primary key columns (a struct named "
               "<topic>.Key), with the row's values; a table without a key has a null key")
 def key_fields(ev: RecordEvidence) -> Findings:
@@ -397,11 +393,11 @@ def _message_key(ev: RecordEvidence) -> Findings:
     kp = ev.msg.key
     if kp.enveloped and kp.schema != spec.message_key_schema(ev.o):
         yield Failure("a message's key schema is not the connector's MessageKey",
-                      expected=spec.message_key_schema(ev.o), actual=_brief(kp.schema), location=ev.at(part="key"))
+                      expected=spec.message_key_schema(ev.o), actual=brief(kp.schema, 100), location=ev.at(part="key"))
     block = (ev.msg.envelope or {}).get("message")
     want = {"prefix": block.get("prefix")} if isinstance(block, dict) else None
     if want is not None and kp.payload != want:
-        yield Failure("a message's key is not its prefix", expected=want, actual=_brief(kp.payload),
+        yield Failure("a message's key is not its prefix", expected=want, actual=brief(kp.payload, 100),
                       location=ev.at(part="key"))
 
 
@@ -410,12 +406,12 @@ def _same_key(ev: RecordEvidence, want: dict[str, Any] | None, got: Any) -> bool
         return bool(want == got)
     assert ev.expected is not None
     cols = {spec.field_name(c, ev.o): c for c in spec.key_columns(ev.expected.table)}
-    return set(got) == set(want) and all(spec.same_value(cols[n], want[n], got[n], ev.o) for n in want)
+    return set(got) == set(want) and all(value_rules.same_value(cols[n], want[n], got[n], ev.o) for n in want)
 
 
 # == with the workload ================================================================================
 
-@check("debezium.row.values", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("row.values", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{D}, Data type mappings (per decimal.handling.mode, time.precision.mode, binary.handling.mode); "
               "Kafka Connect JsonConverter (bytes and Decimal as base64); unavailable.value.placeholder for an "
               "unchanged TOASTed value (REPLICA IDENTITY DEFAULT / USING INDEX)")
@@ -439,24 +435,24 @@ def row_values(ev: RecordEvidence) -> Findings:
                 want = spec.unavailable_value(c, ev.o)
                 if f in row and row[f] != want:
                     yield Failure(f"after.{f} has no value in the change log (unchanged TOASTed value): it must be "
-                                  "the unavailable.value.placeholder as the type writes it", expected=_brief(want),
-                                  actual=_brief(row[f]), location=ev.at(f, part))
+                                  "the unavailable.value.placeholder as the type writes it", expected=brief(want, 100),
+                                  actual=brief(row[f], 100), location=ev.at(f, part))
                 continue
             want = spec.json_value(c, image[c.name], ev.o)
             if f not in row:
-                yield Failure(f"{part} lacks column {f!r}", expected=_brief(want), actual=None,
+                yield Failure(f"{part} lacks column {f!r}", expected=brief(want, 100), actual=None,
                               location=ev.at(f, part))
                 continue
-            if not spec.same_value(c, want, row[f], ev.o) and not (
+            if not value_rules.same_value(c, want, row[f], ev.o) and not (
                     image[c.name] is None and c.default.is_non_null and row[f] is None):
                 # (A null where the column has a default: whether the connector carries that
                 # default in the schema, and so whether the converter substitutes it, is known
                 # per kind only from what it was seen to do: a plain null is accepted.)
                 yield Failure(f"{part}.{f} ({c.type.kind}) is not the stored value as mapped",
-                              expected=_brief(want), actual=_brief(row[f]), location=ev.at(f, part))
+                              expected=brief(want, 100), actual=brief(row[f], 100), location=ev.at(f, part))
 
 
-@check("debezium.column.types", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("column.types", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{D}, Data type mappings: the Connect type and semantic type (name, parameters) of each column per "
               "option; a nullable column is optional",
        docs_vs_code="the connector declares NOT NULL columns added by ALTER TABLE optional (3.6.3, pgoutput): "
@@ -493,7 +489,7 @@ def column_types(ev: RecordEvidence) -> Findings:
                           location=ev.at(f, "value"))
 
 
-@check("debezium.before.replica-identity", level=Level.MUST, scope=Scope.RECORD, protocol=P, needs_source=True,
+@check("before.replica-identity", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{D}, Data change events (update/delete) and REPLICA IDENTITY: FULL gives the whole old row; "
               "DEFAULT/USING INDEX give no before for an update and only the key's columns for a delete")
 def before_image(ev: RecordEvidence) -> Findings:
@@ -510,7 +506,7 @@ def before_image(ev: RecordEvidence) -> Findings:
     if x.op == "u" and not spec.full_before(x.table):
         if got is not None:
             yield Failure("an update of a table without REPLICA IDENTITY FULL carries a before image",
-                          expected=None, actual=_brief(got), location=ev.at("before", "value"))
+                          expected=None, actual=brief(got, 100), location=ev.at("before", "value"))
         return
     if x.before is None:
         return
@@ -521,12 +517,12 @@ def before_image(ev: RecordEvidence) -> Findings:
     for c in cols:
         want = spec.json_value(c, x.before[c.name], ev.o)
         f = spec.field_name(c, ev.o)
-        if not spec.same_value(c, want, got.get(f), ev.o):
-            yield Failure(f"before.{f} is not the old value", expected=_brief(want),
-                          actual=_brief(got.get(f)), location=ev.at(f, "before"))
+        if not value_rules.same_value(c, want, got.get(f), ev.o):
+            yield Failure(f"before.{f} is not the old value", expected=brief(want, 100),
+                          actual=brief(got.get(f), 100), location=ev.at(f, "before"))
 
 
-@check("debezium.events.per-change", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+@check("events.per-change", level=Level.MUST, scope=Scope.EVENT, needs_source=True,
        clause=f"{D}, Data change events: one event per changed row (c/u/d) on the table's topic, in commit order; "
               "Primary key updates: a delete event for the old key (with its tombstone) then a create event for the "
               "new key; one message event (m) per logical decoding message")
@@ -547,7 +543,7 @@ def events_per_change(ev: EventEvidence) -> Findings:
                           actual=got.get(topic, []), location=ev.records[0].at() if ev.records else None)
 
 
-@check("debezium.transaction.metadata", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+@check("transaction.metadata", level=Level.MUST, scope=Scope.EVENT, needs_source=True,
        clause=f"{D}, Transaction metadata (provide.transaction.metadata): a BEGIN and an END event per "
               "transaction on <topic.prefix>.transaction, END with event_count and per data_collection counts; "
               "each event's transaction block has the transaction's id, total_order 1..n and data_collection_order "
@@ -567,7 +563,7 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
                           actual=len(bounds), location=bounds[0].at())
         if any(b is not None for b in blocks):
             yield Failure("a transaction block without provide.transaction.metadata", expected=None,
-                          actual=_brief(next(b for b in blocks if b is not None)), location=items[0].at())
+                          actual=brief(next(b for b in blocks if b is not None), 100), location=items[0].at())
         return
     if ev.snapshot:
         yield NotApplicable("a snapshot (debezium.snapshot.records judges it)")
@@ -608,7 +604,7 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
             order = per[coll]
         if not isinstance(b, dict) or b.get("total_order") != i or b.get("data_collection_order") != order:
             yield Failure("wrong transaction block", expected={"total_order": i, "data_collection_order": order},
-                          actual=_brief(b), location=r.at("transaction", "value"))
+                          actual=brief(b, 100), location=r.at("transaction", "value"))
     end = bounds[1].msg.value.payload
     want_colls = sorted(per.items())
     got_colls = sorted((d.get("data_collection"), d.get("event_count")) for d in end.get("data_collections") or []
@@ -624,7 +620,7 @@ def transaction_metadata(ev: EventEvidence) -> Findings:
                       location=bounds[1].at())
 
 
-@check("debezium.transaction.id", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("transaction.id", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Transaction metadata: an event's transaction block names its transaction; the connector "
               "(PostgresTransactionMonitor.adjustTxId, 3.x) writes ids as <txId>:<lsn>, the LSN being the one it "
               "last saw when it made the record: an event's own source.lsn, BEGIN's first change, END's commit",
@@ -640,7 +636,7 @@ def transaction_id(ev: RecordEvidence) -> Findings:
         tid = p.get("id")
         if not (isinstance(tid, str) and _TX_ID.fullmatch(tid)):
             yield Failure(f"the {p.get('status')} id is not <txId>:<lsn>", expected="<digits>:<digits>",
-                          actual=_brief(tid), location=ev.at("id", "value"))
+                          actual=brief(tid, 100), location=ev.at("id", "value"))
         return
     e = ev.msg.envelope
     block = e.get("transaction") if e is not None else None
@@ -651,7 +647,7 @@ def transaction_id(ev: RecordEvidence) -> Findings:
     want = f"{src.get('txId')}:{src.get('lsn')}"
     if block.get("id") != want:
         yield Failure("the event's transaction id is not <source.txId>:<source.lsn>", expected=want,
-                      actual=_brief(block.get("id")), location=ev.at("transaction.id", "value"))
+                      actual=brief(block.get("id"), 100), location=ev.at("transaction.id", "value"))
 
 
 _TX_ID = re.compile(r"[0-9]+:[0-9]+")
@@ -679,7 +675,7 @@ def _txid(v: Any) -> str | None:
 
 # == snapshots ========================================================================================
 
-@check("debezium.snapshot.records", level=Level.MUST, scope=Scope.EVENT, protocol=P, needs_source=True,
+@check("snapshot.records", level=Level.MUST, scope=Scope.EVENT, needs_source=True,
        clause=f"{D}, Snapshots (snapshot.mode initial, initial_only, always, when_needed): the connector first reads "
               "every row it finds as a read event (op r), table after table, marked in source.snapshot first / "
               "first_in_data_collection / true / last_in_data_collection / last "
@@ -708,7 +704,7 @@ def snapshot_records(ev: EventEvidence) -> Findings:
     for r in reads:
         if (r.msg.envelope or {}).get("transaction") is not None:
             yield Failure("a read event carries a transaction block", expected=None,
-                          actual=_brief(r.msg.envelope.get("transaction") if r.msg.envelope else None),
+                          actual=brief(r.msg.envelope.get("transaction") if r.msg.envelope else None, 100),
                           location=r.at("transaction", "value"))
             break
     ids = {((r.msg.source or {}).get("txId"), (r.msg.source or {}).get("lsn")) for r in reads}
@@ -757,7 +753,7 @@ def _table_marks(marks: list[tuple[RecordEvidence, Any]]) -> Findings:
 
 # == logical decoding messages =========================================================================
 
-@check("debezium.message.content", level=Level.MUST, scope=Scope.RECORD, protocol=P,
+@check("message.content", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Logical decoding messages (pg_logical_emit_message): a message event carries the message's "
               "prefix and its content as binary.handling.mode writes bytes (LogicalDecodingMessageMonitor); a "
               "transactional message is decoded with its transaction (source.txId), a non-transactional one at "
@@ -775,7 +771,7 @@ def message_content(ev: RecordEvidence) -> Findings:
     content = spec.binary_content(block.get("content"), ev.o)
     if content is None:
         yield Failure(f"the content is not bytes as binary.handling.mode={ev.o.binary_mode} writes them",
-                      expected=f"{ev.o.binary_mode}-encoded bytes", actual=_brief(block.get("content")),
+                      expected=f"{ev.o.binary_mode}-encoded bytes", actual=brief(block.get("content"), 100),
                       location=ev.at("message.content", "value"))
     txid = (ev.msg.source or {}).get("txId")
     if e.get("transaction") is not None and txid is None:
@@ -785,14 +781,14 @@ def message_content(ev: RecordEvidence) -> Findings:
     if m is None:
         return
     if block.get("prefix") != m.prefix:
-        yield Failure("the prefix is not the message's", expected=m.prefix, actual=_brief(block.get("prefix")),
+        yield Failure("the prefix is not the message's", expected=m.prefix, actual=brief(block.get("prefix"), 100),
                       location=ev.at("message.prefix", "value"))
     if content is not None and content != m.content:
         yield Failure("the content is not the message's", expected=spec.binary_text(m.content, ev.o),
-                      actual=_brief(block.get("content")), location=ev.at("message.content", "value"))
+                      actual=brief(block.get("content"), 100), location=ev.at("message.content", "value"))
     if not m.transactional and (txid is not None or e.get("transaction") is not None):
         yield Failure("a non-transactional message is given a transaction", expected="txId null, transaction null",
-                      actual={"txId": txid, "transaction": _brief(e.get("transaction"), 60)},
+                      actual={"txId": txid, "transaction": brief(e.get("transaction"), 60)},
                       location=ev.at("transaction", "value"))
     if m.transactional and txid is None:
         yield Failure("a transactional message names no transaction (source.txId)", expected="its transaction's txId",
@@ -801,7 +797,7 @@ def message_content(ev: RecordEvidence) -> Findings:
 
 # == streams ==========================================================================================
 
-@check("debezium.delete.tombstone", level=Level.MUST, scope=Scope.STREAM, protocol=P,
+@check("delete.tombstone", level=Level.MUST, scope=Scope.STREAM,
        clause=f"{D}, Tombstone events and tombstones.on.delete (default true): a delete event is followed by a "
               "tombstone with the same key and a null value; with false, no tombstones")
 def delete_tombstone(ev: StreamEvidence) -> Findings:

@@ -12,26 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import exception_text
+from ..kit import CONSTANTS, DuplicateKey, loads_strict, registry_unreachable
 from . import connect_avro
-
-
-class DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise DuplicateKey(f"duplicate JSON member {k!r}")
-        out[k] = v
-    return out
-
-
-def _constant(name: str) -> Any:
-    # Jackson quotes NaN/Infinity by default; a bare token is not JSON (RFC 8259): keep it so
-    # that the value checks can say which column, not a parse error for the whole message.
-    return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
 
 
 @dataclass(slots=True)
@@ -67,13 +49,15 @@ def decode_part(raw: bytes | None, schemas: bool) -> Part:
     seen_constant: list[str] = []
 
     def constant(name: str) -> Any:
+        # Jackson quotes NaN/Infinity by default; a bare token is not JSON (RFC 8259): keep it so
+        # that the value checks can say which column, not a parse error for the whole message.
         seen_constant.append(name)
-        return _constant(name)
+        return CONSTANTS[name]
 
     try:
-        p.doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=constant)
+        p.doc = loads_strict(text, constant=constant)
     except DuplicateKey as e:
-        p.error = str(e)
+        p.error = f"duplicate JSON member {e.key!r}"
         return p
     except ValueError as e:
         p.error = f"not JSON ({e})"
@@ -151,13 +135,11 @@ class SchemaResolver:
         if self.registry is None:
             got = f"schema id {schema_id}: no registry to ask (pass --registry)"
         else:
-            from ...infra.registry.errors import RegistryUnavailable, Unauthorized
-
             try:
                 text = self.registry.schema_by_id(schema_id)
-            except (RegistryUnavailable, Unauthorized, ConnectionError, TimeoutError):
-                raise  # the registry cannot answer: an infrastructure error, not a finding
             except Exception as e:  # noqa: BLE001 - an unknown id (or garbage) is the encoder's finding
+                if registry_unreachable(e):
+                    raise  # the registry cannot answer: an infrastructure error, not a finding
                 got = f"schema id {schema_id} is not in the registry ({type(e).__name__}: {str(e)[:120]})"
             else:
                 got = _view_of(text)

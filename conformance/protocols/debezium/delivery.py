@@ -9,7 +9,6 @@ tombstone check judges tombstones). Debezium carries no commit ts of the workloa
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -18,6 +17,7 @@ from ...checks.delivery import Version
 from ...model.events import CaptureStart, Transaction, Workload, capture_start
 from ...model.table import Table
 from ...model.values import Row, to_float32
+from ..kit import Identified, VersionNumbers, json_digest
 from . import spec
 from .checker import emitted_messages
 from .decoder import SchemaResolver, decode
@@ -31,12 +31,6 @@ from .spec import (
     parse_zoned,
     topic_name,
 )
-
-Identified = tuple[bytes | None, bytes | None, int | None] | None
-
-
-def digest(obj: Any) -> bytes:
-    return hashlib.blake2b(json.dumps(obj, sort_keys=True, default=str).encode("utf-8"), digest_size=12).digest()
 
 
 def canonical(typ: Any, name: Any, v: Any, items: Any = None) -> Any:
@@ -105,17 +99,21 @@ def _expected_form(t: Any, after: Any, o: DbzOptions, unavailable: frozenset[str
     return out
 
 
+# Versions are digested as JSON (`json_digest`): a message's values, read from JSON, are compared
+# with values the suite computes, so key order and a value's Python type must not matter.
+
+
 def _message_version(topic: str, prefix: Any, content: Any) -> tuple[bytes, bytes]:
     """A logical decoding message as the delivery analysis follows it: the messages of one prefix
     are one entity, each message a version of it (told apart by its content)."""
-    return digest(["m", topic, prefix]), digest(["mv", content])
+    return json_digest(["m", topic, prefix]), json_digest(["mv", content])
 
 
 def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:
     o = DbzOptions.from_options(options)
     plan = DebeziumEncoder()
     plan.o = o
-    seq: dict[bytes, int] = {}
+    numbers = VersionNumbers()
     message_topic = topic_prefix + spec.message_topic(o)
 
     def version(t: Table, op: str, before: Row | None, after: Row | None,
@@ -129,11 +127,9 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
         key = {spec.field_name(c, o): canonical(field_type(c.type, o).type, field_type(c.type, o).name,
                                                 json_value(c, image[c.name], o)) if o.key_schemas
                else json_value(c, image[c.name], o) for c in cols}
-        entity = digest(["e", topic, key])
-        n = seq.get(entity, 0)
-        seq[entity] = n + 1
+        entity = json_digest(["e", topic, key])
         form = _expected_form(t, after, o, unavailable) if o.value_schemas else None
-        return Version(entity, n, digest(["v", op, form]), None, topic)
+        return numbers.version(entity, json_digest(["v", op, form]), None, topic)
 
     events = workload.events
     for e in events[capture_start(events):]:  # the connector sees nothing before its start
@@ -149,9 +145,7 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
             continue
         for m in emitted_messages(e):
             entity, mv = _message_version(message_topic, m.prefix, spec.binary_text(m.content, o))
-            n = seq.get(entity, 0)
-            seq[entity] = n + 1
-            yield Version(entity, n, mv, None, message_topic)
+            yield numbers.version(entity, mv, None, message_topic)
         for ch in e.changes:
             for op, before, after in plan.events_of(ch):
                 v = version(ch.table, op, before, after, plan.unavailable_of(ch, op))
@@ -195,8 +189,8 @@ def identifier(options: Mapping[str, str], registry: Any = None
             block = m.envelope["message"]
             entity, version = _message_version(topic, block.get("prefix"), block.get("content"))
             return entity, version, None
-        entity = digest(["e", topic, _key_form(m.key.payload, m.key.schema)])
+        entity = json_digest(["e", topic, _key_form(m.key.payload, m.key.schema)])
         after = m.envelope.get("after")
-        return entity, digest(["v", m.op, _row_form(after, _fields(m.value.schema, "after"))]), None
+        return entity, json_digest(["v", m.op, _row_form(after, _fields(m.value.schema, "after"))]), None
 
     return identify

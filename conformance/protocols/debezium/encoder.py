@@ -44,7 +44,7 @@ from ...model.events import (
 )
 from ...model.table import Table
 from ...model.values import Row
-from . import connect_avro, decoder, spec
+from . import connect_avro, decoder, spec, value_rules
 from .spec import DbzOptions
 
 VERSION = "cdc-conformance-reference"
@@ -275,7 +275,8 @@ class DebeziumEncoder:
             return None
         return {spec.field_name(c, self.o): spec.unavailable_value(c, self.o) if c.name in unavailable
                 else spec.json_value(c, image[c.name], self.o)
-                if image[c.name] is not None or c.nullable else spec.required_value(c, self.o) for c in t.columns}
+                if image[c.name] is not None or c.nullable else value_rules.required_value(c, self.o)
+                for c in t.columns}
 
     def source(self, t: Table, ts_ms: int, lsn: int, begin_lsn: int) -> dict[str, Any]:
         last = None if self.last_commit_lsn is None else str(self.last_commit_lsn)

@@ -16,9 +16,10 @@ from ...model.types import Kind
 from ...model.values import Date, Hstore, Row, TimeTz, Value
 from ..mutants import MutantRegistry
 from . import decoder, spec
+from .checks import CHECKS
 from .encoder import DebeziumEncoder, dumps
 
-mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
+mutant = MUTANTS = MutantRegistry(CHECKS)
 
 DML = {"transactions": (6, 12), "ddl_rate": 0.1}
 

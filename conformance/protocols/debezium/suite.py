@@ -17,6 +17,7 @@ from ..connector_config import ConnectorOptions
 from ..mutants import MutantSpec
 from . import delivery, spec
 from .checker import DebeziumChecker
+from .checks import CHECKS
 from .decoder import SchemaResolver, decode_avro_part
 from .encoder import DebeziumEncoder
 
@@ -100,7 +101,7 @@ class DebeziumSuite(ProtocolSuite):
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
                 topic_prefix: str = "", partitions: int | None = None) -> DebeziumChecker:
-        return DebeziumChecker(options, tally, mode, topic_prefix=topic_prefix, partitions=partitions,
+        return DebeziumChecker(self.checks, options, tally, mode, topic_prefix=topic_prefix, partitions=partitions,
                                registry=registry)
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
@@ -200,5 +201,5 @@ SUITE = DebeziumSuite(
                               # placeholder) and a connector that starts on a database with rows (a
                               # snapshot): what every PostgreSQL deployment meets.
                               shape={"message_rate": 0.15, "large_value_rate": 0.15, "capture_start_rate": 0.3}),
-    check_modules=("conformance.protocols.debezium.checks",),
+    checks=CHECKS,
 )

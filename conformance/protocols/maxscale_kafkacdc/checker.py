@@ -10,16 +10,16 @@ are paired with what was planned (by key), so that values are judged exactly.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.registry import Location
+from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Event, Gtid
 from ..base import CheckerBase, CheckerMode
+from ..kit import Located, PartitionLogs, digest
 from . import spec
 from .decoder import Column, Message, decode
 from .spec import CdcOptions
@@ -69,7 +69,7 @@ class PartitionLog:
 
 
 @dataclass(slots=True)
-class RecordEvidence:
+class RecordEvidence(Located):
     record: Record
     loc: Location
     msg: Message
@@ -80,13 +80,10 @@ class RecordEvidence:
     want: dict[str, object] | None = None  # with the workload: the row's values as due (computed once)
     columns: list[tuple[str, Any, Any]] | None = None  # a DML's (name, declared column, value), computed once
 
-    def at(self, column: str | None = None, part: str | None = None) -> Location:
-        table = None
+    @property
+    def table_name(self) -> str | None:
         t = self.msg.table
-        if t is not None:
-            table = f"{t[0]}.{t[1]}"
-        return Location(self.loc.topic, self.loc.partition, self.loc.offset, table=table, column=column,
-                        line=self.loc.line, part=part)
+        return f"{t[0]}.{t[1]}" if t is not None else None
 
 
 @dataclass(slots=True)
@@ -119,30 +116,23 @@ class StreamEvidence:
 
 
 def schema_content(msg: Message) -> bytes:
-    return hashlib.blake2b(repr((msg.table, msg.get("fields"))).encode("utf-8"), digest_size=12).digest()
+    return digest((msg.table, msg.get("fields")))
 
 
 class CdcChecker(CheckerBase):
-    def __init__(self, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *, topic_prefix: str = "",
-                 partitions: int | None = None) -> None:
-        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
+                 topic_prefix: str = "", partitions: int | None = None) -> None:
+        super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = CdcOptions.from_options(options)
         self.prefix = topic_prefix
-        self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self.logs = PartitionLogs(PartitionLog)
         self.tracker = Tracker(self.o)
 
     # -- evidence ------------------------------------------------------------------------------
 
-    def _log(self, record: Record) -> PartitionLog:
-        key = (record.topic, record.partition or 0)
-        lg = self.logs.get(key)
-        if lg is None:
-            lg = self.logs[key] = PartitionLog(record.topic, record.partition or 0)
-        return lg
-
     def evidence(self, record: Record, loc: Location) -> RecordEvidence:
         msg = decode(record.key, record.value)
-        lg = self._log(record)
+        lg = self.logs.of(record.topic, record.partition)
         offset = record.offset if record.offset is not None else len(lg.entries)
         if lg.first_offset is None:
             lg.first_offset = offset
@@ -173,16 +163,11 @@ class CdcChecker(CheckerBase):
         lg.entries.append(entry)
         return ev
 
-    # -- a log (capture mode, or a run's judge stage) ----------------------------------------------
-
-    def check_record(self, record: Record, loc: Location) -> None:
-        self.run_record_checks(self.evidence(record, loc))
-
     # -- run mode ----------------------------------------------------------------------------------
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
         planned = self.tracker.plan(event)
-        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        evs = self.evidences(records)
         by_key: dict[str, list[Planned]] = {}
         for p in planned:
             if p.sent:
@@ -204,9 +189,6 @@ class CdcChecker(CheckerBase):
         self.run_event_checks(EventEvidence(event, planned, evs, self.prefix + self.o.topic, self.o))
 
     def finish(self) -> None:
-        by_topic: dict[str, dict[int, PartitionLog]] = {}
-        for (topic, part), lg in self.logs.items():
-            by_topic.setdefault(topic, {})[part] = lg
-        for topic, parts in by_topic.items():
+        for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.mode.source))
         self.logs.clear()

@@ -10,23 +10,14 @@ messages, judged by the stream checks.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
 
 from ...checks.delivery import Version
 from ...model.events import Workload
+from ..kit import Identified, VersionNumbers, digest
 from .decoder import decode
 from .spec import CdcOptions
 from .tracker import RowImage, Tracker
-
-DIGEST = 12
-
-Identified = tuple[bytes | None, bytes | None, int | None] | None
-
-
-def digest(obj: Any) -> bytes:
-    return hashlib.blake2b(repr(obj).encode("utf-8"), digest_size=DIGEST).digest()
 
 
 def topic_of(options: Mapping[str, str], topic_prefix: str) -> str:
@@ -37,14 +28,12 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
     o = CdcOptions.from_options(options)
     topic = topic_of(options, topic_prefix)
     tracker = Tracker(o)
-    seq: dict[bytes, int] = {}
+    numbers = VersionNumbers()
     for e in workload.events:
         for p in tracker.plan(e):
             if isinstance(p, RowImage) and p.sent:
                 entity = digest(("t", topic, p.schema.database, p.schema.table))
-                n = seq.get(entity, 0)
-                seq[entity] = n + 1
-                yield Version(entity, n, digest(("v", str(p.gtid), p.event_number)), p.gtid.sequence, topic)
+                yield numbers.version(entity, digest(("v", str(p.gtid), p.event_number)), p.gtid.sequence, topic)
 
 
 def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None, bytes | None], Identified]:

@@ -13,11 +13,12 @@ DECIMAL values), integers as `int`. Nothing here raises on bad input: `read` say
 from __future__ import annotations
 
 import decimal
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ...model.values import render_json
+from ..kit import DuplicateKey, loads_strict
 from .spec import Raw
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -37,45 +38,19 @@ def quote(s: str) -> str:
     return "".join(out)
 
 
-def dumps(x: Any) -> str:
-    if x is None:
-        return "null"
-    if x is True:
-        return "true"
-    if x is False:
-        return "false"
+def _raw(x: Any) -> str:
     if isinstance(x, Raw):
         return x.text
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, str):
-        return quote(x)
-    if isinstance(x, dict):
-        return "{" + ",".join(quote(k) + ":" + dumps(v) for k, v in x.items()) + "}"
-    if isinstance(x, (list, tuple)):
-        return "[" + ",".join(dumps(v) for v in x) + "]"
     raise TypeError(f"no JSON for {x!r}")
+
+
+def dumps(x: Any) -> str:
+    """Compact JSON: jansson's quoting, no whitespace, keys in insertion order, `Raw` as is."""
+    return render_json(x, quote=quote, item_sep=",", kv_sep=":", other=_raw)
 
 
 def encode(x: Any) -> bytes:
     return dumps(x).encode("utf-8")
-
-
-class _Duplicate(ValueError):
-    pass
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _Duplicate(k)
-        out[k] = v
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +69,9 @@ def read(raw: bytes | None) -> Parsed:
     except UnicodeDecodeError as e:
         return Parsed(None, f"not UTF-8 ({e.reason} at byte {e.start})")
     try:
-        obj = json.loads(text, object_pairs_hook=_pairs, parse_float=decimal.Decimal, parse_constant=_no_constant)
-    except _Duplicate as e:
-        return Parsed(None, f"duplicate key {e.args[0]!r} in an object", text)
+        obj = loads_strict(text, parse_float=decimal.Decimal)
+    except DuplicateKey as e:
+        return Parsed(None, f"duplicate key {e.key!r} in an object", text)
     except (ValueError, RecursionError) as e:
         return Parsed(None, f"not JSON ({e})", text)
     if not isinstance(obj, dict):

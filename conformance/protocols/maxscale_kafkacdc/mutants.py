@@ -22,10 +22,11 @@ from ...model.types import Kind
 from ...model.values import DateTime
 from ..mutants import MutantRegistry
 from . import spec
+from .checks import CHECKS
 from .encoder import MaxScaleKafkaCDCEncoder
 from .tracker import Planned, RowImage, SchemaEvent, row_values
 
-mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
+mutant = MUTANTS = MutantRegistry(CHECKS)
 
 
 def _kinds(*kinds: Kind, **more: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
 from . import delivery, spec
 from .checker import CdcChecker
+from .checks import CHECKS
 from .encoder import MaxScaleKafkaCDCEncoder
 
 
@@ -35,7 +36,7 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
                 topic_prefix: str = "", partitions: int | None = None) -> CdcChecker:
-        return CdcChecker(options, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
+        return CdcChecker(self.checks, options, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> list[str]:
         """One topic for every table, schema and DML alike (notes §1)."""
@@ -75,5 +76,5 @@ SUITE = MaxScaleKafkaCDCSuite(
     # generated workloads use its domain (INET4/INET6/UUID, type spellings) and carry GTIDs.
     capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="partition",
                               dialect="mariadb"),
-    check_modules=("conformance.protocols.maxscale_kafkacdc.checks",),
+    checks=CHECKS,
 )

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...checks.registry import Location
+from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, Transaction, Watermark
 from ..base import CheckerBase, CheckerMode
+from ..kit import digest, key_change_split
 from . import spec, watermark
 from .decoder import DecodedPart, SchemaResolver, decode_framed
 from .evidence import EventEvidence, RecordEvidence, SourceRow, StreamEntry, StreamEvidence, freeze
@@ -19,9 +19,9 @@ from .spec import AvroOptions
 
 
 class AvroChecker(CheckerBase):
-    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
-                 topic_prefix: str = "", partitions: int | None = None) -> None:
-        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], registry: Any, tally: Tally,
+                 mode: CheckerMode, *, topic_prefix: str = "", partitions: int | None = None) -> None:
+        super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = AvroOptions.from_options(options)
         self.resolver = SchemaResolver(registry)
         self.prefix = topic_prefix
@@ -69,15 +69,10 @@ class AvroChecker(CheckerBase):
             kind, identity = "row", None
         part = r.partition or 0
         seen = st.seen.setdefault(part, set())
-        h = hashlib.blake2b((r.key or b"") + b"\x00" + (r.value or b""), digest_size=12).digest()
+        h = digest((r.key or b"", r.value or b""))
         first = h not in seen
         seen.add(h)
         st.logs.setdefault(part, []).append(StreamEntry(r.offset, kind, ts, first, identity))
-
-    # -- a log (capture mode, or a run's judge stage) ----------------------------------------
-
-    def check_record(self, record: Record, loc: Location) -> None:
-        self.run_record_checks(self.evidence(record, loc))
 
     # -- run mode -------------------------------------------------------------------------
 
@@ -92,12 +87,8 @@ class AvroChecker(CheckerBase):
             t = ch.table
             topic = self.topic_of(t.database, t.name)
             ts = event.commit_ts
-            if ch.op is Op.UPDATE and not self.o.raw_change_event and ch.changes_unique_key():
-                assert ch.before is not None and ch.after is not None
-                rows.append(SourceRow(t, Op.DELETE, ch.before, ts, topic, ch, split=True))
-                rows.append(SourceRow(t, Op.INSERT, ch.after, ts, topic, ch, split=True))
-            else:
-                rows.append(SourceRow(t, ch.op, ch.image(), ts, topic, ch))
+            split = key_change_split(ch, split=not self.o.raw_change_event)
+            rows += [SourceRow(t, op, image, ts, topic, ch, split=len(split) == 2) for op, image in split]
         return rows
 
     def _expected_key(self, s: SourceRow) -> tuple[Any, ...] | None:
@@ -160,7 +151,7 @@ class AvroChecker(CheckerBase):
         return out
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
-        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        evs = self.evidences(records)
         rows = [ev for ev in evs if ev.control is None]
         controls = [ev for ev in evs if ev.control is not None]
         for ev in controls:

@@ -18,6 +18,7 @@ from typing import Any
 import fastavro
 
 from ...errors import InfrastructureError, exception_text
+from ..kit import registry_not_found, registry_unreachable
 from .encoder import strip_logical_types
 from .spec import ALL_EXTENSION_FIELDS
 
@@ -153,17 +154,6 @@ class SchemaResolver:
         # What checks work out once per schema (or pair of schemas) rather than per record.
         self.memo: dict[Hashable, Any] = {}
 
-    @staticmethod
-    def _not_found(e: Exception) -> bool:
-        code = getattr(e, "error_code", None)
-        status = getattr(e, "status", None)
-        return code in (40403, 40401, 40402) or status == 404 or type(e).__name__ in (
-            "SchemaNotFound", "SubjectNotFound", "KeyError")
-
-    @staticmethod
-    def _unavailable(e: Exception) -> bool:
-        return type(e).__name__ in ("RegistryUnavailable",) or isinstance(e, (ConnectionError, TimeoutError))
-
     def view(self, schema_id: int) -> SchemaView | str:
         """The view, or a string saying why there is none."""
         got = self._views.get(schema_id)
@@ -172,9 +162,9 @@ class SchemaResolver:
                 text = self.registry.schema_by_id(schema_id)
                 got = schema_view(schema_id, text)
             except Exception as e:  # noqa: BLE001
-                if self._unavailable(e):
+                if registry_unreachable(e):
                     raise RegistryDown(str(e)) from e
-                got = (f"schema id {schema_id} is not in the registry" if self._not_found(e)
+                got = (f"schema id {schema_id} is not in the registry" if registry_not_found(e)
                        else f"the registry answered an error for schema id {schema_id}: {e}")
             self._views[schema_id] = got
         return got
@@ -191,7 +181,7 @@ class SchemaResolver:
                     pairs = self.registry.subjects_for_id(schema_id)
                 got = [(str(s), int(v)) for s, v in pairs]
             except Exception as e:  # noqa: BLE001
-                if self._unavailable(e):
+                if registry_unreachable(e):
                     raise RegistryDown(str(e)) from e
                 got = f"the registry cannot list subjects of schema id {schema_id}: {e}"
             self._subjects[schema_id] = got

@@ -10,23 +10,14 @@ digests, so that they cross process boundaries (Spark stages) cheaply and compar
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from ...checks.delivery import Version
-from ...model.events import Op, Transaction, Workload
+from ...model.events import Op, Workload
+from ..kit import Identified, VersionNumbers, digest, key_change_split
 from . import spec, watermark
 from .decoder import SchemaResolver, decode_framed
 from .evidence import freeze
-
-DIGEST = 12
-
-
-def digest(obj: Any) -> bytes:
-    """`repr` of frozen data is stable across processes (unlike `hash`)."""
-    return hashlib.blake2b(repr(obj).encode("utf-8"), digest_size=DIGEST).digest()
-
 
 TOMBSTONE = digest(("d",))
 
@@ -35,19 +26,12 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
     """Every message the workload should put in the log, per entity in commit order (after
     TiCDC's split of key-changing updates)."""
     o = spec.AvroOptions.from_options(options)
-    seq: dict[bytes, int] = {}
-    for e in workload.events:
-        if not isinstance(e, Transaction):
-            continue
+    numbers = VersionNumbers()
+    for e in workload.transactions():
         for ch in e.changes:
             t = ch.table
             topic = topic_prefix + spec.substitute_topic(o.topic, t.database, t.name)
-            if ch.op is Op.UPDATE and not o.raw_change_event and ch.changes_unique_key():
-                assert ch.before is not None and ch.after is not None
-                rows = [(Op.DELETE, ch.before), (Op.INSERT, ch.after)]
-            else:
-                rows = [(ch.op, ch.image())]
-            for op, image in rows:
+            for op, image in key_change_split(ch, split=not o.raw_change_event):
                 key = {spec.sanitize_name(c.name): spec.native_value(c, image[c.name], o) for c in spec.key_columns(t)}
                 entity = digest(("e", topic, freeze(key)))
                 if op is Op.DELETE:
@@ -58,13 +42,7 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
                     value = {spec.sanitize_name(c.name): spec.native_value(c, image[c.name], o)
                              for c in spec.value_columns(t, o)}
                     match, ts = digest(("v", freeze(value))), None
-                n = seq.get(entity, 0)
-                seq[entity] = n + 1
-                yield Version(entity, n, match, ts, topic)
-
-
-# (entity, match, commit ts) of a row message, or None for a control record.
-Identified = tuple[bytes | None, bytes | None, int | None] | None
+                yield numbers.version(entity, match, ts, topic)
 
 
 @functools.lru_cache(maxsize=64)

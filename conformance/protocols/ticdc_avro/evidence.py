@@ -12,6 +12,7 @@ from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, RowChange, Watermark
 from ...model.table import Table
 from ...model.values import Row
+from ..kit import Located
 from .decoder import DecodedPart, SchemaResolver
 from .spec import AvroOptions
 from .watermark import ControlMessage
@@ -31,7 +32,7 @@ class SourceRow:
 
 
 @dataclass(slots=True)
-class RecordEvidence:
+class RecordEvidence(Located):
     record: Record
     loc: Location
     key: DecodedPart | None
@@ -51,10 +52,9 @@ class RecordEvidence:
         if self.value is not None:
             yield "value", self.value
 
-    def at(self, part: str | None = None, column: str | None = None) -> Location:
-        table = self.source.table.qualified_name if self.source is not None else None
-        return Location(self.loc.topic, self.loc.partition, self.loc.offset, table=table, column=column,
-                        line=self.loc.line, part=part)
+    @property
+    def table_name(self) -> str | None:
+        return self.source.table.qualified_name if self.source is not None else None
 
 
 @dataclass(slots=True)

@@ -24,9 +24,10 @@ from ...model.types import Kind
 from ...model.values import Row, bit_bytes_min, bit_bytes_padded, to_float32
 from ..mutants import MutantRegistry
 from . import spec, watermark
+from .checks import CHECKS
 from .encoder import TiCDCAvroEncoder, _Plan, strip_logical_types
 
-mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
+mutant = MUTANTS = MutantRegistry(CHECKS)
 
 
 def _kinds(*kinds: Kind) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
 from . import delivery, spec, watermark
 from .checker import AvroChecker
+from .checks import CHECKS
 from .decoder import SchemaResolver
 from .encoder import TiCDCAvroEncoder
 
@@ -36,7 +37,8 @@ class TiCDCAvroSuite(ProtocolSuite):
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
                 topic_prefix: str = "", partitions: int | None = None) -> AvroChecker:
-        return AvroChecker(options, registry, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
+        return AvroChecker(self.checks, options, registry, tally, mode, topic_prefix=topic_prefix,
+                           partitions=partitions)
 
     def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
                           ) -> Iterator[Version]:
@@ -73,6 +75,6 @@ SUITE = TiCDCAvroSuite(
     # with the TiDB extension, so delivery mutants run with it.
     capabilities=Capabilities(memory_partitions=3, needs_registry=True, evolutions=EVOLUTIONS,
                               delivery_options={"enable-tidb-extension": "true"}, kinds=TIDB_KINDS),
-    check_modules=("conformance.protocols.ticdc_avro.checks",),
+    checks=CHECKS,
     default=True,
 )

@@ -12,14 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.registry import Location
+from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, Transaction, Watermark
 from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
-from . import spec
+from ..kit import Located, PartitionLogs, key_change_split
 from .decoder import Message, decode, integer, schema_key, table_schema_of
 from .spec import SimpleOptions
 
@@ -67,7 +67,7 @@ class PartitionLog:
 
 
 @dataclass(slots=True)
-class RecordEvidence:
+class RecordEvidence(Located):
     record: Record
     loc: Location
     msg: Message
@@ -77,14 +77,13 @@ class RecordEvidence:
     bootstrap_table: Table | None = None  # run mode: the source table version a BOOTSTRAP announces
     value_columns: Any = None  # the DML's columns by type family (checks.value_columns), worked out once
 
-    def at(self, field_: str | None = None) -> Location:
-        table = None
+    @property
+    def table_name(self) -> str | None:
         if isinstance(self.source, SourceRow):
-            table = self.source.table.qualified_name
-        elif self.msg.kind == "DML":
-            table = f"{self.msg.get('database')}.{self.msg.get('table')}"
-        return Location(self.loc.topic, self.loc.partition, self.loc.offset, table=table, column=field_,
-                        line=self.loc.line)
+            return self.source.table.qualified_name
+        if self.msg.kind == "DML":
+            return f"{self.msg.get('database')}.{self.msg.get('table')}"
+        return None
 
 
 @dataclass(slots=True)
@@ -113,12 +112,12 @@ class StreamEvidence:
 
 
 class SimpleChecker(CheckerBase):
-    def __init__(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
-                 topic_prefix: str = "", partitions: int | None = None) -> None:
-        super().__init__(spec.PROTOCOL, options, tally, mode, partitions=partitions)
+    def __init__(self, checks: CheckRegistry, options: Mapping[str, str], registry: Any, tally: Tally,
+                 mode: CheckerMode, *, topic_prefix: str = "", partitions: int | None = None) -> None:
+        super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = SimpleOptions.from_options(options)
         self.prefix = topic_prefix
-        self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self.logs = PartitionLogs(PartitionLog)
         self._seq = 0
         # Run mode: every table version of the workload so far, for the BOOTSTRAPs (which no
         # source event makes) to be judged against their table.
@@ -126,17 +125,10 @@ class SimpleChecker(CheckerBase):
 
     # -- evidence -------------------------------------------------------------------------------------
 
-    def _log(self, record: Record) -> PartitionLog:
-        key = (record.topic, record.partition or 0)
-        lg = self.logs.get(key)
-        if lg is None:
-            lg = self.logs[key] = PartitionLog(record.topic, record.partition or 0)
-        return lg
-
     def evidence(self, record: Record, loc: Location) -> RecordEvidence:
         msg = decode(record.value, self.o.compression, self.o.avro)
         ev = RecordEvidence(record, loc, msg, self.o)
-        lg = self._log(record)
+        lg = self.logs.of(record.topic, record.partition)
         self._seq += 1
         # In memory a record has no offset yet: it gets the one a log would give it.
         offset = record.offset if record.offset is not None else len(lg.entries)
@@ -186,29 +178,18 @@ class SimpleChecker(CheckerBase):
         got = lg.schemas.get(key)
         if got is None and not self.o.bootstrap_all_partitions:
             # Bootstraps go to partition 0 only: a consumer reads schemas from there.
-            p0 = self.logs.get((lg.topic, 0))
+            p0 = self.logs.get(lg.topic, 0)
             got = p0.schemas.get(key) if p0 is not None else None
         return got
-
-    # -- a log (capture mode, or a run's judge stage) ---------------------------------------------------
-
-    def check_record(self, record: Record, loc: Location) -> None:
-        self.run_record_checks(self.evidence(record, loc))
 
     # -- run mode -------------------------------------------------------------------------------------
 
     def expected_rows(self, event: Event) -> list[SourceRow]:
         if not isinstance(event, Transaction):
             return []
-        rows = []
-        for ch in event.changes:
-            if ch.op is Op.UPDATE and ch.changes_unique_key():
-                assert ch.before is not None and ch.after is not None
-                rows.append(SourceRow(ch.table, Op.DELETE, ch.before, ch.before, event.commit_ts))
-                rows.append(SourceRow(ch.table, Op.INSERT, ch.after, None, event.commit_ts))
-            else:
-                rows.append(SourceRow(ch.table, ch.op, ch.image(), ch.before, event.commit_ts))
-        return rows
+        # The INSERT half of a split update has no before image.
+        return [SourceRow(ch.table, op, image, ch.before if op is ch.op or op is Op.DELETE else None, event.commit_ts)
+                for ch in event.changes for op, image in key_change_split(ch)]
 
     def _learn(self, event: Event) -> None:
         tables: list[Table | None] = []
@@ -222,7 +203,7 @@ class SimpleChecker(CheckerBase):
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
         self._learn(event)
-        evs = [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
+        evs = self.evidences(records)
         expected = self.expected_rows(event)
         if isinstance(event, Transaction):
             # Rows in the order they were made (TiCDC keeps a transaction's order per partition).
@@ -245,10 +226,7 @@ class SimpleChecker(CheckerBase):
         self.run_event_checks(eev)
 
     def finish(self) -> None:
-        by_topic: dict[str, dict[int, PartitionLog]] = {}
-        for (topic, part), lg in self.logs.items():
-            by_topic.setdefault(topic, {})[part] = lg
-        for topic, parts in by_topic.items():
+        for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.partitions))
         self.logs.clear()
 

@@ -12,24 +12,19 @@ stream checks judge them).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ...checks.delivery import Version
-from ...model.events import Op, Transaction, Workload
+from ...model.events import Op, Workload
+from ..kit import Identified, VersionNumbers, digest, key_change_split
 from . import spec
-from .checks import handle_key_names
+from .checks.messages import handle_key_names
 from .decoder import decode, render, schema_key, table_schema_of
 from .spec import SimpleOptions
 
-DIGEST = 12
 _TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}
-
-
-def digest(obj: Any) -> bytes:
-    return hashlib.blake2b(repr(obj).encode("utf-8"), digest_size=DIGEST).digest()
 
 
 def topic_of(options: Mapping[str, str], topic_prefix: str) -> str:
@@ -43,27 +38,16 @@ def _canonical(values: dict[str, Any]) -> str:
 def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:
     o = SimpleOptions.from_options(options)
     topic = topic_of(options, topic_prefix)
-    seq: dict[bytes, int] = {}
-    for e in workload.events:
-        if not isinstance(e, Transaction):
-            continue
+    numbers = VersionNumbers()
+    for e in workload.transactions():
         for ch in e.changes:
             t = ch.table
-            if ch.op is Op.UPDATE and ch.changes_unique_key():
-                rows = [(Op.DELETE, ch.before), (Op.INSERT, ch.after)]
-            else:
-                rows = [(ch.op, ch.after if ch.op is not Op.DELETE else ch.before)]
             entity = digest(("t", topic, t.database, t.name))
-            for op, image in rows:
-                assert image is not None
+            for op, image in key_change_split(ch):
                 key = {c.name: render(spec.avro_value(c.type, image[c.name], o)) if o.avro
                        else spec.json_value(c.type, image[c.name], o) for c in t.handle_key_columns()}
-                n = seq.get(entity, 0)
-                seq[entity] = n + 1
-                yield Version(entity, n, digest(("v", e.commit_ts, _TYPE[op], _canonical(key))), e.commit_ts, topic)
-
-
-Identified = tuple[bytes | None, bytes | None, int | None] | None
+                match = digest(("v", e.commit_ts, _TYPE[op], _canonical(key)))
+                yield numbers.version(entity, match, e.commit_ts, topic)
 
 
 def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Identified]:

@@ -22,10 +22,11 @@ from ...model.types import Kind, SqlType
 from ...model.values import Value, decimal_text, go_format_float
 from ..mutants import MutantRegistry
 from . import codec, spec
+from .checks import CHECKS
 from .encoder import TiCDCSimpleEncoder, _TableState
 from .spec import Family, SimpleOptions
 
-mutant = MUTANTS = MutantRegistry(spec.PROTOCOL)
+mutant = MUTANTS = MutantRegistry(CHECKS)
 
 # Options that make the periodic bootstraps frequent enough for a short workload to show them.
 FREQUENT_BOOTSTRAPS = {"send-bootstrap-in-msg-count": "3"}

@@ -14,6 +14,7 @@ from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
 from . import delivery, spec
 from .checker import SimpleChecker
+from .checks import CHECKS
 from .encoder import TiCDCSimpleEncoder
 
 
@@ -34,7 +35,8 @@ class TiCDCSimpleSuite(ProtocolSuite):
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
                 topic_prefix: str = "", partitions: int | None = None) -> SimpleChecker:
-        return SimpleChecker(options, registry, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
+        return SimpleChecker(self.checks, options, registry, tally, mode, topic_prefix=topic_prefix,
+                             partitions=partitions)
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> list[str]:
         """Every message goes to the one sink topic (DDLs and watermarks too, even with no rows)."""
@@ -63,5 +65,5 @@ SUITE = TiCDCSimpleSuite(
     # a topic's partitions, so live topics are checked per topic; tables share a partition and
     # interleave, so commit-ts order is per table (the entity).
     capabilities=Capabilities(memory_partitions=3, stream_scope="topic", commit_ts_scope="entity", kinds=TIDB_KINDS),
-    check_modules=("conformance.protocols.ticdc_simple.checks",),
+    checks=CHECKS,
 )

@@ -13,7 +13,6 @@ Everything below uses only the suite's public contract: `ProtocolSuite`, `Checke
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import zlib
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.checks.delivery import Version
-from conformance.checks.registry import Failure, Level, Location, NotApplicable, Scope, check
+from conformance.checks.registry import CheckRegistry, Failure, Level, Location, NotApplicable, Scope
 from conformance.checks.results import Tally
 from conformance.encoders.spi import EncoderContext, EncoderInfo, EncoderKind, Record
 from conformance.model.events import Ddl, Event, Op, RowChange, Transaction, Workload
@@ -36,9 +35,11 @@ from conformance.protocols.base import (
     OptionSpec,
     ProtocolSuite,
 )
+from conformance.protocols.kit import VersionNumbers, digest
 from conformance.protocols.mutants import MutantRegistry, MutantSpec
 
 P = "toy-json"
+check = CHECKS = CheckRegistry(P)
 CLAUSE = "tests/plugins/toy_protocol (the toy-json message format)"
 OPS = {Op.INSERT: "c", Op.UPDATE: "u", Op.DELETE: "d"}
 OPTIONS = (OptionSpec("include-ts", "true", ("true", "false"), "put the commit ts in every message", matrix=True,
@@ -69,10 +70,6 @@ def row_of(ch: RowChange) -> dict[str, str | None]:
 
 def dumps(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def digest(obj: Any) -> bytes:
-    return hashlib.blake2b(repr(obj).encode("utf-8"), digest_size=12).digest()
 
 
 class ToyEncoder:
@@ -143,7 +140,7 @@ class StreamEvidence:
 
 class ToyChecker(CheckerBase):
     def __init__(self, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *, partitions: int | None) -> None:
-        super().__init__(P, options, tally, mode, partitions=partitions)
+        super().__init__(CHECKS, options, tally, mode, partitions=partitions)
         self.streams: dict[str, StreamEvidence] = {}
         self.seen: set[bytes] = set()
 
@@ -157,15 +154,14 @@ class ToyChecker(CheckerBase):
             part.append((r.offset if r.offset is not None else len(part), ts, h not in self.seen))
             self.seen.add(h)
 
-    def check_record(self, record: Record, loc: Location) -> None:
+    def evidence(self, record: Record, loc: Location) -> RecordEvidence:
         ev = decode(record, loc)
         self._observe(ev)
-        self.run_record_checks(ev)
+        return ev
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
-        evs = [decode(r, Location(topic=r.topic, partition=r.partition)) for r in records]
+        evs = self.evidences(records)
         for ev in evs:
-            self._observe(ev)
             self.run_record_checks(ev)
         self.run_event_checks(EventEvidence(event, evs))
 
@@ -177,7 +173,7 @@ class ToyChecker(CheckerBase):
 
 # -- checks -------------------------------------------------------------------------------------------
 
-@check("toy-json.message.shape", level=Level.MUST, scope=Scope.RECORD, protocol=P, clause=CLAUSE)
+@check("message.shape", level=Level.MUST, scope=Scope.RECORD, clause=CLAUSE)
 def message_shape(ev: RecordEvidence) -> Failure | None:
     """The value is a JSON object with `op` (c, u or d) and `row` (an object)."""
     if ev.doc is None:
@@ -188,7 +184,7 @@ def message_shape(ev: RecordEvidence) -> Failure | None:
     return None
 
 
-@check("toy-json.message.ts", level=Level.MUST, scope=Scope.RECORD, protocol=P, clause=CLAUSE,
+@check("message.ts", level=Level.MUST, scope=Scope.RECORD, clause=CLAUSE,
        needs_options={"include-ts": "true"})
 def message_ts(ev: RecordEvidence) -> Failure | NotApplicable | None:
     """With include-ts=true, `ts` is the commit ts: a positive integer."""
@@ -200,7 +196,7 @@ def message_ts(ev: RecordEvidence) -> Failure | NotApplicable | None:
     return None
 
 
-@check("toy-json.event.messages", level=Level.MUST, scope=Scope.EVENT, protocol=P, clause=CLAUSE)
+@check("event.messages", level=Level.MUST, scope=Scope.EVENT, clause=CLAUSE)
 def event_messages(ev: EventEvidence) -> Failure | NotApplicable | None:
     """A transaction gives one message per row change, in order, with its op; a DDL none."""
     if isinstance(ev.event, Ddl) or not isinstance(ev.event, Transaction):
@@ -213,7 +209,7 @@ def event_messages(ev: EventEvidence) -> Failure | NotApplicable | None:
     return None
 
 
-@check("toy-json.row.values", level=Level.MUST, scope=Scope.EVENT, protocol=P, clause=CLAUSE)
+@check("row.values", level=Level.MUST, scope=Scope.EVENT, clause=CLAUSE)
 def row_values(ev: EventEvidence) -> Iterator[Failure | NotApplicable]:
     """Every column's value is its MySQL text form (null for NULL)."""
     if not isinstance(ev.event, Transaction) or len(ev.records) != len(ev.event.changes):
@@ -226,7 +222,7 @@ def row_values(ev: EventEvidence) -> Iterator[Failure | NotApplicable]:
             yield Failure("row values differ from the source", expected=want, actual=got, location=r.loc)
 
 
-@check("toy-json.order.ts", level=Level.MUST, scope=Scope.STREAM, protocol=P, clause=CLAUSE,
+@check("order.ts", level=Level.MUST, scope=Scope.STREAM, clause=CLAUSE,
        needs_options={"include-ts": "true"})
 def order_ts(st: StreamEvidence) -> Iterator[Failure | NotApplicable]:
     """In each partition, first-seen messages never go back in ts."""
@@ -245,7 +241,7 @@ def order_ts(st: StreamEvidence) -> Iterator[Failure | NotApplicable]:
 
 # -- mutants ------------------------------------------------------------------------------------------
 
-mutant = MUTANTS = MutantRegistry(P)
+mutant = MUTANTS = MutantRegistry(CHECKS)
 
 
 @mutant("op-uppercase", "message.shape")
@@ -342,15 +338,13 @@ class ToySuite(ProtocolSuite):
     def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
                           ) -> Iterator[Version]:
         with_ts = self.carries_commit_ts(options)
-        seq: dict[bytes, int] = {}
+        numbers = VersionNumbers()
         for tx in workload.transactions():
             for ch in tx.changes:
                 topic = topic_name(topic_prefix, ch)
                 entity = digest((topic, dumps(key_of(ch, ch.image()))))
-                n = seq.get(entity, 0)
-                seq[entity] = n + 1
                 ts = tx.commit_ts if with_ts else None
-                yield Version(entity, n, digest((OPS[ch.op], ts, dumps(row_of(ch)))), ts, topic)
+                yield numbers.version(entity, digest((OPS[ch.op], ts, dumps(row_of(ch)))), ts, topic)
 
     def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
         def identify(topic: str, key: bytes | None, value: bytes | None) -> Identified:
@@ -373,4 +367,4 @@ class ToySuite(ProtocolSuite):
 SUITE = ToySuite(name=P, title="toy-json (a test-only plug-in protocol)", options=OPTIONS,
                  spec_sources=("tests/plugins/toy_protocol",),
                  capabilities=Capabilities(memory_partitions=2, delivery_options={"include-ts": "true"}),
-                 check_modules=(__name__,))
+                 checks=CHECKS)

@@ -1,0 +1,31 @@
+"""What every MaxScale KafkaCDC check module shares: the protocol's check registry and readers
+of a message's kind and paired source row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ....checks.registry import CheckRegistry, NotApplicable
+from .. import spec
+from ..checker import RecordEvidence
+from ..tracker import RowImage
+
+P = spec.PROTOCOL
+#: The protocol's checks, by id relative to it.
+check = CHECKS = CheckRegistry(P)
+
+def _schema(ev: RecordEvidence) -> dict[str, Any] | None:
+    return ev.msg.obj if ev.msg.ok and ev.msg.kind == "schema" else None
+
+
+def _dml(ev: RecordEvidence) -> dict[str, Any] | None:
+    return ev.msg.obj if ev.msg.ok and ev.msg.kind == "dml" else None
+
+
+def _row(ev: RecordEvidence) -> RowImage | None:
+    return ev.source if isinstance(ev.source, RowImage) and _dml(ev) is not None else None
+
+
+NOT_SCHEMA = NotApplicable("not a schema event")
+NOT_DML = NotApplicable("not a DML event")
+NO_SOURCE_ROW = "no row of the workload is paired with this message (its key matches none)"

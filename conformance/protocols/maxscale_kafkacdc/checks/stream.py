@@ -1,0 +1,225 @@
+"""The MaxScale KafkaCDC checks of a topic's stream and of what each source event gives (with
+the workload)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ....checks.registry import Failure, Level, Location, NotApplicable, Scope
+from ...kit import Findings, brief
+from ..checker import Entry, EventEvidence, PartitionLog, StreamEvidence
+from ..spec import NOTES, SEED
+from ..tracker import RowImage, SchemaEvent
+from .common import check
+
+# == stream rules ==========================================================================================
+
+def _single_partition(ev: StreamEvidence) -> PartitionLog | NotApplicable:
+    used = ev.used
+    if not used:
+        return NotApplicable("no message in the topic")
+    if len(used) > 1:
+        return NotApplicable(f"messages in {len(used)} partitions: MaxScale leaves the partition to librdkafka, which "
+                             "hashes each message's own key, so a topic of several partitions has no order to judge "
+                             f"(use a 1-partition topic, as MaxScale's tests do: {NOTES} §1)")
+    return used[0]
+
+
+def _firsts(lg: PartitionLog) -> list[Entry]:
+    return [e for e in lg.entries if not e.duplicate]
+
+
+@check("stream.schema-before-dml", level=Level.MUST, scope=Scope.STREAM,
+       needs_options={"send_schema": "true"},
+       clause=f"{SEED} §Overview (DML events follow the format specified in the DDL event; send_schema default "
+              f"true); {NOTES} §5.1 (a table is announced on CREATE, or on discovery before its first row), §8.4 "
+              "([test] the schema event precedes the first DML of a new table)")
+def schema_before_dml(ev: StreamEvidence) -> Findings:
+    """Every DML event's table was announced by a schema event earlier in the topic (judged where
+    the log is known from its start)."""
+    lg = _single_partition(ev)
+    if isinstance(lg, NotApplicable):
+        yield lg
+        return
+    if not ev.from_start(lg):
+        yield NotApplicable(f"the log was read from offset {lg.first_offset}: a schema event may sit before it")
+        return
+    for e in lg.entries:
+        if e.kind == "dml" and e.table is not None and e.schema_seen is False:
+            yield Failure("a DML event for a table no schema event announced before it", expected="a schema event "
+                          f"of {e.table[0]}.{e.table[1]} first", actual=f"{e.event_type} at offset {e.offset}",
+                          location=_at(ev, lg, e))
+            return
+
+
+def _at(ev: StreamEvidence, lg: PartitionLog, e: Entry) -> Any:
+    return Location(ev.topic, lg.partition, e.offset, table=f"{e.table[0]}.{e.table[1]}" if e.table else None)
+
+
+@check("stream.schema-version", level=Level.MUST, scope=Scope.STREAM,
+       clause=f"{SEED} §Overview (version: schema version, incremented when the table format changes); {NOTES} §5.1 "
+              "(version = ++m_versions[db.table] per schema event: 1 for a new table, +1 on each change)")
+def schema_version(ev: StreamEvidence) -> Findings:
+    """Each new schema event of a table has the previous version plus one (the first is 1 in a
+    log known from its start); a repeat of an announced version is a replay."""
+    for lg in ev.used:
+        last: dict[tuple[str, str], Entry] = {}
+        for e in _firsts(lg):
+            if e.kind != "schema" or e.table is None or e.version is None:
+                continue
+            prev = last.get(e.table)
+            want = (prev.version or 0) + 1 if prev is not None else (1 if ev.from_start(lg) else None)
+            if want is not None and e.version != want:
+                yield Failure(f"version {e.version} after {prev.version if prev else 'none'}", expected=want,
+                              actual=e.version, location=_at(ev, lg, e))
+            last[e.table] = e
+
+
+def _dmls(lg: PartitionLog) -> list[Entry]:
+    return [e for e in _firsts(lg) if e.kind == "dml" and e.gtid is not None and e.event_number is not None]
+
+
+@check("stream.update-pairs", level=Level.MUST, scope=Scope.STREAM,
+       clause=f"{SEED} §Overview (update_before: the row before an update; update_after: after it); {NOTES} §5 (per "
+              "UPDATE row: update_before (n) immediately followed by update_after (n+1)), §6.3 (consumers de-duplicate "
+              "on the key: a replay never splits the pair)")
+def update_pairs(ev: StreamEvidence) -> Findings:
+    """In the de-duplicated stream, every update_before is immediately followed by its update_after
+    (same GTID and table, event_number + 1), and every update_after immediately preceded by it."""
+    lg = _single_partition(ev)
+    if isinstance(lg, NotApplicable):
+        yield lg
+        return
+    rows = _dmls(lg)
+    for i, e in enumerate(rows):
+        nxt = rows[i + 1] if i + 1 < len(rows) else None
+        prev = rows[i - 1] if i else None
+        if e.event_type == "update_before":
+            if nxt is None:
+                if ev.complete:
+                    yield Failure("an update_before without its update_after", expected="update_after next",
+                                  actual="the end of the log", location=_at(ev, lg, e))
+                continue
+            if not (nxt.event_type == "update_after" and nxt.gtid == e.gtid and nxt.table == e.table
+                    and nxt.event_number == (e.event_number or 0) + 1):
+                yield Failure("an update_before not followed by its update_after",
+                              expected=f"update_after {e.gtid}:{(e.event_number or 0) + 1}",
+                              actual=f"{nxt.event_type} {nxt.gtid}:{nxt.event_number}", location=_at(ev, lg, e))
+                return
+        elif e.event_type == "update_after":
+            if prev is None:
+                if ev.from_start(lg):
+                    yield Failure("an update_after without its update_before", expected="update_before first",
+                                  actual="the start of the log", location=_at(ev, lg, e))
+                continue
+            if not (prev.event_type == "update_before" and prev.gtid == e.gtid and prev.table == e.table
+                    and prev.event_number == (e.event_number or 0) - 1):
+                yield Failure("an update_after not preceded by its update_before",
+                              expected=f"update_before {e.gtid}:{(e.event_number or 0) - 1}",
+                              actual=f"{prev.event_type} {prev.gtid}:{prev.event_number}", location=_at(ev, lg, e))
+                return
+
+
+@check("stream.event-numbers", level=Level.MUST, scope=Scope.STREAM,
+       clause=f"{SEED} §Overview (event_number: the sequence number of events inside the transaction starting from "
+              f"1); {NOTES} §5 (reset at each GTID, pre-incremented per row image across the transaction's tables; "
+              "rows of tables match/exclude leave out still count, leaving gaps)")
+def event_numbers(ev: StreamEvidence) -> Findings:
+    """Within a GTID the DML events' event_numbers start at 1 and go up by one (with match/exclude:
+    go up, gaps allowed)."""
+    lg = _single_partition(ev)
+    if isinstance(lg, NotApplicable):
+        yield lg
+        return
+    rows = _dmls(lg)
+    for i, e in enumerate(rows):
+        prev = rows[i - 1] if i else None
+        n = e.event_number or 0
+        if prev is None or prev.gtid != e.gtid:
+            if n != 1 and not ev.o.filtered and (prev is not None or ev.from_start(lg)):
+                yield Failure("a transaction's first event_number is not 1", expected=1, actual=n,
+                              location=_at(ev, lg, e))
+                return
+            continue
+        p = prev.event_number or 0
+        if (n != p + 1) if not ev.o.filtered else (n <= p):
+            yield Failure(f"event_number {n} after {p} in {e.gtid}",
+                          expected=p + 1 if not ev.o.filtered else f"> {p}", actual=n, location=_at(ev, lg, e))
+            return
+
+
+# == what each source event gives (needs the workload) ====================================================
+
+@check("event.schema-events", level=Level.MUST, scope=Scope.EVENT,
+       clause=f"{SEED} §Overview (DDL events CREATE TABLE, ALTER TABLE are streamed as schema objects); {NOTES} §5.1 "
+              "(CREATE, ALTER ADD/DROP/MODIFY/CHANGE, RENAME and discovery announce a version with its GTID; "
+              "TRUNCATE, DROP and index changes announce nothing), §2 (none with send_schema=false or for tables "
+              "match/exclude leave out)")
+def event_schema_events(ev: EventEvidence) -> Findings:
+    """A source event gives exactly the schema events MaxScale sends for it: table, version, GTID and
+    columns."""
+    got = [r for r in ev.records if r.msg.kind == "schema"]
+    want = [p for p in ev.sent if isinstance(p, SchemaEvent)]
+    g = [(r.msg.table, r.msg.version, str(r.msg.gtid), [(c.name, c.avro) for c in r.msg.columns()]) for r in got]
+    w = [((p.database, p.table), p.version, str(p.gtid), [(c.name, c.avro) for c in p.columns]) for p in want]
+    if g != w:
+        yield Failure(f"{len(got)} schema event(s) where {len(want)} were due", expected=brief(w, 300),
+                      actual=brief(g, 300), location=got[0].at() if got else None)
+
+
+@check("event.rows", level=Level.MUST, scope=Scope.EVENT,
+       clause=f"{SEED} §Overview (DML events INSERT, UPDATE, DELETE: one per row, update_before and update_after for "
+              f"an UPDATE); {NOTES} §3 (produced per row, in binlog order), §5 (the transaction's GTID on every row)")
+def event_rows(ev: EventEvidence) -> Findings:
+    """A transaction gives one DML event per row image, in order: its GTID, event_type and table
+    (two for an UPDATE: before, then after)."""
+    got = [(r.msg.gtid and str(r.msg.gtid), r.msg.table, r.msg.event_type) for r in ev.records if r.msg.kind == "dml"]
+    want = [(str(p.gtid), (p.schema.database, p.schema.table), p.event_type) for p in ev.sent
+            if isinstance(p, RowImage)]
+    if got != want:
+        i = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
+        yield Failure(f"{len(got)} DML event(s) where {len(want)} were due; the first difference at row {i}",
+                      expected=brief(want[i] if i < len(want) else None, 200),
+                      actual=brief(got[i] if i < len(got) else None, 200))
+
+
+@check("event.numbering", level=Level.MUST, scope=Scope.EVENT,
+       clause=f"{SEED} §Overview (event_number: sequence number of events inside the transaction starting from 1); "
+              f"{NOTES} §5 (the numbering counts the rows of tables match/exclude leave out: the Rpl object is made "
+              "without match/exclude, kafkacdc.cc L263)")
+def event_numbering(ev: EventEvidence) -> Findings:
+    """The DML events' event_numbers are MaxScale's: counted over every row image of the
+    transaction, those of filtered tables included."""
+    got = [r.msg.event_number for r in ev.records if r.msg.kind == "dml"]
+    want = [p.event_number for p in ev.sent if isinstance(p, RowImage)]
+    if not want and not got:
+        yield NotApplicable("no DML event")
+        return
+    if len(got) != len(want):
+        yield NotApplicable("the rows differ (event.rows)")
+        return
+    if got != want:
+        yield Failure("event numbers", expected=want, actual=got)
+
+
+@check("event.filter", level=Level.MUST, scope=Scope.EVENT,
+       clause=f"{SEED} §match, §exclude (the pattern is matched against the database and table name separated by a "
+              f"period); {NOTES} §7 (PCRE2, unanchored search, case-sensitive, on the sanitized `db.table`; "
+              "[test] match=cat exclude=bob passes cat, not bob or bobcat)")
+def event_filter(ev: EventEvidence) -> Findings:
+    """Exactly the tables that match/exclude let through have messages: `match` found somewhere in
+    `db.table` (unanchored, case-sensitive) and `exclude` found nowhere."""
+    sent_tables = {r.msg.table for r in ev.records if r.msg.table is not None}
+    passing = {(p.database, p.table) if isinstance(p, SchemaEvent) else (p.schema.database, p.schema.table)
+               for p in ev.planned if p.sent}
+    filtered = {(p.database, p.table) if isinstance(p, SchemaEvent) else (p.schema.database, p.schema.table)
+                for p in ev.planned if not p.sent and (isinstance(p, RowImage) or ev.o.send_schema)} - passing
+    leaked = sorted(t for t in sent_tables if t in filtered)
+    if leaked:
+        yield Failure("messages for a table match/exclude leave out", expected="none",
+                      actual=[f"{a}.{b}" for a, b in leaked], location=None)
+    rows = {(p.schema.database, p.schema.table) for p in ev.planned if isinstance(p, RowImage) and p.sent}
+    missing = sorted(t for t in rows if t not in sent_tables)
+    if missing:
+        yield Failure("no message for a table match/exclude let through", expected=[f"{a}.{b}" for a, b in missing],
+                      actual=[f"{a}.{b}" for a, b in sorted(sent_tables)])

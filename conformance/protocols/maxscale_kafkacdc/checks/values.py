@@ -1,0 +1,423 @@
+"""The MaxScale KafkaCDC value rules: each column type's value as MaxScale writes it, judged
+against its schema event and, with the workload, the row."""
+
+from __future__ import annotations
+
+import decimal
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ....checks.registry import Failure, Level, NotApplicable, Scope
+from ....model import mysql_text
+from ....model.types import INTEGER_KINDS, Kind
+from ....model.values import to_float32
+from ...kit import Findings, brief
+from .. import spec
+from ..checker import RecordEvidence
+from ..decoder import Column, is_int
+from ..spec import NOTES, SEED
+from ..tracker import row_values
+from .common import NO_SOURCE_ROW, NOT_DML, _dml, _row, check
+
+# == values ==============================================================================================
+
+def _columns(ev: RecordEvidence) -> list[tuple[str, Column | None, Any]]:
+    """(name, declared column, value) of every column of a DML event (worked out once per
+    record: every value check reads them)."""
+    if ev.columns is None:
+        ev.columns = _declared_columns(ev)
+    return ev.columns
+
+
+def _declared_columns(ev: RecordEvidence) -> list[tuple[str, Column | None, Any]]:
+    d = _dml(ev)
+    if d is None:
+        return []
+    out = []
+    row = _row(ev)
+    planned = {c.name: c for c in row.schema.columns} if row is not None else {}
+    for name in ev.msg.column_names():
+        declared = ev.schema.column(name) if ev.schema is not None else None
+        if declared is None and name in planned:
+            p = planned[name]
+            declared = Column(p.name, p.avro, p.real_type, p.unsigned)
+        out.append((name, declared, d[name]))
+    return out
+
+
+def _json_kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, decimal.Decimal):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return type(v).__name__
+
+
+@check("value.json-type", level=Level.MUST, scope=Scope.RECORD,
+       clause=f"{SEED} §Overview (DML events follow the format specified in the DDL event; type [\"null\", X]); "
+              f"{NOTES} §4 (the JSON follows the binlog decoder's path for the column's real_type: integers for the "
+              "integer types and BIT, numbers for FLOAT/DOUBLE/DECIMAL, strings for the rest; null for NULL)")
+def value_json_type(ev: RecordEvidence) -> Findings:
+    """Each column's JSON is null or of the kind its declared real_type decodes to (integer, number
+    or string)."""
+    if _dml(ev) is None:
+        yield NOT_DML
+        return
+    judged = False
+    for name, declared, v in _columns(ev):
+        if declared is None or declared.real_type is None:
+            continue
+        judged = True
+        if v is None:
+            continue
+        family = spec.json_family(declared.real_type)
+        kind = _json_kind(v)
+        ok = kind == family or (family == "number" and kind == "integer")
+        if not ok:
+            yield Failure(f"a {declared.real_type} column holds a JSON {kind}", expected=f"null or a JSON {family}",
+                          actual=brief(v, 80), location=ev.at(name))
+    if not judged:
+        yield NotApplicable("no column whose declared type is known (no schema event of the table seen, no workload)")
+
+
+def _expected(ev: RecordEvidence, kinds: frozenset[Kind] | set[Kind]) -> Iterator[tuple[str, Kind, Any, Any, Any]]:
+    """(column, kind, model value, expected JSON, actual JSON) for the row's columns of `kinds`."""
+    row = _row(ev)
+    d = _dml(ev)
+    if row is None or d is None:
+        return
+    if ev.want is None:
+        ev.want = row_values(row, ev.o)
+    want = ev.want
+    for c in row.schema.columns:
+        src = c.source
+        if src is None or src.type.kind not in kinds or c.name not in d or c.name not in want:
+            continue
+        last = [x for x in row.schema.columns if x.name == c.name][-1]
+        if last is not c:
+            continue  # a later column of the same sanitized name holds the key
+        yield c.name, src.type.kind, row.image.get(src.name), want[c.name], d[c.name]
+
+
+def _null_mismatch(name: str, expected: Any, actual: Any, ev: RecordEvidence) -> Failure | None:
+    if (expected is None) != (actual is None):
+        return Failure("NULL is not null" if expected is None else "a value came out as null",
+                       expected=brief(expected, 80), actual=brief(actual, 80), location=ev.at(name))
+    return None
+
+
+def _value_check(ev: RecordEvidence, kinds: frozenset[Kind] | set[Kind], what: str,
+                 same: Any) -> Findings:
+    row = _row(ev)
+    if row is None:
+        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
+        return
+    seen = False
+    for name, kind, model, want, got in _expected(ev, kinds):
+        seen = True
+        bad = _null_mismatch(name, want, got, ev)
+        if bad is not None:
+            yield bad
+        elif want is not None and not same(kind, model, want, got):
+            yield Failure(f"a {kind.value} column's {what}", expected=brief(getattr(want, "text", want), 80),
+                          actual=brief(got, 80), location=ev.at(name))
+    if not seen:
+        yield NotApplicable(f"no {what} in this row")
+
+
+def _int_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
+    return is_int(got) and got == want
+
+
+@check("value.integer", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (integers as JSON integers, "
+              "signed or unsigned per the schema's unsigned flag; BIGINT UNSIGNED: column_long(get_byte8))",
+       docs_vs_code="docs: the column's data; 24.02 code: BIGINT UNSIGNED values >= 2^63 wrap negative "
+                    "(18446744073709551615 -> -1; --option bigint-unsigned=wrap)")
+def value_integer(ev: RecordEvidence) -> Findings:
+    """Integer columns (BOOL to BIGINT, signed and unsigned) hold the stored value."""
+    yield from _value_check(ev, INTEGER_KINDS, "integer", _int_same)
+
+
+@check("value.bit", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (BIT: rpl.cc L1803-1817 "
+              "column_int(0) with the warning 'BIT is not currently supported, values are stored as 0')",
+       docs_vs_code="docs: the column's data; 24.02 code: always 0 (--option bit=zero)")
+def value_bit(ev: RecordEvidence) -> Findings:
+    """BIT columns hold the bits as an unsigned integer."""
+    yield from _value_check(ev, {Kind.BIT}, "bits", _int_same)
+
+
+def _float_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
+    if not (is_int(got) or isinstance(got, decimal.Decimal)):
+        return False
+    x = float(got)
+    return bool(x == model or (kind is Kind.FLOAT and to_float32(x) == model))
+
+
+@check("value.float", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{NOTES} §4 (FLOAT: json_real((double)float); DOUBLE: json_real; jansson prints %.17g, which reads "
+              "back as the same double)")
+def value_float(ev: RecordEvidence) -> Findings:
+    """FLOAT and DOUBLE columns hold numbers that read back as the stored value (FLOAT: as the
+    double of the float, or digits that round to it)."""
+    yield from _value_check(ev, {Kind.FLOAT, Kind.DOUBLE}, "number", _float_same)
+
+
+def _decimal_same(double: bool) -> Any:
+    def same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
+        if not (is_int(got) or isinstance(got, decimal.Decimal)):
+            return False
+        if double:  # decimal=double: the nearest double of the stored value
+            return float(got) == float(model)
+        return bool(decimal.Decimal(got) == model)
+
+    return same
+
+
+@check("value.decimal", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (DECIMAL: unpack_decimal_field "
+              "into a double, printed %.17g: 1.15 -> 1.1499999999999999)",
+       docs_vs_code="docs: the column's data; 24.02 code: DECIMAL as a JSON float, digits lost "
+                    "(--option decimal=double)")
+def value_decimal(ev: RecordEvidence) -> Findings:
+    """DECIMAL columns hold a JSON number equal to the stored decimal, every digit kept."""
+    yield from _value_check(ev, {Kind.DECIMAL}, "decimal", _decimal_same(ev.o.decimal_double))
+
+
+_STRING_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.TINYTEXT, Kind.TEXT, Kind.MEDIUMTEXT, Kind.LONGTEXT,
+                           Kind.BINARY, Kind.VARBINARY, Kind.TINYBLOB, Kind.BLOB, Kind.MEDIUMBLOB, Kind.LONGBLOB,
+                           Kind.JSON})
+
+
+def _string_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
+    if not isinstance(got, str):
+        return False
+    if got == want:
+        return True
+    # BINARY(n): the row image drops the zero padding, but a tool that keeps it is not wrong.
+    return kind is Kind.BINARY and isinstance(model, bytes) and got == spec.bytes_text(model)
+
+
+def _is_empty_blob(ev: RecordEvidence, name: str) -> bool:
+    """The row's column `name` is a TEXT/BLOB holding nothing (a JSON document is never empty)."""
+    row = _row(ev)
+    if row is None:
+        return False
+    src = next((c.source for c in reversed(row.schema.columns) if c.name == name), None)
+    return src is not None and src.type.kind in spec.BLOB_PATH and row.image.get(src.name) in ("", b"")
+
+
+@check("value.string", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{NOTES} §4 (CHAR/VARCHAR/TEXT/BLOB/BINARY/JSON: the stored bytes, no transcoding; BINARY without the "
+              "zero padding the row image drops; JSON as its text), §4.1 (bytes that are not UTF-8 as lowercase hex, "
+              "24.08+ / MXS-5246; the avrorouter's [test] cdc_datatypes oracle)",
+       docs_vs_code="24.02 drops a string column whose bytes are not UTF-8, or writes malformed JSON for such bytes; "
+                    "24.08+/develop write lowercase hex, which the suite follows")
+def value_string(ev: RecordEvidence) -> Findings:
+    """String and binary columns hold their bytes: UTF-8 as text, anything else as lowercase hex."""
+    row = _row(ev)
+    if row is None:
+        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
+        return
+    for f in _value_check(ev, _STRING_KINDS, "string", _string_same):
+        if isinstance(f, Failure) and f.location.column is not None and _is_empty_blob(ev, f.location.column):
+            continue  # value.empty-blob judges those
+        yield f
+
+
+@check("value.empty-blob", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (empty BLOB/TEXT: rpl.cc "
+              "L1862-1866 column_bytes(&nullvalue, 1))",
+       docs_vs_code="docs: the column's data, an empty string; 24.02 code: \"\\u0000\", one NUL character "
+                    "(--option empty-blob=nul)")
+def value_empty_blob(ev: RecordEvidence) -> Findings:
+    """An empty TEXT, BLOB or JSON value is the empty string."""
+    row = _row(ev)
+    if row is None:
+        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
+        return
+    d = _dml(ev) or {}
+    want_text = "\x00" if ev.o.empty_blob_nul else ""
+    seen = False
+    for c in row.schema.columns:
+        if c.name in d and _is_empty_blob(ev, c.name) and c is [x for x in row.schema.columns if x.name == c.name][-1]:
+            seen = True
+            if d[c.name] != want_text:
+                yield Failure("an empty TEXT/BLOB value", expected=want_text, actual=brief(d[c.name], 80),
+                              location=ev.at(c.name))
+    if not seen:
+        yield NotApplicable("no empty TEXT/BLOB in this row")
+
+
+def _enum_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
+    return isinstance(got, str) and got == want
+
+
+@check("value.enum-set", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (ENUM/SET: unpack_enum + "
+              "mxs::bin2hex, UPPERCASE hex of the little-endian index or bitmask: 'b' of ENUM('a','b','c') -> \"02\")",
+       docs_vs_code="docs: the column's data (the member, the members joined by commas); 24.02 code: hex of the "
+                    "stored index / bitmask (--option enum-set=hex)")
+def value_enum_set(ev: RecordEvidence) -> Findings:
+    """ENUM columns hold their member, SET columns their members in definition order, comma-separated."""
+    yield from _value_check(ev, {Kind.ENUM, Kind.SET}, "member(s)", _enum_same)
+
+
+def _address_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
+    return isinstance(got, str) and got == want
+
+
+@check("value.address", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (INET4, INET6, UUID: MariaDB's "
+              "own types, fixed binary in the row image, not decoded by 24.02)",
+       docs_vs_code="docs: the column's data; 24.02 code: INET6/UUID go through column_string as raw bytes (garbled "
+                    "or left out); the suite holds encoders to the server's text form")
+def value_address(ev: RecordEvidence) -> Findings:
+    """INET4, INET6 and UUID columns hold the server's text form (`192.0.2.1`, `::1`, the UUID's 36 characters)."""
+    yield from _value_check(ev, {Kind.INET4, Kind.INET6, Kind.UUID}, "text form", _address_same)
+
+
+# -- temporal --------------------------------------------------------------------------------------------
+
+def _split(text: str) -> tuple[str, str]:
+    """(the text before the fraction, the fraction's digits)."""
+    head, dot, frac = text.partition(".")
+    return head, frac if dot else ""
+
+
+def _temporal(ev: RecordEvidence, tokens: frozenset[str]) -> Iterator[tuple[str, Column, Any]]:
+    for name, declared, v in _columns(ev):
+        if declared is not None and declared.real_type is not None and declared.real_type.lower() in tokens \
+                and v is not None:
+            yield name, declared, v
+
+
+_PADDED_YEAR = re.compile(r"(-?)(\d{1,4})(-.*)")
+
+
+def _pad_year(text: str) -> str:
+    m = _PADDED_YEAR.fullmatch(text)
+    return f"{m.group(1)}{int(m.group(2)):04d}{m.group(3)}" if m is not None else text
+
+
+def _seven(frac: str, o: spec.CdcOptions) -> str:
+    """A fraction as the validator reads it: six digits (odd-seven: 24.02's micro*10 forms too)."""
+    if o.odd_seven and len(frac) == 7:
+        return frac[:6]
+    return frac
+
+
+def _fraction_ok(frac: str, o: spec.CdcOptions) -> bool:
+    return frac == "" or (len(frac) == 6 or (o.odd_seven and len(frac) == 7)) and frac.isdigit()
+
+
+def _temporal_source(ev: RecordEvidence, kinds: set[Kind], what: str, part: int) -> Findings:
+    """With the workload: the text before (part 0) or the digits after (part 1) the fraction's
+    point, as expected."""
+    seen = False
+    for name, kind, _model, want, got in _expected(ev, kinds):
+        seen = True
+        bad = _null_mismatch(name, want, got, ev) if part == 0 else None
+        if bad is not None:
+            yield bad
+        elif want is not None and isinstance(got, str) and _split(got)[part] != _split(want)[part]:
+            yield Failure(f"a {kind.value} value{what}", expected=want, actual=brief(got, 80), location=ev.at(name))
+        elif want is not None and not isinstance(got, str) and part == 0:
+            yield Failure(f"a {kind.value} value is no string", expected=want, actual=brief(got, 80),
+                          location=ev.at(name))
+    if not seen:
+        yield NotApplicable(f"no {', '.join(sorted(k.value for k in kinds))} value in this row")
+
+
+@check("value.temporal", level=Level.MUST, scope=Scope.RECORD,
+       clause=f"{NOTES} §4 (DATE \"%Y-%m-%d\", DATETIME \"%Y-%m-%d %H:%M:%S\", TIME \"%H:%M:%S\", YEAR \"%Y\": "
+              "strings, values a MariaDB server stores: conformance/model/mysql_text.py with server=MARIADB)",
+       docs_vs_code="docs: not documented; 24.02 code: strftime's %Y, unpadded (the zero date is 0-00-00, year 5 is "
+                    "5-01-01) and YEAR 0 as 1900 (--option temporal-text=strftime)")
+def value_temporal(ev: RecordEvidence) -> Findings:
+    """DATE, DATETIME, TIME and YEAR values are MariaDB's text forms of storable values (with the
+    workload: of the stored value)."""
+    if _row(ev) is not None:
+        yield from _temporal_source(ev, {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}, "", 0)
+        return
+    seen = False
+    for name, declared, v in _temporal(ev, frozenset({"date", "datetime", "time", "year"})):
+        rt = (declared.real_type or "").lower()
+        if not isinstance(v, str):
+            continue  # value.json-type reports it
+        seen = True
+        head, frac = _split(v)
+        text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
+        if ev.o.strftime_text and rt in ("date", "datetime"):
+            text = _pad_year(text)
+        if rt == "date":
+            res: Any = mysql_text.parse_date(text)
+        elif rt == "datetime":
+            res = mysql_text.parse_datetime(text)
+        elif rt == "time":
+            res = mysql_text.parse_time(text, server=mysql_text.MARIADB)
+        else:
+            res = mysql_text.parse_year(text) if not (ev.o.strftime_text and text == "1900") else 1900
+        if isinstance(res, mysql_text.Invalid):
+            yield Failure(f"a {declared.real_type} value MariaDB cannot store: {res.reason}", expected=f"a {rt} text",
+                          actual=v, location=ev.at(name))
+    if not seen:
+        yield NotApplicable("no DATE, DATETIME, TIME or YEAR value (with a known type) in this message")
+
+
+@check("value.timestamp", level=Level.MUST, scope=Scope.RECORD,
+       clause=f"{NOTES} §4 (TIMESTAMP: localtime_r() in MaxScale's process time zone, \"%Y-%m-%d %H:%M:%S\"; the zero "
+              "value as 0-00-00 00:00:00), real_type TIMESTAMP_ (§2.2); mysql_text.check_timestamp with server=MARIADB",
+       docs_vs_code="docs: not documented; code: rendered in MaxScale's own time zone, not the server's session zone "
+                    "(--option time-zone=<MaxScale's TZ>)")
+def value_timestamp(ev: RecordEvidence) -> Findings:
+    """TIMESTAMP values are the stored instant rendered in MaxScale's time zone (`time-zone`);
+    without the workload, an instant MariaDB can store, in some zone."""
+    if _row(ev) is not None:
+        yield from _temporal_source(ev, {Kind.TIMESTAMP}, f" rendered in {ev.o.time_zone}", 0)
+        return
+    seen = False
+    for name, _declared, v in _temporal(ev, frozenset({"timestamp_"})):
+        if not isinstance(v, str):
+            continue
+        seen = True
+        head, frac = _split(v)
+        if head in ("0-00-00 00:00:00", "0000-00-00 00:00:00"):
+            continue
+        text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
+        res = mysql_text.parse_timestamp(text, server=mysql_text.MARIADB)
+        if isinstance(res, mysql_text.Invalid):
+            yield Failure(f"a TIMESTAMP value MariaDB cannot store: {res.reason}", expected="an instant's text",
+                          actual=v, location=ev.at(name))
+    if not seen:
+        yield NotApplicable("no TIMESTAMP value (with a known type) in this message")
+
+
+@check("value.fraction", level=Level.MUST, scope=Scope.RECORD,
+       clause=f"{NOTES} §4 (DATETIME(n), TIMESTAMP(n), TIME(n) with n > 0: \".%06d\", always six digits, even when "
+              "the fraction is 0; none for n = 0)",
+       docs_vs_code="docs: not documented; 24.02 code: odd precisions n = 1, 3, 5 print the fraction times ten, "
+                    "seven digits (DATETIME(3) .123 -> .1230000; --option fraction-digits=odd-seven)")
+def value_fraction(ev: RecordEvidence) -> Findings:
+    """Fractional seconds are six digits whenever the column has a fraction (with the workload:
+    exactly the stored fraction, none when the column has none)."""
+    if _row(ev) is not None:
+        yield from _temporal_source(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}, "'s fraction", 1)
+        return
+    seen = False
+    for name, _declared, v in _temporal(ev, frozenset({"datetime", "timestamp_", "time"})):
+        if not isinstance(v, str):
+            continue
+        seen = True
+        if not _fraction_ok(_split(v)[1], ev.o):
+            yield Failure("a fraction that is not six digits", expected=".ffffff", actual=v, location=ev.at(name))
+    if not seen:
+        yield NotApplicable("no DATETIME, TIMESTAMP or TIME value (with a known type) in this message")

@@ -1,0 +1,422 @@
+"""The TiCDC Simple value rules: each type family's value format (JSON and Avro), one check per
+family."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ....checks.registry import Failure, Level, NotApplicable, Scope
+from ....model import mysql_text
+from ....model.values import Json, go_format_float, parse_vector, to_float32
+from ...kit import Findings
+from .. import spec
+from ..checker import RecordEvidence, SourceRow
+from ..decoder import TIMESTAMP, UNSIGNED_BIGINT, render
+from ..spec import Family
+from .common import NOTES, SEED, _columns_by_name, _dml, _row_maps, _show, _strings, _type_ok, check
+
+# == values =============================================================================
+
+_INT_RANGES = {"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
+# Zone names whose text is UTC itself: there a TIMESTAMP's range is exact, elsewhere widened
+# (mysql_text.check_timestamp).
+_UTC_NAMES = frozenset({"UTC", "Etc/UTC"})
+_AVRO_BRANCH = {
+    Family.INT: "long", Family.YEAR: "long", Family.ENUM: "long", Family.SET: "long", Family.BIT: "long",
+    Family.BIGINT_UNSIGNED: UNSIGNED_BIGINT, Family.FLOAT: "float", Family.DOUBLE: "double", Family.BINARY: "bytes",
+    Family.TIMESTAMP: TIMESTAMP,
+}
+
+
+def schema_family(dt: dict[str, Any]) -> str | None:
+    mt = dt.get("mysqlType")
+    fam = spec.MYSQL_TYPE_FAMILY.get(mt) if isinstance(mt, str) else None
+    if fam == Family.INT and mt == "bigint" and dt.get("unsigned"):
+        return Family.BIGINT_UNSIGNED
+    return fam
+
+
+def _fraction_ok(text: str, fsp: int | None) -> bool:
+    frac = text.rsplit(".", 1)[1] if "." in text else ""
+    return fsp is None or len(frac) == fsp
+
+
+def _temporal_fsp(dt: dict[str, Any], avro: bool) -> int | None:
+    """A temporal column's fsp; unknown in Avro, whose DataType sets `decimal` only for DECIMAL."""
+    return None if avro else _meta(dt, "decimal", avro)
+
+
+def _meta(dt: dict[str, Any], name: str, avro: bool) -> int | None:
+    """An integer dataType field (length, decimal) as TiCDC meant it. JSON omits a zero
+    (`omitempty` in simple/message.go's dataType), so there an absent field is 0; Avro's record
+    sets `decimal` only for DECIMAL, so there an absent one is unknown. None also when the field
+    is malformed: the value checks then do not use it (table-schema reports it)."""
+    if dt.get(name) is None:
+        return None if avro else 0
+    v = dt[name]
+    return v if _type_ok(v, int) and v >= 0 else None
+
+
+# TiDB refuses JSON documents nested deeper than this (pkg/types/json_binary.go maxJSONDepth,
+# ErrJSONDocumentTooDeep); deeper text cannot be a JSON column's value.
+TIDB_MAX_JSON_DEPTH = 100
+
+
+def _bracket_depth(text_: str) -> int:
+    """How deep [ and { nest in JSON text, outside strings (no parsing, no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text_:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _tidb_json_depth(doc: Any) -> int:
+    """BinaryJSON.GetElemDepth() - 1: a scalar or an empty container is 0, a container one more
+    than its deepest element (computed without recursion)."""
+    depth: dict[int, int] = {}
+    order: list[Any] = []
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, dict)):
+            order.append(v)
+            stack.extend(v.values() if isinstance(v, dict) else v)
+    for v in reversed(order):  # children come after their parent in `order`
+        children = list(v.values()) if isinstance(v, dict) else v
+        depth[id(v)] = 1 + max(depth[id(x)] if isinstance(x, (list, dict)) else 0 for x in children) \
+            if children else 0
+    return depth[id(doc)] if isinstance(doc, (list, dict)) else 0
+
+
+def _decimal_int(v: str, max_digits: int = 20) -> int | None:
+    """int(v) for a decimal string that is short enough to be an integer column's value; None
+    when it has more digits (Python refuses to convert very long ones)."""
+    return int(v) if len(v.lstrip("-")) <= max_digits else None
+
+
+def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, avro: bool) -> str | None:
+    """Why a JSON-rendered value cannot be a `fam` value of a column with dataType `dt` (capture
+    mode). `dt` comes from the stream: its fields are used only when well-typed."""
+    if fam == Family.TIMESTAMP:
+        if not (isinstance(v, dict) and set(v) == {"location", "value"}):
+            return "TIMESTAMP is not an object {location, value}"
+        if not isinstance(v["location"], str) or not v["location"]:
+            return "TIMESTAMP location is not a time zone name"
+        if v["location"] != o.time_zone and o.time_zone != "UTC":
+            return f"TIMESTAMP location is not the server time zone {o.time_zone}"
+        if not isinstance(v["value"], str):
+            return "TIMESTAMP value is not YYYY-MM-DD HH:MM:SS[.f]"
+        ts = mysql_text.parse_timestamp(v["value"], server=mysql_text.TIDB, fsp=_temporal_fsp(dt, avro),
+                                        utc=v["location"] in _UTC_NAMES)
+        return f"TIMESTAMP value: {ts.reason}" if isinstance(ts, mysql_text.Invalid) else None
+    if not isinstance(v, str):
+        return f"not a JSON string but {type(v).__name__}"
+    mt = dt.get("mysqlType")
+    unsigned = dt.get("unsigned") is True
+    fsp = _temporal_fsp(dt, avro)
+    if fam in (Family.INT, Family.BIGINT_UNSIGNED):
+        if not re.fullmatch(r"-?\d+", v):
+            return "not a decimal integer"
+        bits = _INT_RANGES.get(str(mt), 64)
+        lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        n = _decimal_int(v)
+        if n is None or not lo <= n <= hi:
+            return f"outside {mt}{' unsigned' if unsigned else ''} [{lo}, {hi}]"
+    elif fam in (Family.FLOAT, Family.DOUBLE):
+        if not re.fullmatch(r"-?\d+(\.\d+)?", v):
+            return "not 'f'-formatted (no exponent)"
+        x = float(v)
+        if fam == Family.FLOAT:
+            x32 = to_float32(x)  # ±inf when it rounds beyond float32's largest
+            if not math.isfinite(x32):
+                return "beyond float32's range"
+            if go_format_float(x32, 32, "f") != v:
+                return "not the shortest rendering of a float32"
+        else:
+            if not math.isfinite(x):
+                return "beyond float64's range"
+            if go_format_float(x, 64, "f") != v:
+                return "not the shortest rendering of a float64"
+    elif fam == Family.DECIMAL:
+        if not re.fullmatch(r"-?\d+(\.\d+)?", v):
+            return "not a decimal number"
+        digits = len(v.lstrip("-").replace(".", "").lstrip("0") or "0")
+        precision = _meta(dt, "length", avro)
+        if precision and digits > precision:
+            return f"more than the column's {precision} digits of precision"
+        # The scale is in both encodings: JSON's dataType.decimal, and Avro's DataType sets
+        # `decimal` for DECIMAL (avro.go newTableSchemaMap).
+        scale = _meta(dt, "decimal", avro)
+        if scale is not None and (len(v.split(".")[1]) if "." in v else 0) != scale:
+            return f"not {scale} fractional digits (the column's scale)"
+    elif fam in (Family.BIT, Family.ENUM, Family.SET, Family.YEAR):
+        if not re.fullmatch(r"\d+", v):
+            return "not an unsigned decimal integer"
+        n = _decimal_int(v)
+        if n is None or n >= 1 << 64:
+            return "beyond 64 bits"
+        width = _meta(dt, "length", avro)
+        if fam == Family.BIT and width and n >= 1 << min(width, 64):
+            return f"more than {width} bits"
+        # JSON omits empty elements; Avro's record sets them for ENUM and SET.
+        elements = _strings(dt.get("elements")) if dt.get("elements") is not None else (None if avro else [])
+        if fam == Family.ENUM and elements is not None and not 0 <= n <= len(elements):
+            return f"not an index into the {len(elements)} elements"
+        if fam == Family.SET and elements is not None and n >= 1 << len(elements):
+            return f"not a bitmask of the {len(elements)} elements"
+        bad_year = mysql_text.check_year(n) if fam == Family.YEAR else None
+        if bad_year is not None:
+            return bad_year.reason
+    elif fam == Family.BINARY:
+        try:
+            raw = base64.b64decode(v, validate=True)
+        except (binascii.Error, ValueError):
+            return "not standard base64 with padding"
+        width = _meta(dt, "length", avro)
+        if mt == "binary" and width is not None and len(raw) != width:
+            return f"BINARY({width}) value of {len(raw)} bytes"
+    elif fam in (Family.DATE, Family.DATETIME, Family.TIME):
+        # What a server can store is one rule for every MySQL-family protocol (any sql_mode: zero
+        # dates, zero parts, day 31 pass); printing exactly fsp fraction digits is TiCDC's own.
+        parsed = (mysql_text.parse_date(v) if fam == Family.DATE
+                  else mysql_text.parse_datetime(v, fsp=fsp) if fam == Family.DATETIME
+                  else mysql_text.parse_time(v, server=mysql_text.TIDB, fsp=fsp))
+        if isinstance(parsed, mysql_text.Invalid):
+            return parsed.reason
+        if not _fraction_ok(v, fsp):
+            return f"not {fsp} fractional digits (the column's fsp)"
+    elif fam == Family.VECTOR:
+        try:
+            vec = parse_vector(v)
+        except ValueError as e:
+            return f"not TiDB's vector text ([e1,e2,...], shortest float32 'f' elements): {e}"
+        dims = _meta(dt, "length", avro)
+        if dims and len(vec) != dims:
+            return f"{len(vec)} elements in a VECTOR({dims})"
+    elif fam == Family.JSON:
+        # Depth first: the text may nest deeper than Python parses (TiDB stops at 100).
+        if v.count("[") + v.count("{") > TIDB_MAX_JSON_DEPTH + 1 and _bracket_depth(v) > TIDB_MAX_JSON_DEPTH + 1:
+            return f"nested deeper than TiDB's {TIDB_MAX_JSON_DEPTH} levels"
+        try:
+            doc = json.loads(v)
+        except ValueError:
+            return "not JSON text"
+        if _tidb_json_depth(doc) > TIDB_MAX_JSON_DEPTH:
+            return f"nested deeper than TiDB's {TIDB_MAX_JSON_DEPTH} levels"
+        if not _has_float(doc) and Json(doc).text() != v:
+            # TiDB prints JSON one way: MySQL spacing, object keys sorted (floats aside, whose
+            # printing the model does not pin down).
+            return "not TiDB's JSON text (MySQL spacing, keys sorted)"
+    return None
+
+
+def _has_float(doc: Any) -> bool:
+    if isinstance(doc, float):
+        return True
+    if isinstance(doc, list):
+        return any(_has_float(x) for x in doc)
+    if isinstance(doc, dict):
+        return any(_has_float(x) for x in doc.values())
+    return False
+
+
+def _branch_problem(fam: str, branch: str, o: spec.SimpleOptions) -> str | None:
+    want = "string" if fam == Family.BIT and o.avro_bit_as_string else _AVRO_BRANCH.get(fam, "string")
+    return None if branch == want else f"Avro branch {branch}, not {want}"
+
+
+def _expected_value(fam: str, t: Any, v: Any, o: spec.SimpleOptions, avro: bool) -> Any:
+    if not avro:
+        return spec.json_value(t, v, o)
+    exp = spec.avro_value(t, v, o)
+    if exp is not None and exp[0] == "float":
+        return ("float", to_float32(exp[1]))
+    return exp
+
+
+def _actual_avro(v: Any) -> Any:
+    if isinstance(v, tuple) and v[0] == "null":
+        return None
+    return v
+
+
+class _ValueColumns:
+    """A DML's columns by type family, worked out once per record for the 19 value checks (and
+    their gate): `not_applicable` when no value can be judged; else the source table's columns
+    of each family (run mode), or each family's column names with their `dataType` (capture
+    mode, from the schema the DML resolves to)."""
+
+    __slots__ = ("not_applicable", "source", "by_family", "data_types", "key")
+
+    def __init__(self, ev: RecordEvidence) -> None:
+        self.not_applicable: str | None = None
+        self.source: SourceRow | None = None
+        self.by_family: dict[str, Any] = {}
+        self.data_types: dict[str, Any] = {}
+        m = _dml(ev)
+        if m is None:
+            self.not_applicable = "not a DML"
+        elif isinstance(ev.source, SourceRow):
+            self.source = ev.source
+            for c in ev.source.table.columns:
+                self.by_family.setdefault(spec.family(c.type), []).append(c)
+        elif ev.schema is not None:
+            self.data_types = {name: c.get("dataType") for name, c in _columns_by_name(ev.schema).items()}
+            for name, dt in self.data_types.items():
+                fam = schema_family(dt) if isinstance(dt, dict) else None
+                if fam is not None:
+                    self.by_family.setdefault(fam, set()).add(name)
+        else:
+            self.not_applicable = "no schema known for this DML"
+        self.key = (self.not_applicable, self.source is not None, frozenset(self.by_family))
+
+
+def value_columns(ev: RecordEvidence) -> _ValueColumns:
+    got = ev.value_columns
+    if got is None:
+        got = ev.value_columns = _ValueColumns(ev)
+    return got  # type: ignore[no-any-return]
+
+
+def value_gate_key(ev: RecordEvidence) -> tuple[Any, ...]:
+    """What decides whether a value check has anything to judge in a record: the same for
+    every record of a table version (the checks' gate is worked out once per key)."""
+    return value_columns(ev).key
+
+
+_NO_COLUMN = {fam: NotApplicable(f"no {fam} column") for fam in Family.ALL}
+
+
+def _value_gate(fam: str) -> Callable[[RecordEvidence], NotApplicable | None]:
+    def gate(ev: RecordEvidence) -> NotApplicable | None:
+        vc = value_columns(ev)
+        if vc.not_applicable is not None:
+            return NotApplicable(vc.not_applicable)
+        return None if fam in vc.by_family else _NO_COLUMN[fam]
+
+    return gate
+
+
+def value_findings(ev: RecordEvidence, fam: str) -> Findings:
+    vc = value_columns(ev)
+    if vc.not_applicable is not None:
+        yield NotApplicable(vc.not_applicable)
+        return
+    m = _dml(ev)
+    assert m is not None
+    maps = _row_maps(m)
+    s = vc.source
+    seen = False
+    if s is not None:
+        cols = vc.by_family.get(fam, ())
+        for part, row in maps:
+            src = s.image if part == "data" else s.before
+            if src is None:
+                continue
+            for c in cols:
+                if c.name not in row:
+                    continue
+                seen = True
+                got = _actual_avro(row[c.name]) if m.avro else row[c.name]
+                want = _expected_value(fam, c.type, src[c.name], ev.o, m.avro)
+                if got != want or type(got) is not type(want):
+                    yield Failure(f"{part}.{c.name} ({c.type.sql()})", expected=_show(want), actual=_show(got),
+                                  location=ev.at(c.name))
+    else:
+        names = vc.by_family.get(fam, ())
+        for part, row in maps:
+            for name, value in row.items():
+                if name not in names:
+                    continue
+                dt = vc.data_types[name]
+                seen = True
+                if m.avro:
+                    if value is None or value[0] == "null":
+                        continue
+                    bp = _branch_problem(fam, value[0], ev.o)
+                    if bp:
+                        yield Failure(f"{part}.{name} ({dt.get('mysqlType')}): {bp}",
+                                      expected=_AVRO_BRANCH.get(fam, "string"), actual=value[0], location=ev.at(name))
+                        continue
+                    if value[0] == "long" and isinstance(value[1], int) and value[1] < 0 \
+                            and fam in (Family.BIT, Family.SET):
+                        value = ("long", value[1] + (1 << 64))  # the uint64 written as int64
+                    rendered = render(value, str(dt.get("mysqlType")))
+                else:
+                    rendered = value
+                if rendered is None:
+                    continue
+                problem = format_problem(fam, dt, rendered, ev.o, m.avro)
+                if problem:
+                    yield Failure(f"{part}.{name} ({dt.get('mysqlType')}): {problem}", expected=fam,
+                                  actual=_show(value), location=ev.at(name))
+    if not seen:
+        yield _NO_COLUMN[fam]
+
+
+_VALUE_RULES: dict[str, tuple[str, str | None]] = {
+    Family.INT: ("integer types as decimal strings (JSON), long (Avro)", None),
+    Family.BIGINT_UNSIGNED: ("BIGINT UNSIGNED as its decimal string, also above 2^63-1 (JSON); the UnsignedBigint "
+                             "record with the value wrapped to int64 (Avro)",
+                             "docs (mysqlType table): Avro long up to 2^63-1 and string above; code: always the "
+                             "UnsignedBigint record {value: long}, wrapping (the v7.6.0 draft behaved like the docs)"),
+    Family.FLOAT: ("FLOAT as the shortest float32 text, 'f' format (JSON), float (Avro)", None),
+    Family.DOUBLE: ("DOUBLE as the shortest float64 text, 'f' format (JSON), double (Avro)", None),
+    Family.DECIMAL: ("DECIMAL as TiDB's text with the column's scale", None),
+    Family.BIT: ("BIT as the decimal string of its uint64 (JSON), long (Avro)",
+                 "docs: BIT is a long in Avro; tiflow: long; new-architecture TiCDC: a decimal string "
+                 "(profile ticdc-next, option avro-bit-as-string)"),
+    Family.ENUM: ("ENUM as its 1-based index", None),
+    Family.SET: ("SET as its bitmask", None),
+    Family.TEXT: ("character strings as the text", None),
+    Family.BINARY: ("binary strings as standard base64 with padding (JSON), bytes (Avro)", None),
+    Family.DATE: ("DATE as YYYY-MM-DD", None),
+    Family.DATETIME: ("DATETIME as YYYY-MM-DD HH:MM:SS[.fsp digits]", None),
+    Family.TIMESTAMP: ("TIMESTAMP as the object {location, value} in the server time zone (JSON), the Timestamp "
+                       "record (Avro)",
+                       "docs (mysqlType table): a string in both encodings; code: an object {location, value} / "
+                       "the Timestamp record"),
+    Family.TIME: ("TIME as [-]HH:MM:SS[.fsp digits]", None),
+    Family.YEAR: ("YEAR as its decimal string", None),
+    Family.JSON: ("JSON as TiDB's JSON text", None),
+    Family.VECTOR: ("VECTOR as TiDB's vector text [1,2.5] (VectorFloat32.String: shortest float32 'f' elements), "
+                    "a string in both encodings", None),
+}
+
+
+def _register_value_check(fam: str) -> None:
+    rule, dvc = _VALUE_RULES[fam]
+
+    def fn(ev: RecordEvidence) -> Findings:
+        return value_findings(ev, fam)
+
+    fn.__doc__ = f"Values of {fam} columns: {rule}."
+    fn.__qualname__ = f"value_{fam.replace('-', '_')}"
+    check(f"value.{fam}", level=Level.MUST, scope=Scope.RECORD, docs_vs_code=dvc,
+          gate=(value_gate_key, _value_gate(fam)),
+          clause=f"{SEED} §mysqlType table; {NOTES} §2.2 (encodeValue, message.go:650-726), §2.3 (Avro values, "
+                 "message.go:605-648)")(fn)
+
+
+for _fam in Family.ALL:
+    _register_value_check(_fam)
