@@ -28,6 +28,7 @@ from ..checks.common import ENCODER_RESPONSIVE
 from ..checks.registry import Level, Outcome, Scope, get_check
 from ..encoders.spi import EncoderError, EncoderInfo
 from ..errors import UsageError
+from ..model.dialects import workload_sql
 from ..model.events import Workload
 from ..model.serde import workload_to_json
 from ..model.types import Kind
@@ -242,8 +243,8 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
     else:
         small = w
     replay = replay_command(plan, options, shard)
-    out = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": small.sql(), "events": len(small.events),
-           "replay": replay, "command": replay}
+    out = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": workload_sql(small),
+           "events": len(small.events), "replay": replay, "command": replay}
     if why_not:
         out.update(shrunk=False, note=why_not)
     path = write_reproduction(plan, combo, options, check_id, small)
@@ -256,7 +257,7 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
 def _unshrunk(plan: RunPlan, combo: int, options: dict[str, str], check_id: str, shard: int, w: Workload,
               replay: str, note: str) -> dict[str, Any]:
     """A reproduction of the whole workload, with the reason it was not shrunk."""
-    out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": w.sql(),
+    out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": workload_sql(w),
                            "events": len(w.events), "replay": replay, "command": replay, "shrunk": False, "note": note}
     path = write_reproduction(plan, combo, options, check_id, w, replay=replay)
     if path is not None:

@@ -1,6 +1,7 @@
 """SQL dialects: the same workload rendered for TiDB / MySQL, MariaDB and PostgreSQL.
 
-A `Dialect` renders types, literals, DDL and DML of the model. TiDB's rendering is `sql.py`
+A `Dialect` renders types, literals, DDL and DML of the model, and `workload_sql` a whole
+workload as a script (one loop, driven by the dialect). TiDB's literals are `sql.py`'s
 (unchanged: the default generation's SQL); MariaDB and PostgreSQL render every DDL from its
 structure (`Ddl.kind`, `table`, `pre_table`), so the statements a server executes never depend
 on another dialect's text.
@@ -43,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import sql as tidb_sql
-from .events import Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction
+from .events import CaptureStart, Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
 from .table import Column, DefaultKind, Index, ReplicaIdentity, Table
 from .types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, quote_sql_string
 from .values import Array, Date, DateTime, Hstore, Infinity, Interval, Json, Row, Time, TimeTz, Value, decimal_text
@@ -228,15 +229,17 @@ class Dialect:
     def dml(self, change: RowChange) -> str:
         t = change.table
         q = self.quote_ident
+        # A generated column takes no value of its own: the server computes it.
+        settable = [c for c in t.columns if c.generated is None]
         if change.op is Op.INSERT:
             assert change.after is not None
-            cols = ", ".join(q(c.name) for c in t.columns)
-            vals = ", ".join(self.literal(c.type, change.after[c.name]) for c in t.columns)
+            cols = ", ".join(q(c.name) for c in settable)
+            vals = ", ".join(self.literal(c.type, change.after[c.name]) for c in settable)
             return f"INSERT INTO {self.qualified(t)} ({cols}) VALUES ({vals});"
         if change.op is Op.UPDATE:
             assert change.before is not None and change.after is not None
             sets = ", ".join(f"{q(c.name)} = {self.literal(c.type, change.after[c.name])}"
-                             for c in t.columns if change.before[c.name] != change.after[c.name])
+                             for c in settable if change.before[c.name] != change.after[c.name])
             return f"UPDATE {self.qualified(t)} SET {sets} WHERE {self.where(t, change.before)};"
         assert change.before is not None
         return f"DELETE FROM {self.qualified(t)} WHERE {self.where(t, change.before)};"
@@ -262,6 +265,11 @@ class Dialect:
         """Statements each applying session runs first (the literals above assume them)."""
         return ["SET sql_mode = ''", "SET time_zone = '+00:00'"]
 
+    def script_header(self) -> list[str]:
+        """The lines a workload's SQL script starts with: the session setup its literals assume."""
+        return [f"-- {self.name}: the literals below assume this session setup",
+                *(s + ";" for s in self.session_setup())]
+
 
 class TiDBDialect(Dialect):
     """TiDB / MySQL: the DDL text the generator wrote (`Ddl.sql`) is what runs."""
@@ -270,6 +278,9 @@ class TiDBDialect(Dialect):
         if self.database(ddl.database) == ddl.database:
             return [ddl.sql]
         return super().ddl_statements(ddl)
+
+    def script_header(self) -> list[str]:
+        return [tidb_sql.SESSION_PREAMBLE]
 
 
 # -- MariaDB -------------------------------------------------------------------------------
@@ -642,6 +653,30 @@ def dialect(name: str) -> Dialect:
         return DIALECTS[name]
     except KeyError:
         raise ValueError(f"unknown SQL dialect {name!r}: choose one of {sorted(DIALECTS)}") from None
+
+
+_dialect = dialect  # for `workload_sql`, whose keyword `dialect` hides the function
+
+CAPTURE_START_COMMENT = ("-- the CDC tool starts here: what is above is in the database it finds (a snapshot reads "
+                         "it), what follows it streams")
+
+
+def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None = None) -> str:
+    """The workload as a SQL script, in the dialect it was generated for (`meta["dialect"]`,
+    TiDB when absent) or in `dialect`."""
+    d = _dialect(dialect or str(w.meta.get("dialect", "tidb")))
+    out = d.script_header()
+    for e in w.events:
+        if isinstance(e, Ddl):
+            out.append(f"-- commit_ts {e.commit_ts}\n" + "\n".join(d.ddl_statements(e)))
+        elif isinstance(e, Transaction):
+            body = "\n".join(d.statements(e))
+            out.append(f"-- commit_ts {e.commit_ts}\nBEGIN;\n{body}\nCOMMIT;")
+        elif isinstance(e, Watermark) and watermarks:
+            out.append(f"-- watermark {e.ts}")
+        elif isinstance(e, CaptureStart):
+            out.append(CAPTURE_START_COMMENT)
+    return "\n".join(out) + "\n"
 
 
 @dataclass(frozen=True, slots=True)
