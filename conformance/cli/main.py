@@ -257,7 +257,7 @@ def _open_kafka(url: str) -> Any:
 # -- run ----------------------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..harness.run import RunPlan, supported_combos
+    from ..harness.run import RunPlan, supported_combos, with_needed_options
     from ..infra.registry import open_registry
 
     if args.examples < 1:
@@ -269,7 +269,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--encoder-cmd and --tool-cmd each name the encoder: give one")
     encoder = _encoder(f"cmd:{args.encoder_cmd}" if args.encoder_cmd else
                        f"tool:{args.tool_cmd}" if args.tool_cmd else args.encoder, protocol)
-    pinned = _pinned(args, protocol)
+    pinned = with_needed_options(encoder, _pinned(args, protocol))
     combos, left_out = supported_combos(encoder, protocol.matrix(pinned, full=not args.no_matrix), pinned)
     combos, unfit = _fitting(protocol, combos, pinned)
     left_out += unfit

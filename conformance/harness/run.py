@@ -128,6 +128,21 @@ def _dialect_kinds(encoder: str, field_name: str, kinds: Sequence[Kind], dialect
     return kept
 
 
+def with_needed_options(encoder: EncoderInfo, pinned: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """The pinned options with those the encoder needs (a mutant's `needs_options`: its defect
+    shows only under them), applied as its workload shape is. A pin of another value is a usage
+    error: the run could not show the defect."""
+    out = {k: list(v) for k, v in pinned.items()}
+    for name, value in encoder.needs_options.items():
+        given = out.get(name)
+        if given is not None and any(v.strip().lower() != value.lower() for v in given):
+            raise UsageError(f"{encoder.name} needs --option {name}={value} (its defect shows only with it), "
+                             f"but --option {name}={','.join(given)} was given: drop that --option or give "
+                             f"{name}={value}")
+        out[name] = [value]
+    return out
+
+
 def supported_combos(encoder: EncoderInfo, combos: Sequence[dict[str, str]], pinned: Mapping[str, Sequence[str]]
                      ) -> tuple[list[dict[str, str]], list[str]]:
     """The combinations `encoder` supports (as its own capabilities say: a subprocess's handshake),
