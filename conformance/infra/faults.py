@@ -201,10 +201,10 @@ def _arity(args: list[str], low: int, high: int, usage: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class BrokerDown:
-    """A broker refuses connections for ``duration_ms``; ``broker`` None picks the default."""
+class _BrokerWindow:
+    """A fault of one broker (or the default / every broker: None) for ``duration_ms``."""
 
-    kind: ClassVar[str] = "broker-down"
+    kind: ClassVar[str]
     start_ms: int
     duration_ms: int
     broker: int | None = None
@@ -216,6 +216,13 @@ class BrokerDown:
     def __str__(self) -> str:
         tail = f":{self.broker}" if self.broker is not None else ""
         return f"{self.kind}@{_render_time(self.start_ms)}:{_render_time(self.duration_ms)}{tail}"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerDown(_BrokerWindow):
+    """A broker refuses connections for ``duration_ms``; ``broker`` None picks the default."""
+
+    kind: ClassVar[str] = "broker-down"
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,21 +273,10 @@ class Latency:
 
 
 @dataclass(frozen=True, slots=True)
-class LostAcks:
+class LostAcks(_BrokerWindow):
     """Writes to ``broker`` (None: every broker) succeed but responses are held for ``duration_ms``."""
 
     kind: ClassVar[str] = "lost-acks"
-    start_ms: int
-    duration_ms: int
-    broker: int | None = None
-
-    @property
-    def end_ms(self) -> int:
-        return self.start_ms + self.duration_ms
-
-    def __str__(self) -> str:
-        tail = f":{self.broker}" if self.broker is not None else ""
-        return f"{self.kind}@{_render_time(self.start_ms)}:{_render_time(self.duration_ms)}{tail}"
 
 
 @dataclass(frozen=True, slots=True)

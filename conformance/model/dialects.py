@@ -42,6 +42,7 @@ import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from . import sql as tidb_sql
 from .events import CaptureStart, Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
@@ -386,6 +387,22 @@ def _pg_string(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+#: Kinds whose literal is their value's text in one form: (the value's class, the literal).
+_PG_TYPED_LITERALS: dict[Kind, tuple[type, Callable[[Any], str]]] = {
+    Kind.BYTEA: (bytes, lambda v: f"'\\x{v.hex()}'::bytea"),
+    Kind.DATE: (Date, lambda v: f"DATE '{v.text()}'"),
+    Kind.TIME: (Time, lambda v: f"TIME '{v.text(6)}'"),
+    Kind.TIMETZ: (TimeTz, lambda v: f"'{v.text()}'::timetz"),
+    Kind.HSTORE: (Hstore, lambda v: f"{_pg_string(v.text())}::hstore"),
+    Kind.DATETIME: (DateTime, lambda v: f"TIMESTAMP '{v.text(6)}'"),
+    Kind.TIMESTAMPTZ: (DateTime, lambda v: f"TIMESTAMPTZ '{v.text(6)}+00'"),
+    Kind.INTERVAL: (Interval, lambda v: f"INTERVAL '{v.text()}'"),
+    Kind.JSON: (Json, lambda v: f"{_pg_string(v.text())}::json"),
+    Kind.JSONB: (Json, lambda v: f"{_pg_string(v.text())}::jsonb"),
+    Kind.MONEY: (decimal.Decimal, lambda v: f"'{decimal_text(v, 2)}'::money"),
+}
+
+
 #: A value at least this large (its text or bytes) is stored out of line by PostgreSQL when it
 #: does not compress below ~2 KB (TOAST_TUPLE_TARGET): the generated large values are random, so
 #: they never do. Generated ordinary values stay far below it.
@@ -482,38 +499,12 @@ class PostgresDialect(Dialect):
         if k is Kind.VARBIT:
             assert isinstance(v, str) and set(v) <= {"0", "1"}
             return f"B'{v}'::varbit"
-        if k is Kind.BYTEA:
-            assert isinstance(v, bytes)
-            return f"'\\x{v.hex()}'::bytea"
-        if k is Kind.DATE:
-            assert isinstance(v, Date)
-            return f"DATE '{v.text()}'"
-        if k is Kind.TIME:
-            assert isinstance(v, Time)
-            return f"TIME '{v.text(6)}'"
-        if k is Kind.TIMETZ:
-            assert isinstance(v, TimeTz)
-            return f"'{v.text()}'::timetz"
-        if k is Kind.HSTORE:
-            assert isinstance(v, Hstore)
-            return f"{_pg_string(v.text())}::hstore"
-        if k is Kind.DATETIME:
-            assert isinstance(v, DateTime)
-            return f"TIMESTAMP '{v.text(6)}'"
-        if k is Kind.TIMESTAMPTZ:
-            assert isinstance(v, DateTime)
-            return f"TIMESTAMPTZ '{v.text(6)}+00'"
-        if k is Kind.INTERVAL:
-            assert isinstance(v, Interval)
-            return f"INTERVAL '{v.text()}'"
-        if k in (Kind.JSON, Kind.JSONB):
-            assert isinstance(v, Json)
-            return f"{_pg_string(v.text())}::{k.value.lower()}"
+        typed = _PG_TYPED_LITERALS.get(k)
+        if typed is not None:
+            assert isinstance(v, typed[0]), (t, v)
+            return typed[1](v)
         if k is Kind.UUID:
             return f"'{v!s}'::uuid"
-        if k is Kind.MONEY:
-            assert isinstance(v, decimal.Decimal)
-            return f"'{decimal_text(v, 2)}'::money"
         if k in (Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
             return f"{_pg_string(str(v))}::{_PG_NAMES[k]}"
         if k is Kind.ARRAY:
