@@ -24,28 +24,24 @@ from ..model.events import Event, Workload
 from .spi import EncoderContext, EncoderError, EncoderHung, Record
 
 
-class ToolFailed(EncoderError):
+class _ToolError(EncoderError):
+    """A tool's problem; `evidence` is the tail of its log."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+
+    @property
+    def evidence(self) -> str | None:
+        return self.log_tail or None
+
+
+class ToolFailed(_ToolError):
     """The tool stopped or refused the workload; `evidence` is the tail of its log."""
 
-    def __init__(self, message: str, log_tail: str = "") -> None:
-        super().__init__(message)
-        self.log_tail = log_tail
 
-    @property
-    def evidence(self) -> str | None:
-        return self.log_tail or None
-
-
-class ToolHung(EncoderHung):
+class ToolHung(_ToolError, EncoderHung):
     """The tool did not catch up within its bound; `evidence` is the tail of its log."""
-
-    def __init__(self, message: str, log_tail: str = "") -> None:
-        super().__init__(message)
-        self.log_tail = log_tail
-
-    @property
-    def evidence(self) -> str | None:
-        return self.log_tail or None
 
 
 @dataclass(slots=True)

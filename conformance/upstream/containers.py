@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..infra.urls import redact_text
@@ -47,14 +48,38 @@ def _start(container: Any, what: str, startup: float) -> None:
                                   f"{redact_text(str(e))[:300]})") from None
 
 
-class ContainerMariaDB(MariaDBUpstream):
-    kind = "container"
+class _InContainer:
+    """A server in a container this process started; `close` stops it."""
 
+    kind = "container"
+    container: Any = None
+    startup: float
+
+    def _await_answer(self, connect: Callable[[], Any], what: str) -> None:
+        """Until the server answers `connect()`; past `startup` seconds the container stops."""
+        deadline = time.monotonic() + self.startup
+        while True:
+            try:
+                connect().close()
+                return
+            except Exception:  # noqa: BLE001 - not ready yet
+                if time.monotonic() > deadline:
+                    self.close()
+                    raise UpstreamUnavailable(f"container://{what} did not answer within {self.startup:g} s") from None
+                time.sleep(0.5)
+
+    def close(self) -> None:
+        c, self.container = self.container, None
+        if c is not None:
+            c.stop()
+
+
+class ContainerMariaDB(_InContainer, MariaDBUpstream):
     def __init__(self, url: str, *, image: str = MARIADB_IMAGE, startup: float = 180.0) -> None:
         super().__init__(url)
         self.image = image
         self.startup = startup
-        self.container: Any = None
+        self.container = None
 
     def start(self) -> None:
         if self.container is not None:
@@ -66,33 +91,18 @@ class ContainerMariaDB(MariaDBUpstream):
              .with_exposed_ports(3306))
         _start(c, "mariadb", self.startup)
         self.container = c
-        self.endpoint = Endpoint(c.get_container_host_ip(), int(c.get_exposed_port(3306)), "root", password)
-        deadline = time.monotonic() + self.startup
-        while True:
-            try:
-                self.endpoint.connect(timeout=2).close()
-                break
-            except Exception:  # noqa: BLE001 - not ready yet
-                if time.monotonic() > deadline:
-                    self.close()
-                    raise UpstreamUnavailable(f"container://mariadb did not answer within {self.startup:g} s") from None
-                time.sleep(0.5)
+        endpoint = self.endpoint = Endpoint(c.get_container_host_ip(), int(c.get_exposed_port(3306)), "root",
+                                            password)
+        self._await_answer(lambda: endpoint.connect(timeout=2), "mariadb")
         self._check_server()
 
-    def close(self) -> None:
-        c, self.container = self.container, None
-        if c is not None:
-            c.stop()
 
-
-class ContainerPostgres(PostgresUpstream):
-    kind = "container"
-
+class ContainerPostgres(_InContainer, PostgresUpstream):
     def __init__(self, url: str, *, image: str = POSTGRES_IMAGE, startup: float = 180.0) -> None:
         super().__init__(url)
         self.image = image
         self.startup = startup
-        self.container: Any = None
+        self.container = None
 
     def start(self) -> None:
         if self.container is not None:
@@ -105,20 +115,5 @@ class ContainerPostgres(PostgresUpstream):
         self.container = c
         self.conninfo = {"host": c.get_container_host_ip(), "port": int(c.get_exposed_port(5432)),
                          "user": "postgres", "password": password, "dbname": "postgres"}
-        deadline = time.monotonic() + self.startup
-        while True:
-            try:
-                self.connect(timeout=2).close()
-                break
-            except Exception:  # noqa: BLE001 - not ready yet
-                if time.monotonic() > deadline:
-                    self.close()
-                    raise UpstreamUnavailable(
-                        f"container://postgres did not answer within {self.startup:g} s") from None
-                time.sleep(0.5)
+        self._await_answer(lambda: self.connect(timeout=2), "postgres")
         self._check_server()
-
-    def close(self) -> None:
-        c, self.container = self.container, None
-        if c is not None:
-            c.stop()
