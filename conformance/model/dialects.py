@@ -387,6 +387,13 @@ def _pg_string(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+#: Types with a length or a precision: (the name, the SqlType field it takes).
+_PG_SIZED = {
+    Kind.CHAR: ("char", "length"), Kind.VARCHAR: ("varchar", "length"), Kind.BIT: ("bit", "length"),
+    Kind.VARBIT: ("varbit", "length"), Kind.TIME: ("time", "fsp"), Kind.TIMETZ: ("timetz", "fsp"),
+    Kind.DATETIME: ("timestamp", "fsp"), Kind.TIMESTAMPTZ: ("timestamptz", "fsp"),
+}
+
 #: Kinds whose literal is their value's text in one form: (the value's class, the literal).
 _PG_TYPED_LITERALS: dict[Kind, tuple[type, Callable[[Any], str]]] = {
     Kind.BYTEA: (bytes, lambda v: f"'\\x{v.hex()}'::bytea"),
@@ -447,22 +454,9 @@ class PostgresDialect(Dialect):
             return _PG_NAMES[k]
         if k is Kind.DECIMAL:
             return f"numeric({t.precision},{t.scale})"
-        if k is Kind.CHAR:
-            return f"char({t.length})"
-        if k is Kind.VARCHAR:
-            return f"varchar({t.length})"
-        if k is Kind.BIT:
-            return f"bit({t.length})"
-        if k is Kind.VARBIT:
-            return f"varbit({t.length})"
-        if k is Kind.TIME:
-            return f"time({t.fsp})"
-        if k is Kind.TIMETZ:
-            return f"timetz({t.fsp})"
-        if k is Kind.DATETIME:
-            return f"timestamp({t.fsp})"
-        if k is Kind.TIMESTAMPTZ:
-            return f"timestamptz({t.fsp})"
+        if k in _PG_SIZED:
+            name, size = _PG_SIZED[k]
+            return f"{name}({getattr(t, size)})"
         if k is Kind.ENUM:
             name = self.quote_ident(pg_enum_type_name(t))
             return f"{schema}.{name}" if schema else name
