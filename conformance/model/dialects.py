@@ -123,15 +123,21 @@ class Dialect:
     # -- DDL -------------------------------------------------------------------------------
 
     def column_definition(self, c: Column) -> str:
-        parts = [self.quote_ident(c.name), self.type_sql(c.type), "NULL" if c.nullable else "NOT NULL"]
+        return self._column(c, self.type_sql(c.type))
+
+    def _column(self, c: Column, type_sql: str) -> str:
+        parts = [self.quote_ident(c.name), type_sql, "NULL" if c.nullable else "NOT NULL"]
         d = c.default
         if d.kind is DefaultKind.NULL:
             parts.append("DEFAULT NULL")
         elif d.kind is DefaultKind.VALUE:
             parts.append("DEFAULT " + self.literal(c.type, d.value))
         elif d.kind is DefaultKind.CURRENT_TIMESTAMP:
-            parts.append("DEFAULT CURRENT_TIMESTAMP" + (f"({c.type.fsp})" if c.type.fsp else ""))
+            parts.append("DEFAULT " + self.current_timestamp(c.type))
         return " ".join(parts)
+
+    def current_timestamp(self, t: SqlType) -> str:
+        return "CURRENT_TIMESTAMP" + (f"({t.fsp})" if t.fsp else "")
 
     def create_database(self, name: str) -> list[str]:
         return [f"CREATE DATABASE {self.quote_ident(self.database(name))};"]
@@ -532,15 +538,10 @@ class PostgresDialect(Dialect):
                 f"'\\x{m.content.hex()}'::bytea);")
 
     def column_definition(self, c: Column, *, schema: str | None = None) -> str:
-        parts = [self.quote_ident(c.name), self.type_sql(c.type, schema=schema), "NULL" if c.nullable else "NOT NULL"]
-        d = c.default
-        if d.kind is DefaultKind.NULL:
-            parts.append("DEFAULT NULL")
-        elif d.kind is DefaultKind.VALUE:
-            parts.append("DEFAULT " + self.literal(c.type, d.value))
-        elif d.kind is DefaultKind.CURRENT_TIMESTAMP:
-            parts.append("DEFAULT CURRENT_TIMESTAMP")
-        return " ".join(parts)
+        return self._column(c, self.type_sql(c.type, schema=schema))
+
+    def current_timestamp(self, t: SqlType) -> str:
+        return "CURRENT_TIMESTAMP"
 
     def create_database(self, name: str) -> list[str]:
         # A model database is a PostgreSQL schema: a workload's databases share one PostgreSQL

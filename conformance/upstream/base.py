@@ -150,24 +150,6 @@ class Upstream(abc.ABC):
         self.close()
 
 
-class ExternalServer:
-    """A server the user runs (`mariadb://…`, `postgresql://…`): checked on first use. Put first
-    among the bases of an `Upstream` that has `_check_server`."""
-
-    kind = "external"
-    _url: str  # with its credentials: only for `shareable_url`, never printed
-    _checked = False
-    _check_server: Callable[[], None]
-
-    def shareable_url(self) -> str:
-        return self._url
-
-    def start(self) -> None:
-        if not self._checked:
-            self._check_server()
-            self._checked = True
-
-
 class NoUpstream(Upstream):
     """`--upstream none`: generated events go straight to the encoder (today's path)."""
 

@@ -10,10 +10,10 @@ import importlib
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from ..infra.urls import redact_text
-from .base import UpstreamUnavailable
+from .base import Upstream, UpstreamUnavailable
 from .mariadb import Endpoint, MariaDBUpstream
 from .postgres import PostgresUpstream
 
@@ -48,12 +48,18 @@ def _start(container: Any, what: str, startup: float) -> None:
                                   f"{redact_text(str(e))[:300]})") from None
 
 
-class _InContainer:
-    """A server in a container this process started; `close` stops it."""
+class _InContainer(Upstream):
+    """A server in a container this process started (`image`, its own default otherwise);
+    `close` stops it."""
 
     kind = "container"
-    container: Any = None
-    startup: float
+    default_image: ClassVar[str]
+
+    def __init__(self, url: str, *, image: str | None = None, startup: float = 180.0) -> None:
+        super().__init__(url)
+        self.image = image or self.default_image
+        self.startup = startup
+        self.container: Any = None
 
     def _await_answer(self, connect: Callable[[], Any], what: str) -> None:
         """Until the server answers `connect()`; past `startup` seconds the container stops."""
@@ -75,11 +81,7 @@ class _InContainer:
 
 
 class ContainerMariaDB(_InContainer, MariaDBUpstream):
-    def __init__(self, url: str, *, image: str = MARIADB_IMAGE, startup: float = 180.0) -> None:
-        super().__init__(url)
-        self.image = image
-        self.startup = startup
-        self.container = None
+    default_image = MARIADB_IMAGE
 
     def start(self) -> None:
         if self.container is not None:
@@ -98,11 +100,7 @@ class ContainerMariaDB(_InContainer, MariaDBUpstream):
 
 
 class ContainerPostgres(_InContainer, PostgresUpstream):
-    def __init__(self, url: str, *, image: str = POSTGRES_IMAGE, startup: float = 180.0) -> None:
-        super().__init__(url)
-        self.image = image
-        self.startup = startup
-        self.container = None
+    default_image = POSTGRES_IMAGE
 
     def start(self) -> None:
         if self.container is not None:

@@ -1,5 +1,5 @@
 """Server processes the suite starts, and their end: at exit, on Ctrl-C, on SIGTERM, and when
-the suite itself dies.
+the suite itself dies; what embedded servers and the servers users run have in common.
 
 * Every server runs as a direct child started through `spawn()`, in its own process group, with
   the kernel's parent-death signal set (Linux `PR_SET_PDEATHSIG`, after the switch to the
@@ -174,6 +174,24 @@ class EmbeddedServer:
         self._stop_process()
         self.proc = None
         self._remove()
+
+
+class ExternalServer:
+    """A server the user runs (`mariadb://…`, `postgresql://…`): checked on first use. Put first
+    among the bases of an `Upstream` that has `_check_server`."""
+
+    kind = "external"
+    _url: str  # with its credentials: only for `shareable_url`, never printed
+    _checked = False
+    _check_server: Callable[[], None]
+
+    def shareable_url(self) -> str:
+        return self._url
+
+    def start(self) -> None:
+        if not self._checked:
+            self._check_server()
+            self._checked = True
 
 
 def _on_signal(signum: int, frame: object) -> None:

@@ -32,16 +32,7 @@ from ..model.truth import AppliedEvent, LoggedEvent
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
 from . import lifecycle
-from .base import (
-    Captured,
-    ExternalServer,
-    SourceMutant,
-    StatementRefused,
-    Upstream,
-    UpstreamLost,
-    UpstreamUnavailable,
-    run_session,
-)
+from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
 from .binlog import BinlogDecodeError, Reader, decode_value
 from .textvalues import parse_mariadb_text
 
@@ -248,7 +239,7 @@ class EmbeddedMariaDB(lifecycle.EmbeddedServer, MariaDBUpstream):
             self.stop_server()
 
 
-class ExternalMariaDB(ExternalServer, MariaDBUpstream):
+class ExternalMariaDB(lifecycle.ExternalServer, MariaDBUpstream):
     """`mariadb://user:pass@host:port`: an existing server (it must log full row images)."""
 
     def __init__(self, url: str, endpoint: Endpoint) -> None:

