@@ -251,7 +251,7 @@ class ConformancePlugin:
         """(index, options, label) of every combination: the protocol, the encoder, the matrix and
         what the encoder supports (a subprocess's handshake). Raises ConfigurationProblem."""
         from .errors import UsageError
-        from .harness.run import supported_combos
+        from .harness.run import supported_combos, with_needed_options
         from .protocols import get_protocol
         from .protocols.base import describe_options, parse_option_args
 
@@ -259,7 +259,7 @@ class ConformancePlugin:
         try:
             protocol = get_protocol(s.protocol)
             encoder = self._resolve_encoder(protocol)
-            pinned = parse_option_args(s.options)
+            pinned = with_needed_options(encoder, parse_option_args(s.options))
             combos, self.left_out = supported_combos(encoder, protocol.matrix(pinned, full=s.matrix), pinned)
         except (UsageError, ValueError, LookupError) as e:  # ConfigurationError is a ValueError
             raise ConfigurationProblem(f"cdc-conformance: {_redacted(e)}") from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,9 @@ from conformance.encoders import find_encoder
 from conformance.encoders.spi import Record
 from conformance.harness.check import capture_tally, check_log, unnumbered
 from conformance.harness.encode import MemoryLog
+from conformance.harness.run import RunPlan
 from conformance.harness.runners import MemoryRunner
-from conformance.harness.stages import ComboResult, HangLatch, RunSpec, new_tally
+from conformance.harness.stages import ComboResult, HangLatch, RunSpec, encode_unit, new_tally
 from conformance.infra.inprocess import InProcessRegistry
 from conformance.model.events import Workload
 from conformance.protocols import get_protocol
@@ -38,27 +39,40 @@ def report_results(path: Path) -> dict[str, dict[str, Any]]:
     return {r["check"]: r for r in json.loads((path / "report.json").read_text())["results"]}
 
 
-def protocol_shape(protocol: str, shape: Shape = DEFAULT_SHAPE) -> Shape:
-    """`shape` in the protocol's own dialect (as `RunPlan.run_shape` makes it): the dialect's
-    kinds replace the default ones, what the caller changed (a mutant's shape) stays."""
-    from dataclasses import fields
+def protocol_shape(protocol: str, shape: Shape = DEFAULT_SHAPE, *, encoder: str | Any = "reference") -> Shape:
+    """The shape of a run's workloads for `encoder` of `protocol` (`RunPlan.run_shape`), with
+    what the caller changed in `shape` (a mutant's shape) kept."""
+    return _plan(protocol, encoder, shape=shape).run_shape()
 
-    from conformance.harness.run import workload_shape
 
+def _plan(protocol: str, encoder: str | Any, options: Mapping[str, str] | None = None, seed: Any = 0, *,
+          shape: Shape = DEFAULT_SHAPE, **plan_fields: Any) -> RunPlan:
+    """The plan `conformance run` would make: one combination of `options`, resolved; `encoder`
+    by name or an EncoderInfo; what `shape` changes from the default as the plan's overrides
+    (the protocol's dialect and kinds replace the default ones, the changes stay)."""
+    p = get_protocol(protocol)
+    info = find_encoder(encoder, protocol) if isinstance(encoder, str) else encoder
     changed = {f.name: getattr(shape, f.name) for f in fields(Shape)
                if f.name not in ("dialect", "evolutions") and getattr(shape, f.name) != getattr(DEFAULT_SHAPE, f.name)}
-    base = replace(DEFAULT_SHAPE, evolutions=shape.evolutions, dialect=shape.dialect)
-    return workload_shape(get_protocol(protocol), base, overrides=changed)
+    return RunPlan(p, info, [p.resolve_options(dict(options or {}))], 0, seed,
+                   shape=replace(DEFAULT_SHAPE, evolutions=shape.evolutions, dialect=shape.dialect),
+                   shape_overrides=changed, **plan_fields)
 
 
-def _spec(protocol: str, encoder: str, options: Mapping[str, str] | None, seed: Any, shape: Shape,
+def _spec(protocol: str, encoder: str | Any, options: Mapping[str, str] | None, seed: Any, shape: Shape,
           timeout: float) -> RunSpec:
-    p = get_protocol(protocol)
-    info = find_encoder(encoder, protocol)
-    opts = p.resolve_options(dict(options or {}))
     _counter[0] += 1
-    return RunSpec(p.name, info.name, seed, protocol_shape(protocol, shape), (tuple(opts.items()),),
-                   partitions=p.capabilities.memory_partitions, run_id=f"t{_counter[0]}", encoder_timeout=timeout)
+    return _plan(protocol, encoder, options, seed, shape=shape, encoder_timeout=timeout).spec(run_id=f"t{_counter[0]}")
+
+
+@dataclass(frozen=True, slots=True)
+class _OnePrefix(RunSpec):
+    """A spec whose units write under one topic prefix the test chose."""
+
+    topic_prefix: str = ""
+
+    def prefix(self, combo: int, shard: int) -> str:
+        return self.topic_prefix
 
 
 def run_encoder(encoder: str, options: Mapping[str, str] | None = None, *, workloads: int = 20, seed: Any = 0,
@@ -113,29 +127,16 @@ def docker_problem() -> str | None:
 
 
 def encode(encoder: str, options: Mapping[str, str], workload: Workload, *, protocol: str,
-           registry: Any = None, topic_prefix: str | None = None) -> list[Record]:
+           registry: Any = None, topic_prefix: str | None = None, timeout: float = 10.0) -> list[Record]:
     """The records an encoder makes for one workload, as they sit in the in-memory log (with
-    their partitions and offsets), in the order they were written."""
-    from conformance.encoders.sink import SINKS
-    from conformance.encoders.spi import EncoderContext, ManualClock
-    from conformance.harness.encode import Guard, encode_events
-    from conformance.protocols.base import ENCODE
-
-    p = get_protocol(protocol)
-    info = find_encoder(encoder, protocol)
-    opts = p.resolve_options(dict(options))
-    _counter[0] += 1
+    their partitions and offsets), in the order they were written: the run's encode stage
+    (`stages.encode_unit`), its calls bounded by `timeout`."""
+    spec = _spec(protocol, encoder, options, 0, DEFAULT_SHAPE, timeout)
+    prefix = f"t{_counter[0]}-" if topic_prefix is None else topic_prefix
+    one = _OnePrefix(**{f.name: getattr(spec, f.name) for f in fields(RunSpec)}, topic_prefix=prefix)
     log = MemoryLog()
-    registry = registry if registry is not None else InProcessRegistry()
-    tally = new_tally(p)
-    ctx = EncoderContext(options=opts, registry=registry, clock=ManualClock(), partitions=p.capabilities.memory_partitions,
-                         topic_prefix=f"t{_counter[0]}-" if topic_prefix is None else topic_prefix)
-    checker = p.checker(opts, registry, tally, ENCODE, topic_prefix=ctx.topic_prefix, partitions=ctx.partitions)
-    guard = Guard(10.0)
-    try:
-        encode_events(info.factory, ctx, workload.events, SINKS[info.sink](), log, checker, tally, guard)
-    finally:
-        guard.close()
+    encode_unit(one, 0, 0, log, registry if registry is not None else InProcessRegistry(), HangLatch(),
+                workload=workload)
     return [r.record() for r in log.records()]
 
 
@@ -197,12 +198,8 @@ def run_info(info: Any, workloads: list[Workload], options: Mapping[str, str] | 
              registry: Any = None, timeout: float = 20.0) -> Tally:
     """Like run_workloads, for an EncoderInfo (e.g. a subprocess encoder): every workload in
     turn, the run going on after a failure, as the harness goes on with the next shard."""
-    p = get_protocol(protocol)
-    opts = p.resolve_options(dict(options or {}))
-    _counter[0] += 1
-    spec = RunSpec(p.name, info.name, 0, DEFAULT_SHAPE, (tuple(opts.items()),), partitions=p.capabilities.memory_partitions,
-                   run_id=f"t{_counter[0]}", encoder_timeout=timeout)
-    result = ComboResult(new_tally(p))
+    spec = _spec(protocol, info, options, 0, DEFAULT_SHAPE, timeout)
+    result = ComboResult(new_tally(get_protocol(protocol)))
     runner = MemoryRunner(registry if registry is not None else InProcessRegistry())
     for i, w in enumerate(workloads):
         # A fresh latch per workload: after a hang the next shard still runs (a subprocess

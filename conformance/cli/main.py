@@ -257,7 +257,7 @@ def _open_kafka(url: str) -> Any:
 # -- run ----------------------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..harness.run import RunPlan, supported_combos
+    from ..harness.run import RunPlan, supported_combos, with_needed_options
     from ..infra.registry import open_registry
 
     if args.examples < 1:
@@ -269,7 +269,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--encoder-cmd and --tool-cmd each name the encoder: give one")
     encoder = _encoder(f"cmd:{args.encoder_cmd}" if args.encoder_cmd else
                        f"tool:{args.tool_cmd}" if args.tool_cmd else args.encoder, protocol)
-    pinned = _pinned(args, protocol)
+    pinned = with_needed_options(encoder, _pinned(args, protocol))
     combos, left_out = supported_combos(encoder, protocol.matrix(pinned, full=not args.no_matrix), pinned)
     combos, unfit = _fitting(protocol, combos, pinned)
     left_out += unfit
@@ -642,6 +642,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..harness.run import run_in_memory
     from ..infra.registry import open_registry
+    from ..model.dialects import workload_sql
     from ..model.serde import WorkloadFormatError, workload_from_json
 
     path = Path(args.file)
@@ -659,7 +660,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     options = protocol.resolve_options({k: v for k, v in data["options"].items() if k != "profile"})
     console.print(f"replaying {path.name}: {len(workload.events)} events, target check {data['check']}, "
                   f"encoder {encoder.name}")
-    console.print(workload.sql(), markup=False)
+    console.print(workload_sql(workload), markup=False)
     with open_registry(args.registry) as registry:
         res = run_in_memory(protocol, encoder, options, registry, workload, timeout=30.0,
                             run_id=f"repro{int(time.time())}")

@@ -24,28 +24,24 @@ from ..model.events import Event, Workload
 from .spi import EncoderContext, EncoderError, EncoderHung, Record
 
 
-class ToolFailed(EncoderError):
+class _ToolError(EncoderError):
+    """A tool's problem; `evidence` is the tail of its log."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+
+    @property
+    def evidence(self) -> str | None:
+        return self.log_tail or None
+
+
+class ToolFailed(_ToolError):
     """The tool stopped or refused the workload; `evidence` is the tail of its log."""
 
-    def __init__(self, message: str, log_tail: str = "") -> None:
-        super().__init__(message)
-        self.log_tail = log_tail
 
-    @property
-    def evidence(self) -> str | None:
-        return self.log_tail or None
-
-
-class ToolHung(EncoderHung):
+class ToolHung(_ToolError, EncoderHung):
     """The tool did not catch up within its bound; `evidence` is the tail of its log."""
-
-    def __init__(self, message: str, log_tail: str = "") -> None:
-        super().__init__(message)
-        self.log_tail = log_tail
-
-    @property
-    def evidence(self) -> str | None:
-        return self.log_tail or None
 
 
 @dataclass(slots=True)
@@ -63,12 +59,15 @@ class ToolRun:
 @dataclass(frozen=True, slots=True)
 class ToolEnv:
     """Where a tool that produces on its own writes: the run's Kafka (the suite's client
-    configuration, credentials included: never print it) and Schema Registry."""
+    configuration, credentials included: never print it) and Schema Registry, and how the run's
+    protocol places the tool's records."""
 
     kafka: Mapping[str, str] = field(default_factory=dict)
     registry_url: str | None = None
     registry: Any = None  # the run's registry client (what records framed with ids are read with)
     topic_prefix: str = ""  # the run's prefix of this unit's topics (a converter names subjects after them)
+    # The protocol's `ProtocolSuite.tool_record` (record, options, registry): where a record goes.
+    place: Callable[[Record, Mapping[str, str], Any], ToolRecord | None] | None = None
 
 
 #: `ToolRecord.tx` of the records a tool writes when it starts, before it streams (a snapshot's):

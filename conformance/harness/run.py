@@ -28,6 +28,7 @@ from ..checks.common import ENCODER_RESPONSIVE
 from ..checks.registry import Level, Outcome, Scope
 from ..encoders.spi import EncoderError, EncoderInfo
 from ..errors import UsageError
+from ..model.dialects import workload_sql
 from ..model.events import Workload
 from ..model.serde import workload_to_json
 from ..model.types import Kind
@@ -126,6 +127,21 @@ def _dialect_kinds(encoder: str, field_name: str, kinds: Sequence[Kind], dialect
                          f"kinds: run it on its protocol's own workloads (without --upstream) or on an "
                          f"upstream that has them")
     return kept
+
+
+def with_needed_options(encoder: EncoderInfo, pinned: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """The pinned options with those the encoder needs (a mutant's `needs_options`: its defect
+    shows only under them), applied as its workload shape is. A pin of another value is a usage
+    error: the run could not show the defect."""
+    out = {k: list(v) for k, v in pinned.items()}
+    for name, value in encoder.needs_options.items():
+        given = out.get(name)
+        if given is not None and any(v.strip().lower() != value.lower() for v in given):
+            raise UsageError(f"{encoder.name} needs --option {name}={value} (its defect shows only with it), "
+                             f"but --option {name}={','.join(given)} was given: drop that --option or give "
+                             f"{name}={value}")
+        out[name] = [value]
+    return out
 
 
 def supported_combos(encoder: EncoderInfo, combos: Sequence[dict[str, str]], pinned: Mapping[str, Sequence[str]]
@@ -243,8 +259,8 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
     else:
         small = w
     replay = replay_command(plan, options, shard)
-    out = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": small.sql(), "events": len(small.events),
-           "replay": replay, "command": replay}
+    out = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": workload_sql(small),
+           "events": len(small.events), "replay": replay, "command": replay}
     if why_not:
         out.update(shrunk=False, note=why_not)
     path = write_reproduction(plan, combo, options, check_id, small)
@@ -257,7 +273,7 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
 def _unshrunk(plan: RunPlan, combo: int, options: dict[str, str], check_id: str, shard: int, w: Workload,
               replay: str, note: str) -> dict[str, Any]:
     """A reproduction of the whole workload, with the reason it was not shrunk."""
-    out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": w.sql(),
+    out: dict[str, Any] = {"check": check_id, "seed": plan.seed, "shard": shard, "sql": workload_sql(w),
                            "events": len(w.events), "replay": replay, "command": replay, "shrunk": False, "note": note}
     path = write_reproduction(plan, combo, options, check_id, w, replay=replay)
     if path is not None:

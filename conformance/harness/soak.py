@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from ..model.dialects import dialect as get_dialect
+from ..model.dialects import workload_sql
 from ..model.events import Ddl, Transaction, Workload
 from ..model.serde import value_from_json, value_to_json, workload_from_json, workload_to_json
 from ..model.table import DefaultKind
@@ -150,7 +151,7 @@ def render_workload(w: Workload) -> tuple[int, int]:
     """The model's own renderings of a whole workload: its SQL script (every literal in its
     dialect), its workload file read back equal, `value_invariants` of every value and literal
     default. Returns (events, values) rendered."""
-    w.sql()
+    workload_sql(w)
     text = json.dumps(workload_to_json(w))
     # Compared as files: NaN (a value of PostgreSQL's numeric and floats) is unequal to itself in Python.
     if json.dumps(workload_to_json(workload_from_json(json.loads(text)))) != text:

@@ -213,7 +213,7 @@ def encode_unit(spec: RunSpec, combo: int, shard: int, transport: Transport, reg
 
         up = worker_upstream(spec.upstream)
         env = ToolEnv(kafka=dict(spec.kafka_config), registry_url=spec.registry_url or None, registry=registry,
-                      topic_prefix=prefix)
+                      topic_prefix=prefix, place=suite.tool_record)
         tool_run = worker_tool(info.name, info.tool, up, options).run(up, workload, options,
                                                                        spec.encoder_timeout, env)
         captured = tool_run.captured

@@ -201,21 +201,34 @@ def _arity(args: list[str], low: int, high: int, usage: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class BrokerDown:
-    """A broker refuses connections for ``duration_ms``; ``broker`` None picks the default."""
+class _Span:
+    """A fault from ``start_ms`` for ``duration_ms``."""
 
-    kind: ClassVar[str] = "broker-down"
+    kind: ClassVar[str]
     start_ms: int
     duration_ms: int
-    broker: int | None = None
 
     @property
     def end_ms(self) -> int:
         return self.start_ms + self.duration_ms
 
+
+@dataclass(frozen=True, slots=True)
+class _BrokerWindow(_Span):
+    """A fault of one broker (or the default / every broker: None) for ``duration_ms``."""
+
+    broker: int | None = None
+
     def __str__(self) -> str:
         tail = f":{self.broker}" if self.broker is not None else ""
         return f"{self.kind}@{_render_time(self.start_ms)}:{_render_time(self.duration_ms)}{tail}"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerDown(_BrokerWindow):
+    """A broker refuses connections for ``duration_ms``; ``broker`` None picks the default."""
+
+    kind: ClassVar[str] = "broker-down"
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,18 +257,12 @@ class RequestErrors:
 
 
 @dataclass(frozen=True, slots=True)
-class Latency:
+class Latency(_Span):
     """Responses of ``broker`` (None: every broker) are delayed by ``rtt_ms`` for ``duration_ms``."""
 
     kind: ClassVar[str] = "latency"
-    start_ms: int
-    duration_ms: int
     rtt_ms: int
     broker: int | None = None
-
-    @property
-    def end_ms(self) -> int:
-        return self.start_ms + self.duration_ms
 
     def __str__(self) -> str:
         tail = f":{self.broker}" if self.broker is not None else ""
@@ -266,21 +273,10 @@ class Latency:
 
 
 @dataclass(frozen=True, slots=True)
-class LostAcks:
+class LostAcks(_BrokerWindow):
     """Writes to ``broker`` (None: every broker) succeed but responses are held for ``duration_ms``."""
 
     kind: ClassVar[str] = "lost-acks"
-    start_ms: int
-    duration_ms: int
-    broker: int | None = None
-
-    @property
-    def end_ms(self) -> int:
-        return self.start_ms + self.duration_ms
-
-    def __str__(self) -> str:
-        tail = f":{self.broker}" if self.broker is not None else ""
-        return f"{self.kind}@{_render_time(self.start_ms)}:{_render_time(self.duration_ms)}{tail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,17 +296,11 @@ class Disconnects:
 
 
 @dataclass(frozen=True, slots=True)
-class LeaderMoves:
+class LeaderMoves(_Span):
     """Every watched partition changes leader ``moves`` times, evenly over ``duration_ms``."""
 
     kind: ClassVar[str] = "leader-moves"
-    start_ms: int
-    duration_ms: int
     moves: int
-
-    @property
-    def end_ms(self) -> int:
-        return self.start_ms + self.duration_ms
 
     def __str__(self) -> str:
         return f"{self.kind}@{_render_time(self.start_ms)}:{_render_time(self.duration_ms)}:{self.moves}"

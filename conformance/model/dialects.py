@@ -1,6 +1,7 @@
 """SQL dialects: the same workload rendered for TiDB / MySQL, MariaDB and PostgreSQL.
 
-A `Dialect` renders types, literals, DDL and DML of the model. TiDB's rendering is `sql.py`
+A `Dialect` renders types, literals, DDL and DML of the model, and `workload_sql` a whole
+workload as a script (one loop, driven by the dialect). TiDB's literals are `sql.py`'s
 (unchanged: the default generation's SQL); MariaDB and PostgreSQL render every DDL from its
 structure (`Ddl.kind`, `table`, `pre_table`), so the statements a server executes never depend
 on another dialect's text.
@@ -41,9 +42,10 @@ import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from . import sql as tidb_sql
-from .events import Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction
+from .events import CaptureStart, Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
 from .table import Column, DefaultKind, Index, ReplicaIdentity, Table
 from .types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, quote_sql_string
 from .values import Array, Date, DateTime, Hstore, Infinity, Interval, Json, Row, Time, TimeTz, Value, decimal_text
@@ -121,15 +123,21 @@ class Dialect:
     # -- DDL -------------------------------------------------------------------------------
 
     def column_definition(self, c: Column) -> str:
-        parts = [self.quote_ident(c.name), self.type_sql(c.type), "NULL" if c.nullable else "NOT NULL"]
+        return self._column(c, self.type_sql(c.type))
+
+    def _column(self, c: Column, type_sql: str) -> str:
+        parts = [self.quote_ident(c.name), type_sql, "NULL" if c.nullable else "NOT NULL"]
         d = c.default
         if d.kind is DefaultKind.NULL:
             parts.append("DEFAULT NULL")
         elif d.kind is DefaultKind.VALUE:
             parts.append("DEFAULT " + self.literal(c.type, d.value))
         elif d.kind is DefaultKind.CURRENT_TIMESTAMP:
-            parts.append("DEFAULT CURRENT_TIMESTAMP" + (f"({c.type.fsp})" if c.type.fsp else ""))
+            parts.append("DEFAULT " + self.current_timestamp(c.type))
         return " ".join(parts)
+
+    def current_timestamp(self, t: SqlType) -> str:
+        return "CURRENT_TIMESTAMP" + (f"({t.fsp})" if t.fsp else "")
 
     def create_database(self, name: str) -> list[str]:
         return [f"CREATE DATABASE {self.quote_ident(self.database(name))};"]
@@ -228,15 +236,17 @@ class Dialect:
     def dml(self, change: RowChange) -> str:
         t = change.table
         q = self.quote_ident
+        # A generated column takes no value of its own: the server computes it.
+        settable = [c for c in t.columns if c.generated is None]
         if change.op is Op.INSERT:
             assert change.after is not None
-            cols = ", ".join(q(c.name) for c in t.columns)
-            vals = ", ".join(self.literal(c.type, change.after[c.name]) for c in t.columns)
+            cols = ", ".join(q(c.name) for c in settable)
+            vals = ", ".join(self.literal(c.type, change.after[c.name]) for c in settable)
             return f"INSERT INTO {self.qualified(t)} ({cols}) VALUES ({vals});"
         if change.op is Op.UPDATE:
             assert change.before is not None and change.after is not None
             sets = ", ".join(f"{q(c.name)} = {self.literal(c.type, change.after[c.name])}"
-                             for c in t.columns if change.before[c.name] != change.after[c.name])
+                             for c in settable if change.before[c.name] != change.after[c.name])
             return f"UPDATE {self.qualified(t)} SET {sets} WHERE {self.where(t, change.before)};"
         assert change.before is not None
         return f"DELETE FROM {self.qualified(t)} WHERE {self.where(t, change.before)};"
@@ -262,6 +272,11 @@ class Dialect:
         """Statements each applying session runs first (the literals above assume them)."""
         return ["SET sql_mode = ''", "SET time_zone = '+00:00'"]
 
+    def script_header(self) -> list[str]:
+        """The lines a workload's SQL script starts with: the session setup its literals assume."""
+        return [f"-- {self.name}: the literals below assume this session setup",
+                *(s + ";" for s in self.session_setup())]
+
 
 class TiDBDialect(Dialect):
     """TiDB / MySQL: the DDL text the generator wrote (`Ddl.sql`) is what runs."""
@@ -270,6 +285,9 @@ class TiDBDialect(Dialect):
         if self.database(ddl.database) == ddl.database:
             return [ddl.sql]
         return super().ddl_statements(ddl)
+
+    def script_header(self) -> list[str]:
+        return [tidb_sql.SESSION_PREAMBLE]
 
 
 # -- MariaDB -------------------------------------------------------------------------------
@@ -375,6 +393,29 @@ def _pg_string(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+#: Types with a length or a precision: (the name, the SqlType field it takes).
+_PG_SIZED = {
+    Kind.CHAR: ("char", "length"), Kind.VARCHAR: ("varchar", "length"), Kind.BIT: ("bit", "length"),
+    Kind.VARBIT: ("varbit", "length"), Kind.TIME: ("time", "fsp"), Kind.TIMETZ: ("timetz", "fsp"),
+    Kind.DATETIME: ("timestamp", "fsp"), Kind.TIMESTAMPTZ: ("timestamptz", "fsp"),
+}
+
+#: Kinds whose literal is their value's text in one form: (the value's class, the literal).
+_PG_TYPED_LITERALS: dict[Kind, tuple[type, Callable[[Any], str]]] = {
+    Kind.BYTEA: (bytes, lambda v: f"'\\x{v.hex()}'::bytea"),
+    Kind.DATE: (Date, lambda v: f"DATE '{v.text()}'"),
+    Kind.TIME: (Time, lambda v: f"TIME '{v.text(6)}'"),
+    Kind.TIMETZ: (TimeTz, lambda v: f"'{v.text()}'::timetz"),
+    Kind.HSTORE: (Hstore, lambda v: f"{_pg_string(v.text())}::hstore"),
+    Kind.DATETIME: (DateTime, lambda v: f"TIMESTAMP '{v.text(6)}'"),
+    Kind.TIMESTAMPTZ: (DateTime, lambda v: f"TIMESTAMPTZ '{v.text(6)}+00'"),
+    Kind.INTERVAL: (Interval, lambda v: f"INTERVAL '{v.text()}'"),
+    Kind.JSON: (Json, lambda v: f"{_pg_string(v.text())}::json"),
+    Kind.JSONB: (Json, lambda v: f"{_pg_string(v.text())}::jsonb"),
+    Kind.MONEY: (decimal.Decimal, lambda v: f"'{decimal_text(v, 2)}'::money"),
+}
+
+
 #: A value at least this large (its text or bytes) is stored out of line by PostgreSQL when it
 #: does not compress below ~2 KB (TOAST_TUPLE_TARGET): the generated large values are random, so
 #: they never do. Generated ordinary values stay far below it.
@@ -419,22 +460,9 @@ class PostgresDialect(Dialect):
             return _PG_NAMES[k]
         if k is Kind.DECIMAL:
             return f"numeric({t.precision},{t.scale})"
-        if k is Kind.CHAR:
-            return f"char({t.length})"
-        if k is Kind.VARCHAR:
-            return f"varchar({t.length})"
-        if k is Kind.BIT:
-            return f"bit({t.length})"
-        if k is Kind.VARBIT:
-            return f"varbit({t.length})"
-        if k is Kind.TIME:
-            return f"time({t.fsp})"
-        if k is Kind.TIMETZ:
-            return f"timetz({t.fsp})"
-        if k is Kind.DATETIME:
-            return f"timestamp({t.fsp})"
-        if k is Kind.TIMESTAMPTZ:
-            return f"timestamptz({t.fsp})"
+        if k in _PG_SIZED:
+            name, size = _PG_SIZED[k]
+            return f"{name}({getattr(t, size)})"
         if k is Kind.ENUM:
             name = self.quote_ident(pg_enum_type_name(t))
             return f"{schema}.{name}" if schema else name
@@ -471,38 +499,12 @@ class PostgresDialect(Dialect):
         if k is Kind.VARBIT:
             assert isinstance(v, str) and set(v) <= {"0", "1"}
             return f"B'{v}'::varbit"
-        if k is Kind.BYTEA:
-            assert isinstance(v, bytes)
-            return f"'\\x{v.hex()}'::bytea"
-        if k is Kind.DATE:
-            assert isinstance(v, Date)
-            return f"DATE '{v.text()}'"
-        if k is Kind.TIME:
-            assert isinstance(v, Time)
-            return f"TIME '{v.text(6)}'"
-        if k is Kind.TIMETZ:
-            assert isinstance(v, TimeTz)
-            return f"'{v.text()}'::timetz"
-        if k is Kind.HSTORE:
-            assert isinstance(v, Hstore)
-            return f"{_pg_string(v.text())}::hstore"
-        if k is Kind.DATETIME:
-            assert isinstance(v, DateTime)
-            return f"TIMESTAMP '{v.text(6)}'"
-        if k is Kind.TIMESTAMPTZ:
-            assert isinstance(v, DateTime)
-            return f"TIMESTAMPTZ '{v.text(6)}+00'"
-        if k is Kind.INTERVAL:
-            assert isinstance(v, Interval)
-            return f"INTERVAL '{v.text()}'"
-        if k in (Kind.JSON, Kind.JSONB):
-            assert isinstance(v, Json)
-            return f"{_pg_string(v.text())}::{k.value.lower()}"
+        typed = _PG_TYPED_LITERALS.get(k)
+        if typed is not None:
+            assert isinstance(v, typed[0]), (t, v)
+            return typed[1](v)
         if k is Kind.UUID:
             return f"'{v!s}'::uuid"
-        if k is Kind.MONEY:
-            assert isinstance(v, decimal.Decimal)
-            return f"'{decimal_text(v, 2)}'::money"
         if k in (Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
             return f"{_pg_string(str(v))}::{_PG_NAMES[k]}"
         if k is Kind.ARRAY:
@@ -536,15 +538,10 @@ class PostgresDialect(Dialect):
                 f"'\\x{m.content.hex()}'::bytea);")
 
     def column_definition(self, c: Column, *, schema: str | None = None) -> str:
-        parts = [self.quote_ident(c.name), self.type_sql(c.type, schema=schema), "NULL" if c.nullable else "NOT NULL"]
-        d = c.default
-        if d.kind is DefaultKind.NULL:
-            parts.append("DEFAULT NULL")
-        elif d.kind is DefaultKind.VALUE:
-            parts.append("DEFAULT " + self.literal(c.type, d.value))
-        elif d.kind is DefaultKind.CURRENT_TIMESTAMP:
-            parts.append("DEFAULT CURRENT_TIMESTAMP")
-        return " ".join(parts)
+        return self._column(c, self.type_sql(c.type, schema=schema))
+
+    def current_timestamp(self, t: SqlType) -> str:
+        return "CURRENT_TIMESTAMP"
 
     def create_database(self, name: str) -> list[str]:
         # A model database is a PostgreSQL schema: a workload's databases share one PostgreSQL
@@ -642,6 +639,30 @@ def dialect(name: str) -> Dialect:
         return DIALECTS[name]
     except KeyError:
         raise ValueError(f"unknown SQL dialect {name!r}: choose one of {sorted(DIALECTS)}") from None
+
+
+_dialect = dialect  # for `workload_sql`, whose keyword `dialect` hides the function
+
+CAPTURE_START_COMMENT = ("-- the CDC tool starts here: what is above is in the database it finds (a snapshot reads "
+                         "it), what follows it streams")
+
+
+def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None = None) -> str:
+    """The workload as a SQL script, in the dialect it was generated for (`meta["dialect"]`,
+    TiDB when absent) or in `dialect`."""
+    d = _dialect(dialect or str(w.meta.get("dialect", "tidb")))
+    out = d.script_header()
+    for e in w.events:
+        if isinstance(e, Ddl):
+            out.append(f"-- commit_ts {e.commit_ts}\n" + "\n".join(d.ddl_statements(e)))
+        elif isinstance(e, Transaction):
+            body = "\n".join(d.statements(e))
+            out.append(f"-- commit_ts {e.commit_ts}\nBEGIN;\n{body}\nCOMMIT;")
+        elif isinstance(e, Watermark) and watermarks:
+            out.append(f"-- watermark {e.ts}")
+        elif isinstance(e, CaptureStart):
+            out.append(CAPTURE_START_COMMENT)
+    return "\n".join(out) + "\n"
 
 
 @dataclass(frozen=True, slots=True)

@@ -217,11 +217,6 @@ class Workload:
                 current[(d.table.database, d.table.table_id)] = d.table
         return list(current.values())
 
-    def sql(self) -> str:
-        from .sql import workload_sql
-
-        return workload_sql(self)
-
     @property
     def size(self) -> int:
         return sum(len(t.changes) for t in self.transactions()) + sum(1 for _ in self.ddls())

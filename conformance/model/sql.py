@@ -1,11 +1,11 @@
-"""Render the model as SQL a person can read and replay against MySQL / TiDB."""
+"""TiDB / MySQL literals, column definitions and CREATE TABLE of the model (the generator's DDL
+text); whole workloads render through `dialects.workload_sql`."""
 
 from __future__ import annotations
 
 import decimal
 import math
 
-from .events import CaptureStart, Ddl, Op, RowChange, Transaction, Watermark, Workload
 from .table import Column, DefaultKind, Table
 from .types import Kind, SqlType, quote_ident, quote_sql_string
 from .values import Date, DateTime, Json, Time, Value, Vector, decimal_text, float32_shortest
@@ -89,75 +89,3 @@ def create_table(t: Table) -> str:
             lines.append(f"KEY {quote_ident(ix.name)} ({cols})")
     body = ",\n  ".join(lines)
     return f"CREATE TABLE {qualified(t)} (\n  {body}\n);"
-
-
-def _where(t: Table, image: dict[str, Value]) -> str:
-    cols = t.handle_key_columns() or t.columns
-    return " AND ".join(
-        f"{quote_ident(c.name)} IS NULL" if image[c.name] is None
-        else f"{quote_ident(c.name)} = {literal(c.type, image[c.name])}"
-        for c in cols
-    )
-
-
-def dml(change: RowChange) -> str:
-    t = change.table
-    # A generated column takes no value of its own: the server computes it.
-    settable = [c for c in t.columns if c.generated is None]
-    if change.op is Op.INSERT:
-        assert change.after is not None
-        cols = ", ".join(quote_ident(c.name) for c in settable)
-        vals = ", ".join(literal(c.type, change.after[c.name]) for c in settable)
-        return f"INSERT INTO {qualified(t)} ({cols}) VALUES ({vals});"
-    if change.op is Op.UPDATE:
-        assert change.before is not None and change.after is not None
-        sets = ", ".join(
-            f"{quote_ident(c.name)} = {literal(c.type, change.after[c.name])}"
-            for c in settable if change.before[c.name] != change.after[c.name]
-        )
-        return f"UPDATE {qualified(t)} SET {sets} WHERE {_where(t, change.before)};"
-    assert change.before is not None
-    return f"DELETE FROM {qualified(t)} WHERE {_where(t, change.before)};"
-
-
-def transaction_sql(txn: Transaction) -> str:
-    body = "\n".join(dml(c) for c in txn.changes)
-    return f"-- commit_ts {txn.commit_ts}\nBEGIN;\n{body}\nCOMMIT;"
-
-
-CAPTURE_START_COMMENT = ("-- the CDC tool starts here: what is above is in the database it finds (a snapshot reads "
-                         "it), what follows it streams")
-
-
-def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None = None) -> str:
-    """The workload as a SQL script, in the dialect it was generated for (`meta["dialect"]`,
-    TiDB when absent) or in `dialect`."""
-    name = dialect or str(w.meta.get("dialect", "tidb"))
-    if name != "tidb":
-        from .dialects import dialect as get_dialect
-
-        d = get_dialect(name)
-        out = [f"-- {d.name}: the literals below assume this session setup",
-               *(s + ";" for s in d.session_setup())]
-        for e in w.events:
-            if isinstance(e, Ddl):
-                out.append(f"-- commit_ts {e.commit_ts}\n" + "\n".join(d.ddl_statements(e)))
-            elif isinstance(e, Transaction):
-                body = "\n".join(d.statements(e))
-                out.append(f"-- commit_ts {e.commit_ts}\nBEGIN;\n{body}\nCOMMIT;")
-            elif isinstance(e, Watermark) and watermarks:
-                out.append(f"-- watermark {e.ts}")
-            elif isinstance(e, CaptureStart):
-                out.append(CAPTURE_START_COMMENT)
-        return "\n".join(out) + "\n"
-    out = [SESSION_PREAMBLE]
-    for e in w.events:
-        if isinstance(e, Ddl):
-            out.append(f"-- commit_ts {e.commit_ts}\n{e.sql}")
-        elif isinstance(e, Transaction):
-            out.append(transaction_sql(e))
-        elif isinstance(e, Watermark) and watermarks:
-            out.append(f"-- watermark {e.ts}")
-        elif isinstance(e, CaptureStart):
-            out.append(CAPTURE_START_COMMENT)
-    return "\n".join(out) + "\n"

@@ -9,10 +9,11 @@ from __future__ import annotations
 import importlib
 import secrets
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from ..infra.urls import redact_text
-from .base import UpstreamUnavailable
+from .base import Upstream, UpstreamUnavailable
 from .mariadb import Endpoint, MariaDBUpstream
 from .postgres import PostgresUpstream
 
@@ -47,14 +48,40 @@ def _start(container: Any, what: str, startup: float) -> None:
                                   f"{redact_text(str(e))[:300]})") from None
 
 
-class ContainerMariaDB(MariaDBUpstream):
-    kind = "container"
+class _InContainer(Upstream):
+    """A server in a container this process started (`image`, its own default otherwise);
+    `close` stops it."""
 
-    def __init__(self, url: str, *, image: str = MARIADB_IMAGE, startup: float = 180.0) -> None:
+    kind = "container"
+    default_image: ClassVar[str]
+
+    def __init__(self, url: str, *, image: str | None = None, startup: float = 180.0) -> None:
         super().__init__(url)
-        self.image = image
+        self.image = image or self.default_image
         self.startup = startup
         self.container: Any = None
+
+    def _await_answer(self, connect: Callable[[], Any], what: str) -> None:
+        """Until the server answers `connect()`; past `startup` seconds the container stops."""
+        deadline = time.monotonic() + self.startup
+        while True:
+            try:
+                connect().close()
+                return
+            except Exception:  # noqa: BLE001 - not ready yet
+                if time.monotonic() > deadline:
+                    self.close()
+                    raise UpstreamUnavailable(f"container://{what} did not answer within {self.startup:g} s") from None
+                time.sleep(0.5)
+
+    def close(self) -> None:
+        c, self.container = self.container, None
+        if c is not None:
+            c.stop()
+
+
+class ContainerMariaDB(_InContainer, MariaDBUpstream):
+    default_image = MARIADB_IMAGE
 
     def start(self) -> None:
         if self.container is not None:
@@ -66,33 +93,14 @@ class ContainerMariaDB(MariaDBUpstream):
              .with_exposed_ports(3306))
         _start(c, "mariadb", self.startup)
         self.container = c
-        self.endpoint = Endpoint(c.get_container_host_ip(), int(c.get_exposed_port(3306)), "root", password)
-        deadline = time.monotonic() + self.startup
-        while True:
-            try:
-                self.endpoint.connect(timeout=2).close()
-                break
-            except Exception:  # noqa: BLE001 - not ready yet
-                if time.monotonic() > deadline:
-                    self.close()
-                    raise UpstreamUnavailable(f"container://mariadb did not answer within {self.startup:g} s") from None
-                time.sleep(0.5)
+        endpoint = self.endpoint = Endpoint(c.get_container_host_ip(), int(c.get_exposed_port(3306)), "root",
+                                            password)
+        self._await_answer(lambda: endpoint.connect(timeout=2), "mariadb")
         self._check_server()
 
-    def close(self) -> None:
-        c, self.container = self.container, None
-        if c is not None:
-            c.stop()
 
-
-class ContainerPostgres(PostgresUpstream):
-    kind = "container"
-
-    def __init__(self, url: str, *, image: str = POSTGRES_IMAGE, startup: float = 180.0) -> None:
-        super().__init__(url)
-        self.image = image
-        self.startup = startup
-        self.container: Any = None
+class ContainerPostgres(_InContainer, PostgresUpstream):
+    default_image = POSTGRES_IMAGE
 
     def start(self) -> None:
         if self.container is not None:
@@ -105,20 +113,5 @@ class ContainerPostgres(PostgresUpstream):
         self.container = c
         self.conninfo = {"host": c.get_container_host_ip(), "port": int(c.get_exposed_port(5432)),
                          "user": "postgres", "password": password, "dbname": "postgres"}
-        deadline = time.monotonic() + self.startup
-        while True:
-            try:
-                self.connect(timeout=2).close()
-                break
-            except Exception:  # noqa: BLE001 - not ready yet
-                if time.monotonic() > deadline:
-                    self.close()
-                    raise UpstreamUnavailable(
-                        f"container://postgres did not answer within {self.startup:g} s") from None
-                time.sleep(0.5)
+        self._await_answer(lambda: self.connect(timeout=2), "postgres")
         self._check_server()
-
-    def close(self) -> None:
-        c, self.container = self.container, None
-        if c is not None:
-            c.stop()

@@ -1,5 +1,5 @@
 """Server processes the suite starts, and their end: at exit, on Ctrl-C, on SIGTERM, and when
-the suite itself dies.
+the suite itself dies; what embedded servers and the servers users run have in common.
 
 * Every server runs as a direct child started through `spawn()`, in its own process group, with
   the kernel's parent-death signal set (Linux `PR_SET_PDEATHSIG`, after the switch to the
@@ -17,12 +17,14 @@ import atexit
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 _PR_SET_PDEATHSIG = 1
 _lock = threading.Lock()
@@ -94,6 +96,102 @@ def terminate(proc: subprocess.Popen[bytes], *, sig: int = signal.SIGTERM, timeo
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tail(path: str, lines: int = 6) -> str:
+    """The last lines of a server's log, on one line."""
+    try:
+        with open(path, errors="replace") as f:
+            return " | ".join(x.strip() for x in f.readlines()[-lines:] if x.strip())
+    except OSError:
+        return "(no log)"
+
+
+class EmbeddedServer:
+    """What an embedded server keeps: its process (a child through `spawn`), started on a free
+    port, and the temporary directory it lives in (`base`, its log `log_name` there)."""
+
+    label: ClassVar[str]  # "MariaDB", "PostgreSQL"
+    log_name: ClassVar[str]
+    stop_signal: ClassVar[int] = signal.SIGTERM
+    proc: subprocess.Popen[bytes] | None = None
+    base: str | None = None
+    startup: float = 60.0
+
+    def alive(self) -> str | None:
+        if self.proc is None:
+            return f"the embedded {self.label} server was never started"
+        rc = self.proc.poll()
+        if rc is None:
+            return None
+        return f"the embedded {self.label} server (pid {self.proc.pid}) exited with status {rc}: {self.log_tail()}"
+
+    def log_tail(self) -> str:
+        return tail(os.path.join(self.base, self.log_name)) if self.base else ""
+
+    def launch_on_a_free_port(self, launch: Callable[[int], bool]) -> str | None:
+        """`launch(port)` until it starts the server (three tries); None, or the log's tail (the
+        process stopped and its directory removed)."""
+        for _attempt in range(3):
+            if launch(free_port()):
+                return None
+        why = self.log_tail()
+        self._stop_process()
+        self._remove()
+        return why
+
+    def wait_ready(self, connect: Callable[[], Any]) -> bool:
+        """Whether the server answers `connect()` within `startup` seconds (False: it exited)."""
+        assert self.proc is not None
+        deadline = time.monotonic() + self.startup
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                connect().close()
+                return True
+            except Exception:  # noqa: BLE001 - not ready yet
+                time.sleep(0.05)
+        return False
+
+    def _stop_process(self) -> None:
+        if self.proc is not None:
+            terminate(self.proc, sig=self.stop_signal)
+
+    def _remove(self) -> None:
+        if self.base is not None:
+            shutil.rmtree(self.base, ignore_errors=True)
+            self.base = None
+
+    def stop_server(self) -> None:
+        unregister(id(self))
+        self._stop_process()
+        self.proc = None
+        self._remove()
+
+
+class ExternalServer:
+    """A server the user runs (`mariadb://…`, `postgresql://…`): checked on first use. Put first
+    among the bases of an `Upstream` that has `_check_server`."""
+
+    kind = "external"
+    _url: str  # with its credentials: only for `shareable_url`, never printed
+    _checked = False
+    _check_server: Callable[[], None]
+
+    def shareable_url(self) -> str:
+        return self._url
+
+    def start(self) -> None:
+        if not self._checked:
+            self._check_server()
+            self._checked = True
 
 
 def _on_signal(signum: int, frame: object) -> None:

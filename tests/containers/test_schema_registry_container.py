@@ -13,7 +13,7 @@ V2_BAD = '{"type":"record","name":"t","namespace":"default.db","fields":[{"name"
 
 @pytest.fixture(scope="module")
 def confluent_registry_url():  # type: ignore[no-untyped-def]
-    from conformance.infra.containers import schema_registry_container
+    from conformance.infra.registry.container import schema_registry_container
 
     with schema_registry_container() as url:
         yield url

@@ -355,6 +355,32 @@ def test_delivery_mutant_through_the_cli(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 2 and "needs --kafka" in out
 
 
+def test_a_mutant_runs_under_the_options_it_needs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mutant's `needs_options` are applied as its shape is: END's event count is only written
+    with transaction metadata, which is off by default (the run once passed)."""
+    code, out = run_cli(capsys, "run", "--protocol", "debezium", "--encoder", "debezium/mutant/end-miscounts",
+                        "--no-matrix", "--kafka", "none", "--examples", "10", "--seed", "1", "--no-shrink",
+                        "--report-dir", str(tmp_path))
+    assert code == 1, out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [r["options"]["provide.transaction.metadata"] for r in report["runs"]] == ["true"]
+    failed = {r["check"] for r in report["results"] if r["outcome"] == "failed"}
+    assert "debezium.transaction.metadata" in failed
+    # The same value given explicitly is no conflict.
+    code, out = run_cli(capsys, "run", "--protocol", "debezium", "--encoder", "debezium/mutant/end-miscounts",
+                        "--option", "provide.transaction.metadata=true", "--kafka", "none", "--examples", "10",
+                        "--seed", "1", "--no-shrink", "--report-dir", str(tmp_path / "same"))
+    assert code == 1, out
+
+
+def test_a_mutant_refuses_options_that_hide_its_defect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "run", "--protocol", "debezium", "--encoder", "debezium/mutant/end-miscounts",
+                        "--option", "provide.transaction.metadata=false", "--no-matrix", "--kafka", "none",
+                        "--report-dir", str(tmp_path))
+    assert code == 2, out
+    assert "needs --option provide.transaction.metadata=true" in out and "Traceback" not in out
+
+
 def test_kafka_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(capsys, "run", "--kafka", "container://", "--no-matrix", "--report-dir", str(tmp_path))
     assert code == 2 and "Docker" in out and "Traceback" not in out

@@ -13,7 +13,7 @@ import pytest
 from helpers import cli as run
 from helpers import report_results as results
 
-from conformance.encoders.debezium_engine import available
+from conformance.protocols.debezium.engine import available
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
 

@@ -17,7 +17,7 @@ from helpers import cli as run
 from helpers import report_results as results
 
 from conformance.encoders import tool_cmd
-from conformance.encoders.debezium_engine import available
+from conformance.protocols.debezium.engine import available
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tools" / "debezium_kafka.py"
 

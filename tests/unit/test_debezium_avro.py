@@ -92,11 +92,11 @@ def test_adjustment_modes_follow_debeziums_name_adjuster() -> None:
 
 @pytest.fixture(scope="module")
 def avro_data() -> Any:
-    from conformance.encoders.debezium_engine import available
+    from conformance.protocols.debezium.engine import available
 
     if available() is not None:
         pytest.skip(str(available()))
-    from conformance.encoders.debezium_engine import jvm_avro_data
+    from conformance.protocols.debezium.engine import jvm_avro_data
 
     return jvm_avro_data()
 

@@ -90,7 +90,7 @@ def open_registry(spec: str) -> Iterator[Registry]:
     if spec.startswith(("http://", "https://", "container://")):
         running: contextlib.AbstractContextManager[str]
         if spec.startswith("container://"):
-            from ..containers import schema_registry_container
+            from .container import schema_registry_container
 
             running = schema_registry_container()
         else:

@@ -86,7 +86,7 @@ class DebeziumSuite(ProtocolSuite):
 
     def encoders(self) -> list[EncoderInfo]:
         """The reference, its mutants, and real Debezium's embedded engine (a whole tool)."""
-        from ...encoders.debezium_engine import DebeziumEngineAdapter
+        from .engine import DebeziumEngineAdapter
 
         return [*super().encoders(),
                 EncoderInfo(f"{self.name}/engine-postgres", self.name, EncoderKind.EXTERNAL, DebeziumEncoder,

@@ -35,10 +35,12 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InfrastructureError
-from ..model.events import CaptureStart, Ddl, Workload
-from .spi import Record
-from .tool import ToolEnv, ToolFailed, ToolHung, ToolRun, group_by_transaction
+from ...encoders.spi import Record
+from ...encoders.tool import ToolEnv, ToolFailed, ToolHung, ToolRecord, ToolRun, group_by_transaction
+from ...errors import InfrastructureError
+from ...model.events import CaptureStart, Ddl, Workload
+from ...upstream.base import Captured
+from . import spec
 
 MARKER_SCHEMA = "cc_marker"
 MARKER_TABLE = "tick"
@@ -232,8 +234,6 @@ class DebeziumEngineAdapter:
             seconds["tool start"] = time.perf_counter() - t0
             if problem is not None:
                 self._discard(eng, upstream, options)
-                from ..upstream.base import Captured
-
                 return ToolRun(Captured(workload, workload, None), [[] for _ in workload.events], problem, seconds)
             self._marker_txs(eng, eng.take(), options, env)
             t1 = time.perf_counter()
@@ -293,8 +293,6 @@ class DebeziumEngineAdapter:
                                              foreign_schemas=(MARKER_SCHEMA,))
             seconds["apply"] = time.perf_counter() - t0 - seconds.get("tool start", 0.0)
         except _StartFailed:
-            from ..upstream.base import Captured
-
             for eng in started:
                 eng.close(upstream)
             return ToolRun(Captured(workload, workload, None), [[] for _ in workload.events], problem, seconds)
@@ -335,10 +333,8 @@ class DebeziumEngineAdapter:
                  env: ToolEnv, marker_txs: Collection[int | str] = ()) -> list[list[Record]]:
         """The engine's records per event of the captured workload (grouped by source
         transaction: `tool.group_by_transaction`), the markers' left out."""
-        from ..protocols.debezium.suite import SUITE
-
         records = [Record(topic, key, value, None) for topic, key, value in got]
-        return group_by_transaction(captured, records, lambda r: SUITE.tool_record(r, options, env.registry),
+        return group_by_transaction(captured, records, lambda r: _place(env, r, options),
                                     lambda t: t[0] == MARKER_SCHEMA, marker_txs=marker_txs)
 
     @staticmethod
@@ -346,11 +342,9 @@ class DebeziumEngineAdapter:
                     env: ToolEnv) -> None:
         """Remember the marker rows' transactions: their END (transaction metadata) comes with
         the next transaction's first event, i.e. among the next workload's records."""
-        from ..protocols.debezium.suite import SUITE
-
         for topic, key, value in got:
             if topic.endswith(f".{MARKER_SCHEMA}.{MARKER_TABLE}") and value is not None:
-                place = SUITE.tool_record(Record(topic, key, value, None), options, env.registry)
+                place = _place(env, Record(topic, key, value, None), options)
                 if place.tx is not None:
                     eng.marker_txs.add(place.tx)
 
@@ -361,8 +355,6 @@ class DebeziumEngineAdapter:
         the options' `key.converter.*` / `value.converter.*` properties, applied to each Connect
         record under the topic it is written to (subjects are named after it)."""
         import jpype
-
-        from ..protocols.debezium import spec
 
         hash_map = jpype.JClass("java.util.HashMap")
         made = []
@@ -391,9 +383,15 @@ class DebeziumEngineAdapter:
         return convert
 
 
-def _avro(options: Mapping[str, str]) -> bool:
-    from ..protocols.debezium import spec
+def _place(env: ToolEnv, record: Record, options: Mapping[str, str]) -> ToolRecord:
+    """Where the protocol places one of the engine's records (`ToolEnv.place`: the harness hands
+    over the suite's `tool_record`, so this module never imports the suite that lists it)."""
+    if env.place is None:
+        raise InfrastructureError("debezium/engine-postgres needs the protocol's tool_record (ToolEnv.place)")
+    return env.place(record, options, env.registry) or ToolRecord()
 
+
+def _avro(options: Mapping[str, str]) -> bool:
     return spec.AVRO_CONVERTER in (options.get("key.converter"), options.get("value.converter"))
 
 
