@@ -120,6 +120,17 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--encoder", default=None, help="encoder to replay against (default: the one recorded)")
     rp.add_argument("--registry", default="embedded://")
 
+    cp = sub.add_parser("compare", help="what changed between two reports (new failures, fixed, …)",
+                        description="Compare two report.json files per encoder × option combination × check. "
+                                    "Exit 1 when a check newly fails (as the newer report's verdict counts it), "
+                                    "0 otherwise, 2 on unusable input.")
+    cp.add_argument("old", metavar="OLD.json")
+    cp.add_argument("new", metavar="NEW.json")
+    cp.add_argument("--markdown", metavar="FILE", default=None,
+                    help="also write the comparison as Markdown (a PR comment, $GITHUB_STEP_SUMMARY); - for stdout")
+    cp.add_argument("--json", metavar="FILE", default=None, help="also write the comparison as JSON; - for stdout")
+    cp.add_argument("--strict", action="store_true", help="a SHOULD check that newly fails gates too")
+
     sv = sub.add_parser("serve", help="run embedded infrastructure until interrupted")
     svs = sv.add_subparsers(dest="what", required=True)
     sr = svs.add_parser("registry", help="a Confluent-compatible Schema Registry on 127.0.0.1")
@@ -137,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return int({"run": cmd_run, "check": cmd_check, "list": cmd_list, "explain": cmd_explain,
-                    "reproduce": cmd_reproduce, "serve": cmd_serve}[args.command](args))
+                    "reproduce": cmd_reproduce, "serve": cmd_serve, "compare": cmd_compare}[args.command](args))
     except (UsageError, ConfigurationError) as e:
         err.print(f"[bold red]error:[/] {redact_text(str(e))}")
         _error_report(args, f"usage error: {redact_text(str(e))}")
@@ -674,6 +685,22 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 # -- serve --------------------------------------------------------------------------------------
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ..reporting import compare as cmpmod
+
+    result = cmpmod.compare(cmpmod.load(args.old), cmpmod.load(args.new), old_name=args.old, new_name=args.new,
+                            strict=args.strict)
+    renderings = {"markdown": cmpmod.markdown(result), "json": json.dumps(result.to_json(), indent=2) + "\n"}
+    for target, text in ((args.markdown, renderings["markdown"]), (args.json, renderings["json"])):
+        if target == "-":
+            sys.stdout.write(text)
+        elif target:
+            Path(target).write_text(text, encoding="utf-8")
+    if "-" not in (args.markdown, args.json):
+        cmpmod.print_terminal(result, console)
+    return result.exit_code()
+
 
 def cmd_serve(args: argparse.Namespace) -> int:
     if args.what == "kafka":
