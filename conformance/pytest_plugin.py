@@ -523,9 +523,8 @@ def evidence(section: dict[str, Any], r: dict[str, Any], repro: dict[str, Any] |
              replayable: bool) -> str:
     """A failed check's assertion message: what was expected and found, where, who must act, the
     shrunk workload and the commands that replay it."""
-    import json
 
-    from .reporting.model import who_acts
+    from .reporting.model import finding_details
 
     c = r["counts"]
     out = [f"{r['check']} [{r['level']}] {r['outcome']} — {r['title']}",
@@ -535,14 +534,7 @@ def evidence(section: dict[str, Any], r: dict[str, Any], repro: dict[str, Any] |
     for f in r.get("failures", [])[:3]:
         out.append("")
         out.append(f"finding: {f['message']} (×{f.get('count', 1)})")
-        out.append(f"  expected: {json.dumps(f.get('expected'), ensure_ascii=False, default=str)[:600]}")
-        out.append(f"  actual:   {json.dumps(f.get('actual'), ensure_ascii=False, default=str)[:600]}")
-        loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())
-        if loc:
-            out.append(f"  at: {loc}")
-        out.append(f"  {who_acts(f)}")
-        if "seed" in f:
-            out.append(f"  workload: seed {f['seed']}, shard {f['shard']}")
+        out += [f"  {line}" for line in finding_details(f, 600)]
     more = max(0, len(r.get("failures", [])) - 3) + int(r.get("more_failures", 0))
     if more:
         out.append(f"… and {more} more distinct finding(s) (report.html has them all)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from .types import quoted
 from .values import render_json
 
 _ESCAPES = {
@@ -21,17 +22,7 @@ _ESCAPES = {
 
 
 def quote(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        e = _ESCAPES.get(ch)
-        if e is not None:
-            out.append(e)
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return quoted(s, '"', _ESCAPES, "\\u{:04x}")
 
 
 def dumps(v: Any) -> str:

@@ -36,6 +36,7 @@ from .events import (
 from .table import Column, Default, DefaultKind, Generated, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
 from .values import (
+    FROM_TEXT,
     Array,
     Date,
     DateTime,
@@ -145,12 +146,8 @@ def value_from_json(t: SqlType, j: Any) -> Value:
         return decimal.Decimal(j)
     if t.is_binary or k is Kind.BYTEA:
         return base64.b64decode(j)
-    if k is Kind.INET4:
-        return ipaddress.IPv4Address(j)
-    if k is Kind.INET6:
-        return ipaddress.IPv6Address(j)
-    if k is Kind.UUID:
-        return uuid.UUID(j)
+    if k in FROM_TEXT:
+        return FROM_TEXT[k](j)
     if k is Kind.INTERVAL:
         return Interval(*j)
     if k is Kind.ARRAY:

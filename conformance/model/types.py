@@ -8,6 +8,7 @@ these parameters; generators produce them; the SQL renderer prints them back as 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -301,26 +302,28 @@ class SqlType:
         return self.sql()
 
 
-def quote_sql_string(s: str) -> str:
-    """A MySQL single-quoted string literal (backslash escapes, as in default sql_mode)."""
-    out = ["'"]
+def quoted(s: str, quote: str, escapes: Mapping[str, str], control: str | None = None) -> str:
+    """`s` between two `quote`s, each character of `escapes` replaced by its escape, other control
+    characters (below U+0020) formatted by `control` (e.g. `\\u{:04x}`) where it is given."""
+    out = [quote]
     for ch in s:
-        if ch == "'":
-            out.append("''")
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\0":
-            out.append("\\0")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\x1a":
-            out.append("\\Z")
+        e = escapes.get(ch)
+        if e is not None:
+            out.append(e)
+        elif control is not None and ch < " ":
+            out.append(control.format(ord(ch)))
         else:
             out.append(ch)
-    out.append("'")
+    out.append(quote)
     return "".join(out)
+
+
+_MYSQL_ESCAPES = {"'": "''", "\\": "\\\\", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z"}
+
+
+def quote_sql_string(s: str) -> str:
+    """A MySQL single-quoted string literal (backslash escapes, as in default sql_mode)."""
+    return quoted(s, "'", _MYSQL_ESCAPES)
 
 
 def quote_ident(name: str) -> str:

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from .types import VECTOR_MAX_DIMENSION, Kind, SqlType
+from .types import VECTOR_MAX_DIMENSION, Kind, SqlType, quoted
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -228,30 +228,12 @@ def render_json(v: Any, *, quote: Callable[[str], str], item_sep: str, kv_sep: s
     return emit(v)
 
 
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
 def json_quote(s: str) -> str:
     """Quote a string the way TiDB's JSON printer does (no HTML escaping)."""
-    out = ['"']
-    for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\b":
-            out.append("\\b")
-        elif ch == "\f":
-            out.append("\\f")
-        elif ord(ch) < 0x20:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return quoted(s, '"', _JSON_ESCAPES, "\\u{:04x}")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -394,6 +376,11 @@ Value: TypeAlias = (
     | uuid.UUID | ipaddress.IPv4Address | ipaddress.IPv6Address | Interval | Array | Infinity | TimeTz | Hstore
 )
 Row: TypeAlias = dict[str, Value]
+
+#: Kinds whose value one constructor makes from its text, the same in every format.
+FROM_TEXT: dict[Kind, Callable[[str], Value]] = {
+    Kind.INET4: ipaddress.IPv4Address, Kind.INET6: ipaddress.IPv6Address, Kind.UUID: uuid.UUID,
+}
 
 
 # -- float32 -----------------------------------------------------------------------------

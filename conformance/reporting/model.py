@@ -8,6 +8,7 @@ objects, so that `conformance` can re-render old reports and other tools can rea
 from __future__ import annotations
 
 import datetime as dt
+import json
 import platform
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,6 +180,20 @@ def compatibility_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[tup
 _ACTORS = {"encoder": "the encoder under test", "capture": "whoever wrote the captured input",
            "suite": "cdc-conformance (a bug in the suite: please report it)",
            "infrastructure": "the broker / registry / environment"}
+
+
+def finding_details(f: dict[str, Any], width: int) -> list[str]:
+    """What follows a finding's message wherever it is printed: expected and actual (cut to
+    `width` characters of JSON), where, who must act, and the workload it came from."""
+    out = [f"expected: {json.dumps(f.get('expected'), ensure_ascii=False, default=str)[:width]}",
+           f"actual:   {json.dumps(f.get('actual'), ensure_ascii=False, default=str)[:width]}"]
+    loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())
+    if loc:
+        out.append(f"at: {loc}")
+    out.append(who_acts(f))
+    if "seed" in f:
+        out.append(f"workload: seed {f['seed']}, shard {f['shard']}")
+    return out
 
 
 def who_acts(failure: dict[str, Any]) -> str:

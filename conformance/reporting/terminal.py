@@ -4,7 +4,6 @@ rendering (`model.Report.to_json`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .model import Report, grouped_notes, runs_with_results, who_acts
+from .model import Report, finding_details, grouped_notes, runs_with_results
 
 #: Failures printed at most (the reports hold them all).
 MAX_SHOWN = 25
@@ -66,15 +65,9 @@ def _print_result(console: Console, run: dict[str, Any], r: dict[str, Any], rp: 
     console.print(f"\n[bold {colour}]✗ {r['check']}[/] [{r['level']}] ({run['label']}) — {r['title']}")
     console.print(f"  [dim]{r['clause']}[/]")
     for f in r.get("failures", [])[:2]:
-        console.print(f"  {f['message']}  [dim](×{f.get('count', 1)})[/]")
-        console.print(f"    expected: {json.dumps(f.get('expected'), ensure_ascii=False)[:300]}")
-        console.print(f"    actual:   {json.dumps(f.get('actual'), ensure_ascii=False)[:300]}")
-        loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())
-        if loc:
-            console.print(f"    at: {loc}")
-        console.print(f"    {who_acts(f)}", markup=False)
-        if "seed" in f:
-            console.print(f"    workload: seed {f['seed']}, shard {f['shard']}")
+        console.print(Text.assemble(f"  {f['message']}  ", (f"(×{f.get('count', 1)})", "dim")))
+        for line in finding_details(f, 300):
+            console.print(f"    {line}", markup=False)
     for tb in r.get("errors", [])[:1]:
         console.print(f"[magenta]{tb}[/]")
     if rp:

@@ -9,7 +9,6 @@ are parsed here, exactly, by the model's column type. Anything that does not par
 from __future__ import annotations
 
 import decimal
-import ipaddress
 import json
 import math
 import re
@@ -17,6 +16,7 @@ import uuid
 
 from ..model.types import Kind, SqlType
 from ..model.values import (
+    FROM_TEXT,
     Array,
     Date,
     DateTime,
@@ -102,12 +102,8 @@ def parse_mariadb_text(t: SqlType, v: str | bytes) -> Value:
     if k is Kind.SET:
         members = set(v.split(",")) if v else set()
         return tuple(e for e in t.elements if e in members)
-    if k is Kind.INET4:
-        return ipaddress.IPv4Address(v)
-    if k is Kind.INET6:
-        return ipaddress.IPv6Address(v)
-    if k is Kind.UUID:
-        return uuid.UUID(v)
+    if k in FROM_TEXT:
+        return FROM_TEXT[k](v)
     return v
 
 
