@@ -88,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--encoder-timeout", type=float, default=30.0, help="seconds an encoder call may take")
     r.add_argument("--no-shrink", action="store_true", help="do not shrink failing workloads")
     r.add_argument("--strict", action="store_true", help="SHOULD-level failures also fail the run")
+    _baseline_args(r)
 
     c = sub.add_parser("check", help="check captured records (records.jsonl) against a registry")
     c.add_argument("--protocol", default=default_protocol(), choices=protocol_names())
@@ -107,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--report-json", default=None, metavar="FILE", help="write the JSON report here")
     c.add_argument("--report-dir", default=None, help="write all reports here")
     c.add_argument("--strict", action="store_true", help="SHOULD-level failures also fail the check")
+    _baseline_args(c)
 
     ls = sub.add_parser("list", help="list checks and encoders")
     ls.add_argument("--json", action="store_true")
@@ -119,6 +121,18 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("file")
     rp.add_argument("--encoder", default=None, help="encoder to replay against (default: the one recorded)")
     rp.add_argument("--registry", default="embedded://")
+
+    bl = sub.add_parser("baseline", help="keep a baseline of expected failures (--baseline FILE)")
+    bls = bl.add_subparsers(dest="what", required=True)
+    bu = bls.add_parser("update", help="add a report's failures to a baseline and prune its stale entries",
+                        description="Add every failure of the report that no entry covers (one entry per check, "
+                                    "or per combination where the check did not fail in all of them), and remove "
+                                    "the entries the report shows stale. Creates the file if it does not exist.")
+    bu.add_argument("--report", required=True, metavar="REPORT.json")
+    bu.add_argument("--baseline", required=True, metavar="FILE")
+    bu.add_argument("--reason", default="", help="why these failures are expected")
+    bu.add_argument("--ticket", default=None, metavar="URL", help="where the defect is tracked")
+    bu.add_argument("--expires", default=None, metavar="YYYY-MM-DD", help="after this date they fail again")
 
     cp = sub.add_parser("compare", help="what changed between two reports (new failures, fixed, …)",
                         description="Compare two report.json files per encoder × option combination × check. "
@@ -148,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return int({"run": cmd_run, "check": cmd_check, "list": cmd_list, "explain": cmd_explain,
-                    "reproduce": cmd_reproduce, "serve": cmd_serve, "compare": cmd_compare}[args.command](args))
+                    "reproduce": cmd_reproduce, "serve": cmd_serve, "compare": cmd_compare,
+                    "baseline": cmd_baseline}[args.command](args))
     except (UsageError, ConfigurationError) as e:
         err.print(f"[bold red]error:[/] {redact_text(str(e))}")
         _error_report(args, f"usage error: {redact_text(str(e))}")
@@ -304,7 +319,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = RunPlan(protocol=protocol, encoder=encoder, combos=combos, examples=args.examples, seed=seed,
                    encoder_timeout=args.encoder_timeout, shrink=not args.no_shrink, repro_dir=report_dir / "repro",
                    first_shard=args.shard)
-    report = Report("run", command=_command_line(), strict=args.strict)
+    report = Report("run", command=_command_line(), strict=args.strict, **_baseline(args))
     if left_out:
         console.print(f"[dim]{encoder.name} does not support {len(left_out)} combination(s) of the matrix, left out: "
                       f"{'; '.join(left_out[:4])}{' …' if len(left_out) > 4 else ''}[/]")
@@ -467,7 +482,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     options = protocol.resolve_options(pinned)
     if (args.input is None) == (args.kafka is None):
         raise UsageError("check needs exactly one of --input FILE (a capture) or --kafka URL --topics T1,T2")
-    report = Report("check", command=_command_line(), strict=args.strict)
+    report = Report("check", command=_command_line(), strict=args.strict, **_baseline(args))
     t0 = time.monotonic()
     if args.kafka is not None:
         section, what = _check_kafka(args, protocol, options, report)
@@ -685,6 +700,43 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 # -- serve --------------------------------------------------------------------------------------
+
+def _baseline_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", default=None, metavar="FILE",
+                   help="expected failures (JSON): a failure an entry covers is reported as known and does not "
+                        "fail the verdict until the entry expires")
+    p.add_argument("--baseline-strict", action="store_true",
+                   help="a baseline entry whose check ran and passed (stale) fails the run")
+
+
+def _baseline(args: argparse.Namespace) -> dict[str, Any]:
+    """The Report fields for --baseline / --baseline-strict (the file read now: a bad one is a
+    usage error before any work)."""
+    if args.baseline is None:
+        if args.baseline_strict:
+            raise UsageError("--baseline-strict needs --baseline FILE")
+        return {}
+    from ..reporting.baseline import load
+
+    return {"baseline": load(args.baseline), "baseline_strict": args.baseline_strict}
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from ..reporting.baseline import load, update
+    from ..reporting.compare import load as load_report
+
+    baseline = load(args.baseline, missing_ok=True)
+    added, pruned = update(baseline, load_report(args.report), reason=args.reason, ticket=args.ticket,
+                           expires=args.expires)
+    baseline.save(args.baseline)
+    console.print(f"{args.baseline}: {len(added)} entr{'y' if len(added) == 1 else 'ies'} added, "
+                  f"{len(pruned)} stale pruned, {len(baseline.entries)} in all", markup=False)
+    for e in added:
+        console.print(f"  + {e.describe()}", markup=False)
+    for e in pruned:
+        console.print(f"  - {e.describe()}", markup=False)
+    return 0
+
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..reporting import compare as cmpmod

@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from .model import compatibility_table, grouped_notes, runs_with_results
+from .model import baseline_lines, compatibility_table, grouped_notes, known_text, runs_with_results
 
 _SYMBOL = {"passed": "✓", "failed": "✗", "errored": "!", "skipped": "·", "not-applicable": "–"}
 
@@ -36,7 +36,7 @@ table.matrix{border-collapse:collapse;background:#fff;border:1px solid #d0d7de}
 .cell{text-align:center;width:26px;font-weight:700}
 .cell a{color:inherit;text-decoration:none;display:block}
 .passed{background:#dafbe1;color:#1a7f37}.failed{background:#ffebe9;color:#cf222e}
-.failed.should{background:#fff8c5;color:#9a6700}.errored{background:#fbefff;color:#8250df}
+.failed.should{background:#fff8c5;color:#9a6700}.failed.known{background:#ddf4ff;color:#0969da}.errored{background:#fbefff;color:#8250df}
 .skipped{background:#f6f8fa;color:#8c959f}
 table.compat{border-collapse:collapse;background:#fff;border:1px solid #d0d7de;font-size:13px}
 .compat th,.compat td{border:1px solid #eaeef2;padding:3px 8px;text-align:left}.compat th{font-weight:normal}
@@ -46,6 +46,7 @@ table.compat{border-collapse:collapse;background:#fff;border:1px solid #d0d7de;f
 section.finding{background:#fff;border:1px solid #d0d7de;border-left:4px solid #cf222e;border-radius:6px;
  padding:10px 14px;margin:12px 0}
 section.finding.should{border-left-color:#bf8700}
+section.finding.known{border-left-color:#0969da}
 section.finding h3{margin:0 0 4px;font-size:15px;font-family:ui-monospace,monospace}
 .clause{color:#57606a;font-size:12px}
 pre{background:#f6f8fa;padding:6px 8px;border-radius:4px;overflow:auto;max-height:260px;margin:4px 0}
@@ -119,7 +120,9 @@ def render(report: dict[str, Any]) -> str:
     for e in report.get("errors", []):
         out.append(f"<section class=finding><h3>infrastructure error</h3><pre>{_e(e)}</pre></section>")
     out.append("<p class=legend>" + "".join(f"<span class='{k}'>{_SYMBOL[k]} {k}</span>" for k in _SYMBOL)
-               + "<span class='failed should'>✗ failed (SHOULD)</span></p>")
+               + "<span class='failed should'>✗ failed (SHOULD)</span>"
+               + ("<span class='failed known'>✗ known (baseline)</span>" if report.get("baseline") else "") + "</p>")
+    out += [f"<p class=clause>{_e(line)}</p>" for line in baseline_lines(report)]
 
     out.append("<table class=matrix><thead><tr><th></th>")
     for run in runs:
@@ -139,7 +142,8 @@ def render(report: dict[str, Any]) -> str:
                     out.append("<td class=cell></td>")
                     continue
                 oc = r["outcome"]
-                cls = oc + (" should" if oc == "failed" and r["level"] == "SHOULD" else "")
+                cls = oc + (" known" if r.get("known") else " should" if oc == "failed" and r["level"] == "SHOULD"
+                            else "")
                 c = r["counts"]
                 tip = (f"{cid}: {oc} — passed {c['passed']}, failed {c['failed']}, errored {c['errored']}, "
                        f"n/a {c['not_applicable']}" + (f" — {r['skipped']}" if r.get("skipped") else ""))
@@ -161,14 +165,15 @@ def render(report: dict[str, Any]) -> str:
     for cid, idx in by_check.items():
         i = idx[0]
         run, r = runs[i], cells[(i, cid)]
-        cls = "should" if r["level"] == "SHOULD" else ""
+        cls = "known" if r.get("known") else "should" if r["level"] == "SHOULD" else ""
         where = ", ".join(runs[k]["label"] if one_encoder else f"{runs[k]['encoder']} · {runs[k]['label']}"
                           for k in idx)
         anchors = "".join(f"<a id='f{k}-{_e(cid)}'></a>" for k in idx)
         out.append(f"<section class='finding {cls}'>{anchors}<h3>{_e(cid)} "
                    f"<span class=level>{_e(r['level'])} · {_e(r['outcome'])}</span></h3>"
                    f"<div>{_e(r['title'])}</div><div class=clause>{_e(r['clause'])}</div>"
-                   f"<div class=clause>{'failed' if r['outcome'] == 'failed' else 'errored'} in "
+                   + (f"<div class=clause><b>{_e(known_text(r['known']))}</b></div>" if r.get("known") else "")
+                   + f"<div class=clause>{'failed' if r['outcome'] == 'failed' else 'errored'} in "
                    f"{len(idx)} of {len(runs)} combination(s): {_e(where)}; details from the first</div>")
         for f in r.get("failures", [])[:10]:
             loc = ", ".join(f"{k} {v}" for k, v in f.get("location", {}).items())

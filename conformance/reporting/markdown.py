@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import compatibility_table, grouped_notes, runs_with_results
+from .model import baseline_lines, compatibility_table, grouped_notes, known_text, runs_with_results
 
 ICON = {"passed": "✅", "failed": "❌", "errored": "💥", "skipped": "⏭", "not-applicable": "➖"}
 
@@ -24,9 +24,15 @@ def render(report: dict[str, Any]) -> str:
         out += ["", "### Findings", ""]
         for run, r in failed[:50]:
             first = r["failures"][0]["message"] if r.get("failures") else "(errored)"
-            out.append(f"- {ICON[r['outcome']]} `{r['check']}` [{r['level']}] ({run['label']}): {first}")
+            if r.get("known"):
+                out.append(f"- 🔖 `{r['check']}` [{r['level']}] ({run['label']}): {first} — {known_text(r['known'])}")
+            else:
+                out.append(f"- {ICON[r['outcome']]} `{r['check']}` [{r['level']}] ({run['label']}): {first}")
     for e in report.get("errors", []):
         out.append(f"- 💥 {e}")
+    lines = baseline_lines(report)
+    if lines:
+        out += ["", "### Baseline", "", *(f"- {x.strip()}" for x in lines)]
     levels, rows = compatibility_table(runs)
     if rows:
         out += ["", "### Schema changes × registry compatibility level", "",

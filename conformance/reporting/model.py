@@ -10,11 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks.registry import Level, Outcome
 from ..checks.results import Tally
+from .baseline import Baseline, Judged, Verdicts, judge
 
 FORMAT_VERSION = 1
 
@@ -51,8 +53,9 @@ class Section:
     # `harness/compatibility.py`: accepted, refused with the encoder stopped or going on…).
     compatibility: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def verdict(self, strict: bool = False) -> str:
-        failed = [t for t in self.tally if t.outcome is Outcome.FAILED
+    def verdict(self, strict: bool = False, known: Collection[str] = ()) -> str:
+        """pass / fail / error; failures of the checks in `known` (a baseline's) do not fail it."""
+        failed = [t for t in self.tally if t.outcome is Outcome.FAILED and t.id not in known
                   and (t.level is Level.MUST or (strict and t.level is Level.SHOULD))]
         if failed:
             return "fail"
@@ -60,12 +63,12 @@ class Section:
             return "error"
         return "pass"
 
-    def to_json(self, strict: bool = False) -> dict[str, Any]:
+    def to_json(self, strict: bool = False, known: Collection[str] = ()) -> dict[str, Any]:
         """The run's metadata and, under "results", its check results (the report moves them
         to its flat top-level list)."""
         return {
             "protocol": self.protocol, "encoder": self.encoder, "encoder_kind": self.encoder_kind,
-            "options": self.options, "label": self.label, "verdict": self.verdict(strict),
+            "options": self.options, "label": self.label, "verdict": self.verdict(strict, known),
             "workloads": self.workloads, "records": self.records, "seed": self.seed,
             "duration_s": round(self.duration_s, 3),
             "results": [t.to_json() for t in self.tally],
@@ -84,10 +87,26 @@ class Report:
     duration_s: float = 0.0
     strict: bool = False
     errors: list[str] = field(default_factory=list)  # infrastructure errors that stopped work
+    baseline: Baseline | None = None  # expected failures (`--baseline`)
+    baseline_strict: bool = False  # a stale baseline entry fails the verdict
+
+    def judged(self) -> Verdicts | None:
+        """What the baseline says of this report's results (None without a baseline)."""
+        if self.baseline is None:
+            return None
+        return judge(self.baseline, (Judged(s.protocol, s.encoder, s.label, s.options, t.id, t.outcome.value)
+                                     for s in self.sections for t in s.tally))
+
+    def _known(self, verdicts: Verdicts | None) -> dict[int, set[str]]:
+        """Per section, the ids of its known failures."""
+        keys = verdicts.known_keys() if verdicts is not None else set()
+        return {i: {t.id for t in s.tally if (s.encoder, s.label, t.id) in keys} for i, s in enumerate(self.sections)}
 
     def verdict(self) -> str:
-        vs = [s.verdict(self.strict) for s in self.sections]
-        if "fail" in vs:
+        verdicts = self.judged()
+        known = self._known(verdicts)
+        vs = [s.verdict(self.strict, known[i]) for i, s in enumerate(self.sections)]
+        if "fail" in vs or (self.baseline_strict and verdicts is not None and verdicts.stale):
             return "fail"
         if self.errors or "error" in vs:
             return "error"
@@ -97,12 +116,18 @@ class Report:
         return {"pass": 0, "fail": 1}.get(self.verdict(), 2)
 
     def to_json(self) -> dict[str, Any]:
-        sections = [s.to_json(self.strict) for s in self.sections]
+        verdicts = self.judged()
+        known = self._known(verdicts)
+        sections = [s.to_json(self.strict, known[i]) for i, s in enumerate(self.sections)]
+        entries = {(j.encoder, j.label, j.check): e for j, e in (verdicts.known if verdicts else [])}
         flat = []
         for i, s in enumerate(sections):
             s["run"] = i
             for r in s.pop("results"):
-                flat.append({**r, "run": i, "encoder": s["encoder"], "options": s["options"], "label": s["label"]})
+                entry = entries.get((s["encoder"], s["label"], r["check"]))
+                flat.append({**r, "run": i, "encoder": s["encoder"], "options": s["options"], "label": s["label"],
+                             **({"known": entry.to_json()} if entry is not None else {})})
+        extra = {"baseline": verdicts.to_json(self.baseline)} if verdicts is not None and self.baseline else {}
         return {
             "format_version": FORMAT_VERSION,
             "verdict": self.verdict(),
@@ -116,6 +141,7 @@ class Report:
             "errors": self.errors,
             "runs": sections,
             "results": flat,
+            **extra,
         }
 
 
@@ -180,6 +206,29 @@ def compatibility_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[tup
 _ACTORS = {"encoder": "the encoder under test", "capture": "whoever wrote the captured input",
            "suite": "cdc-conformance (a bug in the suite: please report it)",
            "infrastructure": "the broker / registry / environment"}
+
+
+def known_text(entry: dict[str, Any]) -> str:
+    """A baseline entry that covers a failure, in one line: why it is known, its ticket, expiry."""
+    return ("known failure (baseline): " + (entry.get("reason") or "no reason given")
+            + (f" — {entry['ticket']}" if entry.get("ticket") else "")
+            + (f", until {entry['expires']}" if entry.get("expires") else ""))
+
+
+def baseline_lines(report: dict[str, Any]) -> list[str]:
+    """What the report's baseline found: known, expired, stale and unobserved entries."""
+    b = report.get("baseline")
+    if not b:
+        return []
+    out = [f"baseline {b['file']}: {len(b['known'])} known failure(s) (not failing the run), "
+           f"{len(b['expired'])} expired, {len(b['stale'])} stale entr{'y' if len(b['stale']) == 1 else 'ies'}, "
+           f"{len(b['unobserved'])} unobserved"]
+    for x in b["expired"]:
+        out.append(f"  expired (fails again): {x['check']} ({x['label']}) — expired {x['entry'].get('expires')}")
+    for e in b["stale"]:
+        out.append(f"  stale (its check ran and passed): {e['check']}"
+                   + "".join(f" {k}={v}" for k, v in e.get("options", {}).items()) + f" — {e.get('reason', '')}")
+    return out
 
 
 def finding_details(f: dict[str, Any], width: int) -> list[str]:

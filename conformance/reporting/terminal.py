@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .model import Report, finding_details, grouped_notes, runs_with_results
+from .model import Report, baseline_lines, finding_details, grouped_notes, known_text, runs_with_results
 
 #: Failures printed at most (the reports hold them all).
 MAX_SHOWN = 25
@@ -43,6 +43,8 @@ def print_summary(report: Report, paths: dict[str, Path] | None, console: Consol
     # printed once; the report keeps each section's own.
     for note, who in grouped_notes(runs):
         console.print(f"note ({who}): {note}", style="dim", markup=False)
+    for line in baseline_lines(data):
+        console.print(line, markup=False)
     for e in data["errors"]:
         err.print(f"[bold magenta]error:[/] {e}")
     timings: dict[str, float] = {}
@@ -61,6 +63,10 @@ def print_summary(report: Report, paths: dict[str, Path] | None, console: Consol
 
 
 def _print_result(console: Console, run: dict[str, Any], r: dict[str, Any], rp: dict[str, Any] | None) -> None:
+    if r.get("known"):
+        console.print(Text.assemble("\n", ("≈ known ", "bold cyan"), (r["check"], "bold cyan"),
+                                    f" [{r['level']}] ({run['label']}) — {known_text(r['known'])}"))
+        return
     colour = "yellow" if r["level"] == "SHOULD" else "red"
     console.print(f"\n[bold {colour}]✗ {r['check']}[/] [{r['level']}] ({run['label']}) — {r['title']}")
     console.print(f"  [dim]{r['clause']}[/]")
