@@ -203,9 +203,9 @@ def report_results(report: Mapping[str, Any]) -> list[Judged]:
 def update(baseline: Baseline, report: Mapping[str, Any], *, reason: str = "", ticket: str | None = None,
            expires: str | None = None) -> tuple[list[Entry], list[Entry]]:
     """Add the report's failures that no unexpired entry covers and remove the entries it shows
-    stale; returns (added, pruned). The encoder is named where the report holds several. A check that failed in every combination of its encoder where
-    it ran gets one entry; otherwise one per failing combination, pinned to the values of the
-    options that vary between the report's combinations."""
+    stale; returns (added, pruned). The encoder is named where the report holds several. A check
+    that failed in every combination of its encoder where it ran gets one entry; otherwise one per
+    failing combination, pinned to the values of the options that vary between the combinations."""
     try:
         until = dt.date.fromisoformat(expires) if expires else None
     except ValueError:
