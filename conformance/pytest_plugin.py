@@ -27,6 +27,7 @@ it (this one included) it adds its ini keys and does nothing else.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import random
 import shlex
 import sys
@@ -68,6 +69,11 @@ _INI: tuple[tuple[str, str, str, Any], ...] = (
     ("conformance_shrink_seconds", "cdc-conformance: time budget to shrink one finding (default 20)", "string",
      "20"),
     ("conformance_strict", "cdc-conformance: SHOULD-level findings fail too (default false)", "bool", False),
+    ("conformance_baseline", "cdc-conformance: a baseline of expected failures (JSON, `conformance baseline "
+                             "update`), relative to the configuration file: a failure it covers is xfailed",
+     "string", ""),
+    ("conformance_baseline_strict", "cdc-conformance: a baseline entry whose check passed fails its test "
+                                    "(default false)", "bool", False),
     ("conformance_report_dir", "cdc-conformance: where to write the reports, relative to the configuration "
                                "file (default reports/conformance; empty: none)", "string", "reports/conformance"),
 )
@@ -131,6 +137,8 @@ class Settings:
     strict: bool
     report_dir: Path | None
     base: Path  # the configuration file's directory: relative paths and the encoder command start here
+    baseline: Any = None  # reporting.baseline.Baseline (`conformance_baseline`), read at configuration
+    baseline_strict: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config, protocol: str) -> Settings:
@@ -156,6 +164,17 @@ class Settings:
         else:
             seed = int(seed_text) if seed_text.isdigit() else seed_text
         report = text("conformance_report_dir")
+        baseline = None
+        if text("conformance_baseline"):
+            from .errors import UsageError
+            from .reporting.baseline import load
+
+            try:
+                baseline = load(base / text("conformance_baseline"))
+            except UsageError as e:
+                raise pytest.UsageError(f"conformance_baseline: {e}") from None
+        elif config.getini("conformance_baseline_strict"):
+            raise pytest.UsageError("conformance_baseline_strict needs conformance_baseline")
         return cls(
             protocol=protocol, encoder=text("conformance_encoder"), encoder_cmd=text("conformance_encoder_cmd"),
             examples=number("conformance_examples", int, 1), seed=seed, seed_given=seed_given,
@@ -167,7 +186,8 @@ class Settings:
             shrink=bool(config.getini("conformance_shrink")),
             shrink_seconds=number("conformance_shrink_seconds", float, 0),
             strict=bool(config.getini("conformance_strict")),
-            report_dir=(base / report) if report else None, base=base)
+            report_dir=(base / report) if report else None, base=base, baseline=baseline,
+            baseline_strict=bool(config.getini("conformance_baseline_strict")))
 
     @property
     def in_memory(self) -> bool:
@@ -300,6 +320,15 @@ class ConformancePlugin:
 
     # -- running --------------------------------------------------------------------------------------
 
+    def known(self, section: dict[str, Any], check: str) -> Any:
+        """The baseline entry that covers `check` in this combination (an unexpired one first), or None."""
+        baseline = self.settings.baseline
+        if baseline is None:
+            return None
+        found = [e for e in baseline.entries if e.matches(section["protocol"], section["encoder"], section["options"],
+                                                           check)]
+        return min(found, key=lambda e: e.expired(dt.date.today()), default=None)
+
     def run_combination(self, index: int) -> Section:
         """Run one option combination through the pipeline (once; its tests read the section)."""
         from .harness.run import RunPlan, execute
@@ -366,7 +395,8 @@ class ConformancePlugin:
         from .reporting import Report, write_reports
 
         report = Report("run", [self.sections[i] for i in sorted(self.sections)], command=_command_line(),
-                        strict=s.strict, errors=list(self.errors))
+                        strict=s.strict, errors=list(self.errors), baseline=s.baseline,
+                        baseline_strict=s.baseline_strict)
         report.duration_s = time.monotonic() - self.started
         with contextlib.suppress(OSError):  # the reports are not the verdict: pytest's own outcome is
             write_reports(report, s.report_dir)
@@ -489,7 +519,11 @@ class CheckItem(pytest.Item):
         if r is None:
             pytest.skip("not evaluated in this run")
         outcome = r["outcome"]
+        entry = plugin.known(section, self.name)
         if outcome == "passed":
+            if entry is not None and plugin.settings.baseline_strict:
+                pytest.fail(f"stale baseline entry: {entry.describe()} — the check passed; remove the entry "
+                            "(conformance baseline update prunes it)", pytrace=False)
             return
         if outcome == "skipped":
             pytest.skip(f"{self.name}: skipped: {r.get('skipped')}")
@@ -500,6 +534,8 @@ class CheckItem(pytest.Item):
                         cwd=plugin.settings.base, replayable=_findable(plugin))
         if outcome == "errored":
             pytest.fail(text, pytrace=False)
+        if entry is not None and not entry.expired(dt.date.today()):
+            pytest.xfail(f"known failure (baseline): {entry.describe()}")
         if r["level"] == "INFO":
             pytest.xfail(f"INFO-level finding (reported, never fails): {_first_message(r)}")
         if r["level"] == "SHOULD" and not plugin.settings.strict:

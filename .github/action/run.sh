@@ -49,6 +49,8 @@ while IFS= read -r line; do
 done <<< "${INPUT_OPTIONS:-}"
 is_true "${INPUT_MATRIX:-true}" || args+=(--no-matrix)
 is_true "${INPUT_STRICT:-false}" && args+=(--strict)
+[ -z "${INPUT_BASELINE:-}" ] || args+=(--baseline "$INPUT_BASELINE")
+is_true "${INPUT_BASELINE_STRICT:-false}" && args+=(--baseline-strict)
 kafka="${INPUT_KAFKA:-none}"
 args+=(--kafka "$kafka")
 if [ "$(printf '%s' "$kafka" | tr '[:upper:]' '[:lower:]')" != "none" ] && ! is_true "${INPUT_SPARK:-false}"; then

@@ -42,6 +42,18 @@ def test_a_failing_encoder_fails_the_step_with_its_summary_and_junit(tmp_path: P
     assert Path(out["report-json"]).is_file() and Path(out["summary"]).read_text() in summary
 
 
+def test_a_baseline_turns_known_failures_into_a_passing_gate(tmp_path: Path) -> None:
+    (tmp_path / "known.json").write_text('{"format": "cdc-conformance/baseline", "format_version": 1, "entries": '
+                                         '[{"check": "ticdc-simple.message.version", "reason": "v2 for now"}]}')
+    done, out, summary = run_step(tmp_path, protocol="ticdc-simple", encoder="mutant/version-2", examples="2",
+                                  seed="7", matrix="false", kafka="none", args="--no-shrink", baseline="known.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert out["verdict"] == "pass" and "known failure (baseline): v2 for now" in summary
+    done, out, _ = run_step(tmp_path, protocol="ticdc-simple", encoder="reference", examples="2", seed="7",
+                            matrix="false", kafka="none", baseline="known.json", baseline_strict="true")
+    assert done.returncode == 1 and out["verdict"] == "fail", done.stdout + done.stderr
+
+
 def test_a_conforming_command_passes_with_options_and_extra_arguments(tmp_path: Path) -> None:
     serve = f"{sys.executable} -m conformance.encoders.serve --encoder ticdc-simple/reference"
     done, out, summary = run_step(tmp_path, protocol="ticdc-simple", encoder_cmd=serve, examples="2", seed="7",

@@ -184,13 +184,34 @@ def test_the_kafka_runner_behind_an_option(tmp_path: Path) -> None:
     assert "pyproject.toml::defaults::ticdc-simple.message.version PASSED" in done.stdout
 
 
+def test_a_baseline_xfails_known_failures_and_strict_fails_stale_entries(tmp_path: Path) -> None:
+    (tmp_path / "baseline.json").write_text(json.dumps({"format": "cdc-conformance/baseline", "format_version": 1,
+        "entries": [{"check": "ticdc-simple.message.version", "reason": "v2 until the next release",
+                     "ticket": "https://example.com/T-7"}]}))
+    repo = small_repo(tmp_path, extra='conformance_baseline = "baseline.json"', conftest=CONFTEST)
+    done = pytest_in(repo, "-k", "message.version", "-rx")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    assert "known failure (baseline): ticdc-simple.message.version — v2 until the next release" in done.stdout
+    report = json.loads((repo / "reports" / "conformance" / "report.json").read_text())
+    assert report["verdict"] == "pass" and len(report["baseline"]["known"]) == 1
+
+    (repo / "conftest.py").unlink()  # the fixed encoder: the entry is stale
+    (repo / "pyproject.toml").write_text(MINIMAL.format(extra='conformance_encoder = "reference"\n'
+                                                              'conformance_baseline = "baseline.json"\n'
+                                                              "conformance_baseline_strict = true"))
+    done = pytest_in(repo, "-k", "message.version")
+    assert done.returncode == 1 and "stale baseline entry: ticdc-simple.message.version" in done.stdout, \
+        done.stdout[-3000:]
+
+
 @pytest.mark.parametrize("extra,message", [
     ("", "no encoder: set conformance_encoder_cmd"),
     ('conformance_encoder = "no-such-encoder"', "no encoder named 'no-such-encoder'"),
     ('conformance_encoder = "reference"\nconformance_encoder_timeout = "soon"',
      "conformance_encoder_timeout = 'soon': not a number"),
     ('conformance_encoder = "reference"\nconformance_kafka = "nonsense://"', "usage error"),
-], ids=["no-encoder", "unknown-encoder", "bad-number", "bad-kafka"])
+    ('conformance_encoder = "reference"\nconformance_baseline = "missing.json"', "conformance_baseline: --baseline"),
+], ids=["no-encoder", "unknown-encoder", "bad-number", "bad-kafka", "bad-baseline"])
 def test_configuration_errors_say_what_to_fix(tmp_path: Path, extra: str, message: str) -> None:
     done = pytest_in(small_repo(tmp_path, extra=extra))
     text = done.stdout + done.stderr
