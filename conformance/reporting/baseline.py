@@ -9,6 +9,12 @@ must have that value in the combination), with a reason, a ticket and an expiry 
        "options": {"time.precision.mode": "nanoseconds"}, "reason": "timestamps beyond 2262 become null",
        "ticket": "https://issues.redhat.com/browse/DBZ-0000", "expires": "2027-03-31"}]}
 
+An entry can be narrowed to findings: `message` (a pattern every finding's message matches),
+`seed` and `shards` (every finding comes from these generated workloads): then it covers a failed
+check only where each of its findings is one of those (a check with findings beyond the report's
+limit of distinct ones is not covered), so that a defect known in one workload does not hide
+another.
+
 Against a report, a failure an entry covers is *known* (reported, not failing the verdict); after
 the entry's expiry date it is *expired* and fails again. An entry whose check ran under matching
 options without failing is *stale* (the defect is gone or the workloads missed it: reported, and
@@ -21,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +35,7 @@ from typing import Any
 from ..errors import UsageError
 
 FORMAT = "cdc-conformance/baseline"
-_KEYS = {"check", "protocol", "encoder", "options", "reason", "ticket", "expires"}
+_KEYS = {"check", "protocol", "encoder", "options", "reason", "ticket", "expires", "message", "seed", "shards"}
 
 
 @dataclass(frozen=True)
@@ -41,12 +47,28 @@ class Entry:
     protocol: str | None = None
     encoder: str | None = None  # a name or an fnmatch pattern
     options: Mapping[str, str] = field(default_factory=dict)
+    message: str | None = None  # a pattern every finding's message matches
+    seed: str | None = None  # every finding comes from a workload of this seed …
+    shards: tuple[int, ...] | None = None  # … and of these shards
 
     def matches(self, protocol: str, encoder: str, options: Mapping[str, str], check: str) -> bool:
         return (fnmatch.fnmatchcase(check, self.check)
                 and (self.protocol is None or self.protocol == protocol)
                 and (self.encoder is None or fnmatch.fnmatchcase(encoder, self.encoder))
                 and all(options.get(k) == v for k, v in self.options.items()))
+
+    @property
+    def narrowed(self) -> bool:
+        return self.message is not None or self.seed is not None or self.shards is not None
+
+    def covers(self, findings: Sequence[Finding], beyond: int = 0) -> bool:
+        """Whether every finding of a failed check is one this entry names."""
+        if not self.narrowed:
+            return True
+        return beyond == 0 and bool(findings) and all(
+            (self.message is None or fnmatch.fnmatchcase(f.message, self.message))
+            and (self.seed is None or f.seed == self.seed)
+            and (self.shards is None or f.shard in self.shards) for f in findings)
 
     def expired(self, today: dt.date) -> bool:
         return self.expires is not None and today > self.expires
@@ -64,6 +86,11 @@ class Entry:
             out["ticket"] = self.ticket
         if self.expires is not None:
             out["expires"] = self.expires.isoformat()
+        for key in ("message", "seed"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.shards is not None:
+            out["shards"] = list(self.shards)
         return out
 
     def describe(self) -> str:
@@ -92,11 +119,15 @@ def entry_from_json(d: Any, where: str) -> Entry:
             expires = dt.date.fromisoformat(str(d["expires"]))
         except ValueError:
             raise UsageError(f"{where}: \"expires\" is a date, YYYY-MM-DD (got {d['expires']!r})") from None
-    for key in ("protocol", "encoder", "reason", "ticket"):
+    for key in ("protocol", "encoder", "reason", "ticket", "message"):
         if d.get(key) is not None and not isinstance(d[key], str):
             raise UsageError(f"{where}: \"{key}\" is a string")
+    shards = d.get("shards")
+    if shards is not None and not (isinstance(shards, list) and all(type(x) is int for x in shards)):
+        raise UsageError(f"{where}: \"shards\" is a list of shard numbers")
     return Entry(check, d.get("reason") or "", d.get("ticket"), expires, d.get("protocol"), d.get("encoder"),
-                 dict(options))
+                 dict(options), d.get("message"), None if d.get("seed") is None else str(d["seed"]),
+                 None if shards is None else tuple(shards))
 
 
 @dataclass
@@ -134,8 +165,16 @@ def load(path: str | Path, *, missing_ok: bool = False) -> Baseline:
 # -- a baseline against results ----------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Finding:
+    message: str
+    seed: str | None = None
+    shard: int | None = None
+
+
+@dataclass(frozen=True)
 class Judged:
-    """One result as a report holds it (protocol, encoder, options of its combination)."""
+    """One result as a report holds it (protocol, encoder, options of its combination), with its
+    distinct findings and how many more it had than the report keeps."""
 
     protocol: str
     encoder: str
@@ -143,6 +182,8 @@ class Judged:
     options: Mapping[str, str]
     check: str
     outcome: str
+    findings: tuple[Finding, ...] = ()
+    beyond: int = 0
 
 
 @dataclass
@@ -174,7 +215,8 @@ def judge(baseline: Baseline, results: Iterable[Judged], *, today: dt.date | Non
     for r in results:
         covering = None
         for i, e in enumerate(baseline.entries):
-            if e.matches(r.protocol, r.encoder, r.options, r.check):
+            if e.matches(r.protocol, r.encoder, r.options, r.check) and (
+                    r.outcome != "failed" or e.covers(r.findings, r.beyond)):
                 seen.setdefault(i, set()).add(r.outcome)
                 if covering is None or (covering.expired(today) and not e.expired(today)):
                     covering = e
@@ -194,9 +236,11 @@ def report_results(report: Mapping[str, Any]) -> list[Judged]:
     out = []
     for r in report.get("results", []):
         run = runs[r.get("run", 0)] if 0 <= r.get("run", 0) < len(runs) else {}
+        findings = tuple(Finding(str(f.get("message", "")), None if f.get("seed") is None else str(f["seed"]),
+                                 f.get("shard")) for f in r.get("failures", []))
         out.append(Judged(str(run.get("protocol", "")), str(r.get("encoder", run.get("encoder", ""))),
                           str(r.get("label", run.get("label", ""))), dict(r.get("options", run.get("options", {}))),
-                          r["check"], r["outcome"]))
+                          r["check"], r["outcome"], findings, int(r.get("more_failures", 0))))
     return out
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..checks.registry import Level, Outcome
 from ..checks.results import Tally
-from .baseline import Baseline, Judged, Verdicts, judge
+from .baseline import Baseline, Finding, Judged, Verdicts, judge
 
 FORMAT_VERSION = 1
 
@@ -78,6 +78,12 @@ class Section:
         }
 
 
+def _findings(t: Any) -> tuple[Finding, ...]:
+    """A check tally's distinct failures, as a baseline entry narrows them."""
+    return tuple(Finding(f.message, None if f.workload is None else str(f.workload[0]),
+                         None if f.workload is None else f.workload[1]) for f in t.failures.values())
+
+
 @dataclass
 class Report:
     mode: str  # "run" | "check" | "reproduce"
@@ -94,7 +100,8 @@ class Report:
         """What the baseline says of this report's results (None without a baseline)."""
         if self.baseline is None:
             return None
-        return judge(self.baseline, (Judged(s.protocol, s.encoder, s.label, s.options, t.id, t.outcome.value)
+        return judge(self.baseline, (Judged(s.protocol, s.encoder, s.label, s.options, t.id, t.outcome.value,
+                                            _findings(t), t.more_failures)
                                      for s in self.sections for t in s.tally))
 
     def _known(self, verdicts: Verdicts | None) -> dict[int, set[str]]:

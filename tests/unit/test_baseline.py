@@ -128,3 +128,29 @@ def test_an_expired_entry_fails_again(tmp_path: Path) -> None:
     assert main([*RUN, "--encoder", MUTANT, "--report-dir", str(tmp_path / "m"), "--baseline", str(b)]) == 1
     report = json.loads((tmp_path / "m/report.json").read_text())
     assert report["baseline"]["known"] == [] and report["baseline"]["expired"]
+
+
+def test_an_entry_narrowed_to_workloads_or_messages_covers_only_those_findings() -> None:
+    from conformance.reporting.baseline import Finding
+
+    entry = Entry("row.values", "Julian calendar", seed="s", shards=(2,), message="* (ARRAY) *")
+    ours = (Finding("a (ARRAY) b", "s", 2),)
+    assert entry.covers(ours) and not entry.covers(ours, beyond=1)  # findings the report did not keep
+    assert not entry.covers((*ours, Finding("a (ARRAY) b", "s", 3)))  # another workload: a defect of its own
+    assert not entry.covers((Finding("a (TEXT) b", "s", 2),))
+    failed = Judged("p", "enc", "defaults", {}, "row.values", "failed", ours)
+    other = Judged("p", "enc", "x=1", {"x": "1"}, "row.values", "failed", (Finding("m", "s", 9),))
+    v = judge(Baseline([entry]), [failed, other], today=TODAY)
+    assert [j.label for j, _ in v.known] == ["defaults"] and v.stale == [] and v.unobserved == []
+    data = json.dumps({"format": "cdc-conformance/baseline", "format_version": 1, "entries": [
+        {"check": "c", "seed": 7, "shards": [1, 2], "message": "*x*"}]})
+    assert load_text(data).entries[0] == Entry("c", seed="7", shards=(1, 2), message="*x*")
+
+
+def load_text(text: str) -> Baseline:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "b.json"
+        p.write_text(text)
+        return load(p)
