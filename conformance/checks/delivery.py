@@ -100,6 +100,13 @@ class Version:
     match: Hashable
     ts: int | None = None
     topic: str | None = None  # where the version should appear
+    # Other matches a message of this version may carry, where the protocol's output depends on
+    # what the analysis cannot know (e.g. a schema the tool built from a catalog that had moved on).
+    alternates: tuple[Hashable, ...] = ()
+
+    @property
+    def matches(self) -> tuple[Hashable, ...]:
+        return (self.match, *self.alternates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +200,8 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
     for ent, vs in by_entity.items():
         vs.sort(key=lambda v: v.seq)
         for v in vs:
-            index[(ent, v.match)].append(v)
+            for m in v.matches:
+                index[(ent, m)].append(v)
 
     # (entity, topic, partition) -> seq of the version the entity's last message there was
     last_seen: dict[tuple[Hashable, str, int], int] = {}
@@ -298,8 +306,9 @@ def analyse(expected: Iterable[Version], log: Iterable[LogEntry], sent: Iterable
                     rep.findings.append(Finding(Anomaly.DUPLICATED, ent, f"version {v.seq} seen {len(occ)} times",
                                                 occ[1].topic, occ[1].partition, occ[1].offset))
                 continue
-            if (ent, v.match) in broker_gap or (ent, v.match) in acked_no_offset:
-                if (ent, v.match) in acked_no_offset and (ent, v.match) not in broker_gap:
+            gap = any((ent, m) in broker_gap for m in v.matches)
+            if gap or any((ent, m) in acked_no_offset for m in v.matches):
+                if not gap:
                     rep.findings.append(Finding(Anomaly.BROKER_LOST_ACK, ent,
                                                 f"version {v.seq} acknowledged without an offset, not in the log"))
                 rep.unknown += 1

@@ -109,10 +109,11 @@ class VersionNumbers:
     def __init__(self) -> None:
         self.seq: dict[Hashable, int] = {}
 
-    def version(self, entity: Hashable, match: Hashable, ts: int | None, topic: str) -> Version:
+    def version(self, entity: Hashable, match: Hashable, ts: int | None, topic: str,
+                alternates: tuple[Hashable, ...] = ()) -> Version:
         n = self.seq.get(entity, 0)
         self.seq[entity] = n + 1
-        return Version(entity, n, match, ts, topic)
+        return Version(entity, n, match, ts, topic, alternates)
 
 
 def key_change_split(ch: RowChange, *, split: bool = True) -> list[tuple[Op, Row]]:

@@ -81,22 +81,27 @@ def _row_form(row: Any, fields: Mapping[Any, dict[str, Any]] | None) -> Any:
     return out
 
 
-def _expected_form(t: Any, after: Any, o: DbzOptions, unavailable: frozenset[str] = frozenset()) -> Any:
+def _expected_forms(t: Any, after: Any, o: DbzOptions, unavailable: frozenset[str] = frozenset()
+                    ) -> tuple[Any, Any]:
     """The same of the expected row: its values as the converter writes them (a null of a column
     whose default the connector carries written as that default; a value the change log lacks as
-    the placeholder)."""
+    the placeholder); and, where a value equals its column's default, the form of a message whose
+    schema lacks the default (the connector built it after the column was gone from the catalog:
+    then the value is written as itself), else None."""
     if after is None:
-        return None
-    out = {}
+        return None, None
+    out, alt = {}, {}
     for c in t.columns:
         s = spec.type_schema(c.type, o, True)
         v = spec.unavailable_value(c, o) if c.name in unavailable else json_value(c, after[c.name], o)
         form = canonical(s["type"], s.get("name"), v, s.get("items"))
         carried, default = spec.schema_default(c, o)
+        name = spec.field_name(c, o)
+        alt[name] = NULL_OR_DEFAULT if v is None or (c.name not in unavailable and after[c.name] is None) else form
         if v is None or (carried and form == canonical(s["type"], s.get("name"), default, s.get("items"))):
             form = NULL_OR_DEFAULT
-        out[spec.field_name(c, o)] = form
-    return out
+        out[name] = form
+    return out, (alt if alt != out else None)
 
 
 # Versions are digested as JSON (`json_digest`): a message's values, read from JSON, are compared
@@ -128,8 +133,9 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
                                                 json_value(c, image[c.name], o)) if o.key_schemas
                else json_value(c, image[c.name], o) for c in cols}
         entity = json_digest(["e", topic, key])
-        form = _expected_form(t, after, o, unavailable) if o.value_schemas else None
-        return numbers.version(entity, json_digest(["v", op, form]), None, topic)
+        form, alt = _expected_forms(t, after, o, unavailable) if o.value_schemas else (None, None)
+        return numbers.version(entity, json_digest(["v", op, form]), None, topic,
+                               () if alt is None else (json_digest(["v", op, alt]),))
 
     events = workload.events
     for e in events[capture_start(events):]:  # the connector sees nothing before its start
