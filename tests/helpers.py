@@ -141,11 +141,13 @@ def encode(encoder: str, options: Mapping[str, str], workload: Workload, *, prot
 
 
 def check_capture(records: Iterable[Record], options: Mapping[str, str] | None = None, *, protocol: str,
-                  partitions: int | None = None, registry: Any = None) -> Tally:
-    """Records checked as `conformance check` checks a capture: no workload, only the log."""
+                  partitions: int | None = None, registry: Any = None, complete: bool = False) -> Tally:
+    """Records checked as `conformance check` checks a capture: no workload, only the log
+    (`complete`: as `check --complete`, each partition to its end)."""
     p = get_protocol(protocol)
     tally = capture_tally(p, "captured records")
-    check_log(p, p.resolve_options(dict(options or {})), registry, unnumbered(records), tally, partitions=partitions)
+    check_log(p, p.resolve_options(dict(options or {})), registry, unnumbered(records), tally, partitions=partitions,
+              complete=complete)
     return tally
 
 

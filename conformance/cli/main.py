@@ -108,6 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--report-json", default=None, metavar="FILE", help="write the JSON report here")
     c.add_argument("--report-dir", default=None, help="write all reports here")
     c.add_argument("--strict", action="store_true", help="SHOULD-level failures also fail the check")
+    c.add_argument("--complete", action="store_true",
+                   help="each partition holds everything the tool wrote to it (a finished run's dump, topics read "
+                        "after the tool stopped): what must follow a message (a delete's tombstone) is decided at "
+                        "the end of the capture too")
     _baseline_args(c)
 
     ls = sub.add_parser("list", help="list checks and encoders")
@@ -403,7 +407,7 @@ def _dump_registry(plan: Any, protocol: ProtocolSuite, combos: list[dict[str, st
     server = getattr(registry, "server", None)
     if dump_path is None:
         return None
-    cmd = f"conformance check --protocol {protocol.name} --input {dump_path}"
+    cmd = f"conformance check --protocol {protocol.name} --input {dump_path} --complete"
     if server is not None and any(protocol.needs_registry(c) for c in combos):
         reg_path = dump_path.with_name(dump_path.stem + ".registry.json")
         reg_path.write_text(json.dumps(server.dump(), ensure_ascii=False) + "\n", encoding="utf-8")
@@ -552,7 +556,8 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
                          console=console, transient=True, disable=not console.is_terminal) as progress:
             task = progress.add_task("records", total=count_lines(path))
             section.records, delivery = check_file(protocol, options, registry, path, tally,
-                                                   progress=lambda n: progress.update(task, completed=n))
+                                                   progress=lambda n: progress.update(task, completed=n),
+                                                   complete=args.complete)
             section.notes.extend(delivery.notes())
     except (DumpFormatError, ValueError) as e:
         # A malformed dump, or a registry URL that does not parse (a port that is not a number…).
@@ -594,7 +599,7 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
         ranges = plan_ranges(config["bootstrap.servers"], topics, rest,
                              starting={t: {p: o for (tt, p), o in starts.items() if tt == t} for t in topics}
                              if starts else None)
-        spec = LiveSpec(protocol.name, tuple(sorted(options.items())), registry_url or "")
+        spec = LiveSpec(protocol.name, tuple(sorted(options.items())), registry_url or "", complete=args.complete)
         with _progress() as progress:
             task = progress.add_task(f"checking {len(ranges)} partition(s)", total=sum(r.count for r in ranges))
 

@@ -36,7 +36,7 @@ from ..checks.results import Tally
 from ..checks.source import SOURCE_CHECKS
 from ..encoders.spi import Record
 from ..protocols import get_protocol
-from ..protocols.base import CAPTURE, ProtocolSuite
+from ..protocols.base import CAPTURE, CAPTURE_COMPLETE, ProtocolSuite
 from .capture import (
     BadLine,
     DeliveryLogs,
@@ -72,12 +72,13 @@ def bad_line(tally: Tally, item: BadLine) -> None:
 
 def check_log(suite: ProtocolSuite, options: Mapping[str, str], registry: Any,
               items: Iterable[tuple[int | None, Record | BadLine]], tally: Tally, *, partitions: int | None = None,
-              delivery: DeliveryLogs | None = None, progress: Callable[[int], None] | None = None) -> int:
+              delivery: DeliveryLogs | None = None, progress: Callable[[int], None] | None = None,
+              complete: bool = False) -> int:
     """Record and stream checks over one log without its workload (captured lines, or records
     read from Kafka: `(line number or None, record or what is wrong with the line)`), in offset
     order per partition; `delivery`, if given, also receives every record (judged per topic
     later). Returns how many records were checked."""
-    log = LogCheck(suite, options, registry, tally, partitions=partitions, delivery=delivery)
+    log = LogCheck(suite, options, registry, tally, partitions=partitions, delivery=delivery, complete=complete)
     for line, item in items:
         log.add(line, item)
         if progress is not None and line is not None and line % 2048 == 0:
@@ -92,8 +93,9 @@ class LogCheck:
     __slots__ = ("checker", "delivery", "n", "tally")
 
     def __init__(self, suite: ProtocolSuite, options: Mapping[str, str], registry: Any, tally: Tally, *,
-                 partitions: int | None = None, delivery: DeliveryLogs | None = None) -> None:
-        self.checker = suite.checker(options, registry, tally, CAPTURE, partitions=partitions)
+                 partitions: int | None = None, delivery: DeliveryLogs | None = None, complete: bool = False) -> None:
+        self.checker = suite.checker(options, registry, tally, CAPTURE_COMPLETE if complete else CAPTURE,
+                                     partitions=partitions)
         self.tally = tally
         self.delivery = delivery
         self.n = 0
@@ -123,10 +125,11 @@ def unnumbered(records: Iterable[Record]) -> Iterator[tuple[None, Record]]:
 
 
 def check_file(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path: Path, tally: Tally, *,
-               progress: Callable[[int], None] | None = None) -> tuple[int, DeliverySummary]:
+               progress: Callable[[int], None] | None = None, complete: bool = False) -> tuple[int, DeliverySummary]:
     """A records.jsonl capture: every line checked; delivery from the log alone."""
     logs = DeliveryLogs(suite.name, options, registry)
-    n = check_log(suite, options, registry, read_records(path), tally, delivery=logs, progress=progress)
+    n = check_log(suite, options, registry, read_records(path), tally, delivery=logs, progress=progress,
+                  complete=complete)
     return n, logs.judge(tally)
 
 
@@ -140,6 +143,7 @@ class LiveSpec:
     protocol: str
     options: tuple[tuple[str, str], ...]
     registry_url: str
+    complete: bool = False  # `check --complete`: each partition read to the end of what the tool wrote
 
     @property
     def suite(self) -> ProtocolSuite:
@@ -258,10 +262,11 @@ def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str
         logs_of_topic = [parts[(r.topic, r.partition)] for r in rngs]
         if spec.per_topic():
             n += check_log(suite, options, registry, _counted(chain.from_iterable(logs_of_topic), done + n, progress),
-                           tally, partitions=len(rngs), delivery=logs)
+                           tally, partitions=len(rngs), delivery=logs, complete=spec.complete)
         else:
             for records in logs_of_topic:
-                n += check_log(suite, options, registry, _counted(records, done + n, progress), tally, delivery=logs)
+                n += check_log(suite, options, registry, _counted(records, done + n, progress), tally, delivery=logs,
+                               complete=spec.complete)
     return n
 
 
@@ -367,7 +372,7 @@ def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str,
                     if tp in done:
                         raise KafkaSourceError(f"records of {tp[0]}[{tp[1]}] reached a check task in pieces")
                     done.add(tp)
-                    log = LogCheck(spec.suite, options, registry, t)
+                    log = LogCheck(spec.suite, options, registry, t, complete=spec.complete)
                     for record in records_of(rb for _t, _p, rb in runs):
                         log.add(None, record)
                         if rows.add(record):

@@ -145,6 +145,10 @@ ENCODE = CheckerMode(source=True, records=True, streams=False, complete=True)
 LOG = CheckerMode(source=False, records=False, streams=True, complete=True)
 #: A captured or live topic: record and stream checks, no workload, any window of the stream.
 CAPTURE = CheckerMode(source=False, records=True, streams=True, complete=False)
+#: The same where the capture holds each partition to the end of what the tool wrote (`check
+#: --complete`: a finished run's dump, topics read after the tool stopped): rules about what must
+#: follow a message (a delete's tombstone) are decided at its end too, as in a run.
+CAPTURE_COMPLETE = CheckerMode(source=False, records=True, streams=True, complete=True)
 
 
 class Checker(ABC):

@@ -15,7 +15,7 @@ from ...strategies.history import EVOLUTIONS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..connector_config import ConnectorOptions
 from ..mutants import MutantSpec
-from . import delivery, spec
+from . import delivery, log_checks, spec  # noqa: F401 - log_checks registers the checks a capture alone judges
 from .checker import DebeziumChecker
 from .checks import CHECKS
 from .decoder import SchemaResolver, decode_avro_part
@@ -95,6 +95,7 @@ class DebeziumSuite(ProtocolSuite):
                             "Connect worker would send them.", bounds_own_calls=True, tool=DebeziumEngineAdapter)]
 
     def mutants(self) -> Sequence[MutantSpec]:
+        from . import log_mutants  # noqa: F401 - registers the mutants a capture alone catches
         from .mutants import MUTANTS
 
         return MUTANTS.specs()
