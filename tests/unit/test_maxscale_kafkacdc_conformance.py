@@ -99,3 +99,36 @@ def test_captured_output_passes_check() -> None:
             assert problems(tally) == {}, (options, shard)
             for cid in ("schema.avro-type", "dml.columns", "value.json-type", "stream.update-pairs"):
                 assert tally.checks[f"{P}.{cid}"].outcome in (Outcome.PASSED, Outcome.NOT_APPLICABLE), cid
+
+
+def test_an_unsigned_value_written_negative_fails_check_alone() -> None:
+    """Issue 29: a BIGINT UNSIGNED value written as -2 although the schema event says unsigned —
+    `conformance check` on the capture, no workload; MaxScale 24.02's wrap (the option) accepts it."""
+    import json
+
+    from conformance.encoders.spi import Record
+
+    shape = protocol_shape(P, shape_with(kinds=(Kind.BIGINT,), edge_rate=0.7, ddl_rate=0.0))
+    for shard in range(40):
+        w = sample_workload("unsigned", shard, shape)
+        recs = encode("reference", {}, w, protocol=P)
+        for i, r in enumerate(recs):
+            doc = json.loads(r.value) if r.value else {}
+            if doc.get("event_type") != "insert":
+                continue
+            schema = next(json.loads(x.value) for x in recs[:i] if x.value and b'"fields"' in x.value
+                          and json.loads(x.value).get("table") == doc.get("table_name"))
+            cols = [f["name"] for f in schema["fields"] if f.get("unsigned") is True and f.get("real_type") in
+                    ("BIGINT", "bigint")]
+            if not cols:
+                continue
+            doc[cols[0]] = -2
+            edited = [*recs[:i], Record(r.topic, r.key, json.dumps(doc).encode(), r.partition, r.headers,
+                                        r.timestamp, r.offset), *recs[i + 1:]]
+            assert problems(check_capture(recs, {}, protocol=P)) == {}
+            tally = check_capture(edited, {}, protocol=P)
+            assert tally.checks[f"{P}.value.integer-range"].outcome is Outcome.FAILED, problems(tally)
+            wrapped = check_capture(edited, {"bigint-unsigned": "wrap"}, protocol=P)
+            assert wrapped.checks[f"{P}.value.integer-range"].outcome is Outcome.PASSED
+            return
+    pytest.fail("no BIGINT UNSIGNED insert in 40 workloads")

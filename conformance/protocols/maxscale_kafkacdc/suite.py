@@ -30,6 +30,7 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
                            "table's data rendered faithfully; --option profile=maxscale-24.02 for 24.02's quirks.")
 
     def mutants(self) -> Sequence[MutantSpec]:
+        from . import log_mutants  # noqa: F401 - registers the mutants a capture alone catches
         from .mutants import MUTANTS
 
         return MUTANTS.specs()
