@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ....checks.registry import Failure, Level, NotApplicable, Scope
@@ -337,6 +337,25 @@ def _temporal_source(ev: RecordEvidence, kinds: set[Kind], what: str, part: int)
         yield NotApplicable(f"no {', '.join(sorted(k.value for k in kinds))} value in this row")
 
 
+def _temporal_check(ev: RecordEvidence, kinds: set[Kind], what: str, part: int, tokens: frozenset[str],
+                    absent: str, judge: Callable[[Column, str], tuple[str, str] | None]) -> Findings:
+    """With the workload, `_temporal_source`; without, `judge` (declared column, text) -> (title,
+    expected) or None for every string value of the real types `tokens`."""
+    if _row(ev) is not None:
+        yield from _temporal_source(ev, kinds, what, part)
+        return
+    seen = False
+    for name, declared, v in _temporal(ev, tokens):
+        if not isinstance(v, str):
+            continue  # value.json-type reports it
+        seen = True
+        bad = judge(declared, v)
+        if bad is not None:
+            yield Failure(bad[0], expected=bad[1], actual=v, location=ev.at(name))
+    if not seen:
+        yield NotApplicable(f"no {absent} value (with a known type) in this message")
+
+
 @check("value.temporal", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §4 (DATE \"%Y-%m-%d\", DATETIME \"%Y-%m-%d %H:%M:%S\", TIME \"%H:%M:%S\", YEAR \"%Y\": "
               "strings, values a MariaDB server stores: conformance/model/mysql_text.py with server=MARIADB)",
@@ -345,15 +364,8 @@ def _temporal_source(ev: RecordEvidence, kinds: set[Kind], what: str, part: int)
 def value_temporal(ev: RecordEvidence) -> Findings:
     """DATE, DATETIME, TIME and YEAR values are MariaDB's text forms of storable values (with the
     workload: of the stored value)."""
-    if _row(ev) is not None:
-        yield from _temporal_source(ev, {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}, "", 0)
-        return
-    seen = False
-    for name, declared, v in _temporal(ev, frozenset({"date", "datetime", "time", "year"})):
+    def judge(declared: Column, v: str) -> tuple[str, str] | None:
         rt = (declared.real_type or "").lower()
-        if not isinstance(v, str):
-            continue  # value.json-type reports it
-        seen = True
         head, frac = _split(v)
         text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
         if ev.o.strftime_text and rt in ("date", "datetime"):
@@ -367,10 +379,11 @@ def value_temporal(ev: RecordEvidence) -> Findings:
         else:
             res = mysql_text.parse_year(text) if not (ev.o.strftime_text and text == "1900") else 1900
         if isinstance(res, mysql_text.Invalid):
-            yield Failure(f"a {declared.real_type} value MariaDB cannot store: {res.reason}", expected=f"a {rt} text",
-                          actual=v, location=ev.at(name))
-    if not seen:
-        yield NotApplicable("no DATE, DATETIME, TIME or YEAR value (with a known type) in this message")
+            return f"a {declared.real_type} value MariaDB cannot store: {res.reason}", f"a {rt} text"
+        return None
+
+    yield from _temporal_check(ev, {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}, "", 0,
+                               frozenset({"date", "datetime", "time", "year"}), "DATE, DATETIME, TIME or YEAR", judge)
 
 
 @check("value.timestamp", level=Level.MUST, scope=Scope.RECORD,
@@ -381,24 +394,18 @@ def value_temporal(ev: RecordEvidence) -> Findings:
 def value_timestamp(ev: RecordEvidence) -> Findings:
     """TIMESTAMP values are the stored instant rendered in MaxScale's time zone (`time-zone`);
     without the workload, an instant MariaDB can store, in some zone."""
-    if _row(ev) is not None:
-        yield from _temporal_source(ev, {Kind.TIMESTAMP}, f" rendered in {ev.o.time_zone}", 0)
-        return
-    seen = False
-    for name, _declared, v in _temporal(ev, frozenset({"timestamp_"})):
-        if not isinstance(v, str):
-            continue
-        seen = True
+    def judge(_declared: Column, v: str) -> tuple[str, str] | None:
         head, frac = _split(v)
         if head in ("0-00-00 00:00:00", "0000-00-00 00:00:00"):
-            continue
+            return None
         text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
         res = mysql_text.parse_timestamp(text, server=mysql_text.MARIADB)
         if isinstance(res, mysql_text.Invalid):
-            yield Failure(f"a TIMESTAMP value MariaDB cannot store: {res.reason}", expected="an instant's text",
-                          actual=v, location=ev.at(name))
-    if not seen:
-        yield NotApplicable("no TIMESTAMP value (with a known type) in this message")
+            return f"a TIMESTAMP value MariaDB cannot store: {res.reason}", "an instant's text"
+        return None
+
+    yield from _temporal_check(ev, {Kind.TIMESTAMP}, f" rendered in {ev.o.time_zone}", 0,
+                               frozenset({"timestamp_"}), "TIMESTAMP", judge)
 
 
 @check("value.fraction", level=Level.MUST, scope=Scope.RECORD,
@@ -409,15 +416,8 @@ def value_timestamp(ev: RecordEvidence) -> Findings:
 def value_fraction(ev: RecordEvidence) -> Findings:
     """Fractional seconds are six digits whenever the column has a fraction (with the workload:
     exactly the stored fraction, none when the column has none)."""
-    if _row(ev) is not None:
-        yield from _temporal_source(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}, "'s fraction", 1)
-        return
-    seen = False
-    for name, _declared, v in _temporal(ev, frozenset({"datetime", "timestamp_", "time"})):
-        if not isinstance(v, str):
-            continue
-        seen = True
-        if not _fraction_ok(_split(v)[1], ev.o):
-            yield Failure("a fraction that is not six digits", expected=".ffffff", actual=v, location=ev.at(name))
-    if not seen:
-        yield NotApplicable("no DATETIME, TIMESTAMP or TIME value (with a known type) in this message")
+    def judge(_declared: Column, v: str) -> tuple[str, str] | None:
+        return None if _fraction_ok(_split(v)[1], ev.o) else ("a fraction that is not six digits", ".ffffff")
+
+    yield from _temporal_check(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}, "'s fraction", 1,
+                               frozenset({"datetime", "timestamp_", "time"}), "DATETIME, TIMESTAMP or TIME", judge)
