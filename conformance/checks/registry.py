@@ -77,23 +77,10 @@ class Location:
                         part=part)
 
     def __str__(self) -> str:
-        bits = []
-        if self.topic is not None:
-            bits.append(f"topic {self.topic}")
-        if self.partition is not None:
-            bits.append(f"partition {self.partition}")
-        if self.offset is not None:
-            bits.append(f"offset {self.offset}")
-        if self.line is not None:
-            bits.append(f"line {self.line}")
-        if self.part is not None:
-            bits.append(self.part)
-        if self.subject is not None:
-            bits.append(f"subject {self.subject}")
-        if self.table is not None:
-            bits.append(f"table {self.table}")
-        if self.column is not None:
-            bits.append(f"column {self.column}")
+        # Record coordinates first, then what within the record; `part` needs no label.
+        bits = [str(v) if name == "part" else f"{name} {v}"
+                for name in ("topic", "partition", "offset", "line", "part", "subject", "table", "column")
+                if (v := getattr(self, name)) is not None]
         return ", ".join(bits) or "(no location)"
 
 

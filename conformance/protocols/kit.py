@@ -23,7 +23,8 @@ from ..infra.registry.errors import (
     Unauthorized,
     VersionNotFound,
 )
-from ..model.events import Op, RowChange
+from ..model.events import Ddl, Event, Op, RowChange, Transaction
+from ..model.table import Table
 from ..model.values import Row
 from .base import Identified as Identified  # the protocols import it from here, with the rest
 
@@ -126,6 +127,15 @@ def key_change_split(ch: RowChange, *, split: bool = True) -> list[tuple[Op, Row
 
 
 # -- strict JSON ------------------------------------------------------------------------------------
+
+def tables_of(event: Event) -> list[Table]:
+    """The table versions an event states: every change's table, a DDL's new and previous one."""
+    if isinstance(event, Transaction):
+        return [ch.table for ch in event.changes]
+    if isinstance(event, Ddl):
+        return [t for t in (event.table, event.pre_table) if t is not None]
+    return []
+
 
 class DuplicateKey(ValueError):
     """A JSON object names `key` twice."""

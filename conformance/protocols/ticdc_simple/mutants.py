@@ -20,6 +20,7 @@ from ...model.events import Ddl, Event, Op, RowChange, Transaction, tso
 from ...model.table import Table
 from ...model.types import Kind, SqlType
 from ...model.values import Value, decimal_text, go_format_float
+from ..kit import tables_of
 from ..mutants import MutantRegistry
 from . import codec, spec
 from .checks import CHECKS
@@ -245,14 +246,8 @@ class _SchemaMutant(TiCDCSimpleEncoder):
     def encode(self, event: Event) -> list[Record]:
         if not hasattr(self, "_versions"):
             self._versions = {}
-        tables: list[Table | None] = []
-        if isinstance(event, Transaction):
-            tables = [c.table for c in event.changes]
-        elif isinstance(event, Ddl):
-            tables = [event.table, event.pre_table]
-        for t in tables:
-            if t is not None:
-                self._versions[(t.table_id, t.version, t.name)] = t
+        for t in tables_of(event):
+            self._versions[(t.table_id, t.version, t.name)] = t
         return super().encode(event)
 
 
