@@ -8,6 +8,7 @@ The protocols never import each other; they all import this (and the model).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -49,6 +50,28 @@ def json_digest(obj: Any) -> bytes:
     """A short stable digest of JSON-like data, blind to what a JSON document does not keep:
     an object's key order, a list from a tuple, a value's type where its text is alike."""
     return _hash(json.dumps(obj, sort_keys=True, default=str))
+
+
+E = TypeVar("E")
+T = TypeVar("T")
+
+
+def given(find: Callable[[E], T | NotApplicable]) -> Callable[[Callable[[E, T], Findings]], Callable[[E], Findings]]:
+    """A check that judges what `find` finds in its evidence: `find`'s NotApplicable where it
+    finds nothing, else the check's findings about what it found (the check's own gate, written
+    once and handing over what it looked up)."""
+    def deco(judge: Callable[[E, T], Findings]) -> Callable[[E], Findings]:
+        @functools.wraps(judge)
+        def check(ev: E) -> Findings:
+            found = find(ev)
+            if isinstance(found, NotApplicable):
+                yield found
+                return
+            yield from judge(ev, found)
+
+        return check
+
+    return deco
 
 
 def brief(v: Any, n: int) -> str:
