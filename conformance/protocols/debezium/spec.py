@@ -286,6 +286,20 @@ class FieldType:
     parameters: tuple[tuple[str, str], ...] = ()
 
 
+#: DATE, TIME and TIMESTAMP under the time.precision.mode values that fix their Connect schema
+#: whatever the column's precision (the others: `field_type`).
+_TEMPORAL_BY_MODE = {
+    (Kind.DATE, "connect"): FieldType("int32", "org.apache.kafka.connect.data.Date", 1),
+    (Kind.DATE, "isostring"): FieldType("string", "io.debezium.time.IsoDate", 1),
+    (Kind.TIME, "connect"): FieldType("int32", "org.apache.kafka.connect.data.Time", 1),
+    (Kind.TIME, "isostring"): FieldType("string", "io.debezium.time.IsoTime", 1),
+    (Kind.TIME, "nanoseconds"): FieldType("int64", "io.debezium.time.NanoTime", 1),
+    (Kind.DATETIME, "connect"): FieldType("int64", "org.apache.kafka.connect.data.Timestamp", 1),
+    (Kind.DATETIME, "isostring"): FieldType("string", "io.debezium.time.IsoTimestamp", 1),
+    (Kind.DATETIME, "nanoseconds"): FieldType("int64", "io.debezium.time.NanoTimestamp", 1),
+}
+
+
 def field_type(t: SqlType, o: DbzOptions) -> FieldType:
     k = t.kind
     if k is Kind.BOOLEAN:
@@ -313,30 +327,18 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
         return FieldType("string")
     if k is Kind.BYTEA:
         return FieldType("bytes") if o.binary_mode == "bytes" else FieldType("string")
-    if k is Kind.DATE:
-        if o.time_mode == "connect":
-            return FieldType("int32", "org.apache.kafka.connect.data.Date", 1)
-        if o.time_mode == "isostring":
-            return FieldType("string", "io.debezium.time.IsoDate", 1)
-        return FieldType("int32", "io.debezium.time.Date", 1)
-    if k is Kind.TIME:
-        if o.time_mode == "connect":
-            return FieldType("int32", "org.apache.kafka.connect.data.Time", 1)
-        if o.time_mode == "isostring":
-            return FieldType("string", "io.debezium.time.IsoTime", 1)
-        if o.time_mode == "nanoseconds":
-            return FieldType("int64", "io.debezium.time.NanoTime", 1)
-        if o.time_mode == "adaptive" and (t.fsp if t.fsp is not None else 6) <= 3:
-            return FieldType("int32", "io.debezium.time.Time", 1)
-        return FieldType("int64", "io.debezium.time.MicroTime", 1)
-    if k is Kind.DATETIME:
-        if o.time_mode == "connect":
-            return FieldType("int64", "org.apache.kafka.connect.data.Timestamp", 1)
-        if o.time_mode == "isostring":
-            return FieldType("string", "io.debezium.time.IsoTimestamp", 1)
-        if o.time_mode == "nanoseconds":
-            return FieldType("int64", "io.debezium.time.NanoTimestamp", 1)
-        if o.time_mode == "microseconds" or (t.fsp if t.fsp is not None else 6) > 3:
+    if k in (Kind.DATE, Kind.TIME, Kind.DATETIME):
+        fixed = _TEMPORAL_BY_MODE.get((k, o.time_mode))
+        if fixed is not None:
+            return fixed
+        millis = (t.fsp if t.fsp is not None else 6) <= 3
+        if k is Kind.DATE:
+            return FieldType("int32", "io.debezium.time.Date", 1)
+        if k is Kind.TIME:
+            if o.time_mode == "adaptive" and millis:
+                return FieldType("int32", "io.debezium.time.Time", 1)
+            return FieldType("int64", "io.debezium.time.MicroTime", 1)
+        if o.time_mode == "microseconds" or not millis:
             return FieldType("int64", "io.debezium.time.MicroTimestamp", 1)
         return FieldType("int64", "io.debezium.time.Timestamp", 1)
     if k is Kind.TIMESTAMPTZ:
