@@ -149,6 +149,13 @@ def key_change_split(ch: RowChange, *, split: bool = True) -> list[tuple[Op, Row
     return [(ch.op, ch.image())]
 
 
+def update_halves(ch: RowChange) -> list[RowChange]:
+    """An UPDATE as TiCDC splits one that changes a unique key: the DELETE of the old row, then
+    the INSERT of the new one (the encoders decide when; `key_change_split` says the same of images)."""
+    assert ch.before is not None and ch.after is not None
+    return [RowChange(Op.DELETE, ch.table, ch.before, None), RowChange(Op.INSERT, ch.table, None, ch.after)]
+
+
 # -- strict JSON ------------------------------------------------------------------------------------
 
 def tables_of(event: Event) -> list[Table]:
