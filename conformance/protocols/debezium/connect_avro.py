@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import math
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from ...model.avro_names import java_valid_name
@@ -150,17 +151,30 @@ def _avro_default(s: dict[str, Any], v: Any) -> Any:
 
 # -- values ----------------------------------------------------------------------------------------
 
-def to_avro_datum(s: dict[str, Any], v: Any) -> Any:
-    """A JSON-converter payload as the Avro datum of `to_avro_schema(s)` (bytes from base64)."""
+def _walk(s: dict[str, Any], v: Any, leaf: Callable[[Any, Any], Any], *, lenient: bool) -> Any:
+    """`v`, a value of Connect schema `s`, with `leaf(type, value)` applied to every value in it
+    that is no struct, array or map. `lenient`: a container that is not of its schema's shape
+    is kept as it is (else it is taken to be one, and fails where it is not)."""
     if v is None:
         return None
     t = s.get("type")
-    if t == "struct":
-        return {f["field"]: to_avro_datum(f, v.get(f["field"])) for f in s.get("fields") or []}
-    if t == "array":
-        return [to_avro_datum(s.get("items") or {}, x) for x in v]
-    if t == "map":
-        return {k: to_avro_datum(s.get("values") or {}, x) for k, x in v.items()}
+    if t == "struct" and (not lenient or isinstance(v, dict)):
+        return {f["field"]: _walk(f, v.get(f["field"]), leaf, lenient=lenient) for f in s.get("fields") or []}
+    if t == "array" and (not lenient or isinstance(v, list)):
+        return [_walk(s.get("items") or {}, x, leaf, lenient=lenient) for x in v]
+    if t == "map" and (not lenient or isinstance(v, dict)):
+        return {k: _walk(s.get("values") or {}, x, leaf, lenient=lenient) for k, x in v.items()}
+    if t in ("struct", "array", "map"):
+        return v
+    return leaf(t, v)
+
+
+def to_avro_datum(s: dict[str, Any], v: Any) -> Any:
+    """A JSON-converter payload as the Avro datum of `to_avro_schema(s)` (bytes from base64)."""
+    return _walk(s, v, _to_avro_leaf, lenient=False)
+
+
+def _to_avro_leaf(t: Any, v: Any) -> Any:
     if t == "bytes":
         return base64.b64decode(v) if isinstance(v, str) else bytes(v)
     if t in ("float", "float32", "double", "float64") and isinstance(v, str):
@@ -251,17 +265,10 @@ def _connect_default(s: dict[str, Any], v: Any) -> Any:
 
 def from_avro_datum(s: dict[str, Any], v: Any) -> Any:
     """An Avro datum as the JSON converter would write its payload (bytes as base64)."""
-    if v is None:
-        return None
-    t = s.get("type")
-    if t == "struct":
-        if not isinstance(v, dict):
-            return v
-        return {f["field"]: from_avro_datum(f, v.get(f["field"])) for f in s.get("fields") or []}
-    if t == "array":
-        return [from_avro_datum(s.get("items") or {}, x) for x in v] if isinstance(v, list) else v
-    if t == "map":
-        return {k: from_avro_datum(s.get("values") or {}, x) for k, x in v.items()} if isinstance(v, dict) else v
+    return _walk(s, v, _from_avro_leaf, lenient=True)
+
+
+def _from_avro_leaf(t: Any, v: Any) -> Any:
     if t == "bytes" and isinstance(v, (bytes, bytearray)):
         return base64.b64encode(bytes(v)).decode("ascii")
     if isinstance(v, float) and not math.isfinite(v):
