@@ -57,6 +57,16 @@ class AvroNameError(ValueError):
     """A name Avro refuses (what the Java converter raises as SchemaParseException)."""
 
 
+def _copy_meta(src: dict[str, Any], dst: dict[str, Any], default: Callable[[Any], Any], *, to_avro: bool) -> None:
+    """Connect's metadata from `src` to `dst`, in AvroData's order: to the Avro schema's connect.*
+    keys (`to_avro`) or back from them; a default through `default`, parameters only if any."""
+    for connect_key, avro_key in _META:
+        key, put = (connect_key, avro_key) if to_avro else (avro_key, connect_key)
+        v = src.get(key)
+        if v is not None and (v or connect_key != "parameters"):
+            dst[put] = default(v) if connect_key == "default" else (dict(v) if isinstance(v, dict) else v)
+
+
 def split_name(full: str) -> tuple[str | None, str]:
     i = full.rfind(".")
     return (full[:i], full[i + 1:]) if i >= 0 else (None, full)
@@ -106,12 +116,7 @@ def _to_avro(s: dict[str, Any], ctx: _Context) -> Any:
             base["precision"] = int(params.get("connect.decimal.precision", DECIMAL_PRECISION_DEFAULT))
     else:
         raise ValueError(f"no Avro form for Connect type {t!r}")
-    # Metadata (connect.*), in AvroData's order.
-    for connect_key, avro_key in _META:
-        v = s.get(connect_key)
-        if v is not None and (v or connect_key != "parameters"):
-            base[avro_key] = _avro_default(s, v) if connect_key == "default" else (
-                dict(v) if isinstance(v, dict) else v)
+    _copy_meta(s, base, lambda v: _avro_default(s, v), to_avro=True)
     if t in ("int8", "int16"):
         base["connect.type"] = t
     if "scale" in base:  # a Decimal
@@ -245,11 +250,7 @@ def _from_avro(a: Any, named: dict[str, Any], space: str | None) -> dict[str, An
             out["type"] = ct
     else:
         raise NotConnectAvro(f"no Connect type for Avro {t!r}")
-    for connect_key, avro_key in _META:
-        v = a.get(avro_key)
-        if v is not None and (v or connect_key != "parameters"):
-            out[connect_key] = _connect_default(out, v) if connect_key == "default" else (
-                dict(v) if isinstance(v, dict) else v)
+    _copy_meta(a, out, lambda v: _connect_default(out, v), to_avro=False)
     return out
 
 

@@ -273,6 +273,15 @@ class FieldType:
     parameters: tuple[tuple[str, str], ...] = ()
 
 
+#: The kinds whose Connect schema no option changes.
+_FIXED_TYPES = {
+    Kind.BOOLEAN: FieldType("boolean"), Kind.SMALLINT: FieldType("int16"), Kind.INT: FieldType("int32"),
+    Kind.BIGINT: FieldType("int64"), Kind.FLOAT: FieldType("float"), Kind.DOUBLE: FieldType("double"),
+    Kind.CHAR: FieldType("string"), Kind.VARCHAR: FieldType("string"), Kind.TEXT: FieldType("string"),
+    Kind.TIMESTAMPTZ: FieldType("string", "io.debezium.time.ZonedTimestamp", 1),
+    Kind.TIMETZ: FieldType("string", "io.debezium.time.ZonedTime", 1),
+    Kind.UUID: FieldType("string", "io.debezium.data.Uuid", 1),
+}
 #: DATE, TIME and TIMESTAMP under the time.precision.mode values that fix their Connect schema
 #: whatever the column's precision (the others: `field_type`).
 _TEMPORAL_BY_MODE = {
@@ -289,18 +298,9 @@ _TEMPORAL_BY_MODE = {
 
 def field_type(t: SqlType, o: DbzOptions) -> FieldType:
     k = t.kind
-    if k is Kind.BOOLEAN:
-        return FieldType("boolean")
-    if k is Kind.SMALLINT:
-        return FieldType("int16")
-    if k is Kind.INT:
-        return FieldType("int32")
-    if k is Kind.BIGINT:
-        return FieldType("int64")
-    if k is Kind.FLOAT:
-        return FieldType("float")
-    if k is Kind.DOUBLE:
-        return FieldType("double")
+    fixed = _FIXED_TYPES.get(k)
+    if fixed is not None:
+        return fixed
     if k in (Kind.DECIMAL, Kind.NUMERIC):
         if o.decimal_mode == "double":
             return FieldType("double")
@@ -310,8 +310,6 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
             return FieldType("struct", "io.debezium.data.VariableScaleDecimal", 1)
         return FieldType("bytes", "org.apache.kafka.connect.data.Decimal", 1,
                          (("scale", str(t.scale)), ("connect.decimal.precision", str(t.precision))))
-    if k in (Kind.CHAR, Kind.VARCHAR, Kind.TEXT):
-        return FieldType("string")
     if k is Kind.BYTEA:
         return FieldType("bytes") if o.binary_mode == "bytes" else FieldType("string")
     if k in (Kind.DATE, Kind.TIME, Kind.DATETIME):
@@ -328,16 +326,10 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
         if o.time_mode == "microseconds" or not millis:
             return FieldType("int64", "io.debezium.time.MicroTimestamp", 1)
         return FieldType("int64", "io.debezium.time.Timestamp", 1)
-    if k is Kind.TIMESTAMPTZ:
-        return FieldType("string", "io.debezium.time.ZonedTimestamp", 1)
-    if k is Kind.TIMETZ:
-        return FieldType("string", "io.debezium.time.ZonedTime", 1)
     if k in (Kind.JSON, Kind.JSONB) or (k is Kind.HSTORE and o.hstore_mode != "map"):
         return FieldType("string", "io.debezium.data.Json", 1)
     if k is Kind.HSTORE:
         return FieldType("map")  # keys: strings, values: optional strings
-    if k is Kind.UUID:
-        return FieldType("string", "io.debezium.data.Uuid", 1)
     if k is Kind.ENUM:
         return FieldType("string", "io.debezium.data.Enum", 1, (("allowed", ",".join(t.elements or ())),))
     if k is Kind.MONEY:
