@@ -326,8 +326,15 @@ class ProtocolSuite(ABC):
         self.check_combination(out)
         return out
 
-    def check_combination(self, options: Mapping[str, str]) -> None:  # noqa: B027 - optional hook: most accept all
-        """Raise ConfigurationError for contradictory options (protocol specific)."""
+    def check_combination(self, options: Mapping[str, str]) -> None:
+        """Raise ConfigurationError for contradictory options: all `combination_problems` in one message."""
+        problems = self.combination_problems(options)
+        if problems:
+            raise ConfigurationError("; ".join(problems))
+
+    def combination_problems(self, options: Mapping[str, str]) -> list[str]:
+        """What contradicts what among `options`, a sentence each (protocol specific; most accept all)."""
+        return []
 
     def needs_registry(self, options: Mapping[str, str]) -> bool:
         """Whether records under these options are framed with registry ids (a capture then

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...checks.delivery import Version
 from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind, Record
 from ...encoders.tool import CAPTURE_START, ToolRecord
@@ -122,9 +121,7 @@ class DebeziumSuite(ProtocolSuite):
             out.add(topic_prefix + o.transaction_topic)
         return out
 
-    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
-                          ) -> Iterator[Version]:
-        return delivery.expected_versions(workload, options, topic_prefix)
+    expected_versions = staticmethod(delivery.expected_versions)
 
     def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
         return delivery.identifier(options, registry)
