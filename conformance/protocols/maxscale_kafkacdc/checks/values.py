@@ -257,7 +257,7 @@ def value_empty_blob(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no empty TEXT/BLOB in this row")
 
 
-def _enum_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
+def _text_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return isinstance(got, str) and got == want
 
 
@@ -268,11 +268,7 @@ def _enum_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
                     "stored index / bitmask (--option enum-set=hex)")
 def value_enum_set(ev: RecordEvidence) -> Findings:
     """ENUM columns hold their member, SET columns their members in definition order, comma-separated."""
-    yield from _value_check(ev, {Kind.ENUM, Kind.SET}, "member(s)", _enum_same)
-
-
-def _address_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
-    return isinstance(got, str) and got == want
+    yield from _value_check(ev, {Kind.ENUM, Kind.SET}, "member(s)", _text_same)
 
 
 @check("value.address", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
@@ -282,7 +278,7 @@ def _address_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
                     "or left out); the suite holds encoders to the server's text form")
 def value_address(ev: RecordEvidence) -> Findings:
     """INET4, INET6 and UUID columns hold the server's text form (`192.0.2.1`, `::1`, the UUID's 36 characters)."""
-    yield from _value_check(ev, {Kind.INET4, Kind.INET6, Kind.UUID}, "text form", _address_same)
+    yield from _value_check(ev, {Kind.INET4, Kind.INET6, Kind.UUID}, "text form", _text_same)
 
 
 # -- temporal --------------------------------------------------------------------------------------------
