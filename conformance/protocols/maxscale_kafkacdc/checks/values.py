@@ -113,12 +113,15 @@ def _null_mismatch(name: str, expected: Any, actual: Any, ev: RecordEvidence) ->
     return None
 
 
+def _no_source_row(ev: RecordEvidence) -> NotApplicable | None:
+    """`first=` of the checks that compare a DML event with its source row."""
+    if _row(ev) is not None:
+        return None
+    return NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
+
+
 def _value_check(ev: RecordEvidence, kinds: frozenset[Kind] | set[Kind], what: str,
                  same: Any) -> Findings:
-    row = _row(ev)
-    if row is None:
-        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
-        return
     seen = False
     for name, kind, model, want, got in _expected(ev, kinds):
         seen = True
@@ -136,7 +139,7 @@ def _int_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return is_int(got) and got == want
 
 
-@check("value.integer", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.integer", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (integers as JSON integers, "
               "signed or unsigned per the schema's unsigned flag; BIGINT UNSIGNED: column_long(get_byte8))",
        docs_vs_code="docs: the column's data; 24.02 code: BIGINT UNSIGNED values >= 2^63 wrap negative "
@@ -146,7 +149,7 @@ def value_integer(ev: RecordEvidence) -> Findings:
     yield from _value_check(ev, INTEGER_KINDS, "integer", _int_same)
 
 
-@check("value.bit", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.bit", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (BIT: rpl.cc L1803-1817 "
               "column_int(0) with the warning 'BIT is not currently supported, values are stored as 0')",
        docs_vs_code="docs: the column's data; 24.02 code: always 0 (--option bit=zero)")
@@ -162,7 +165,7 @@ def _float_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return bool(x == model or (kind is Kind.FLOAT and to_float32(x) == model))
 
 
-@check("value.float", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.float", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{NOTES} §4 (FLOAT: json_real((double)float); DOUBLE: json_real; jansson prints %.17g, which reads "
               "back as the same double)")
 def value_float(ev: RecordEvidence) -> Findings:
@@ -182,7 +185,7 @@ def _decimal_same(double: bool) -> Any:
     return same
 
 
-@check("value.decimal", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.decimal", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (DECIMAL: unpack_decimal_field "
               "into a double, printed %.17g: 1.15 -> 1.1499999999999999)",
        docs_vs_code="docs: the column's data; 24.02 code: DECIMAL as a JSON float, digits lost "
@@ -215,7 +218,7 @@ def _is_empty_blob(ev: RecordEvidence, name: str) -> bool:
     return src is not None and src.type.kind in spec.BLOB_PATH and row.image.get(src.name) in ("", b"")
 
 
-@check("value.string", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.string", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{NOTES} §4 (CHAR/VARCHAR/TEXT/BLOB/BINARY/JSON: the stored bytes, no transcoding; BINARY without the "
               "zero padding the row image drops; JSON as its text), §4.1 (bytes that are not UTF-8 as lowercase hex, "
               "24.08+ / MXS-5246; the avrorouter's [test] cdc_datatypes oracle)",
@@ -223,17 +226,13 @@ def _is_empty_blob(ev: RecordEvidence, name: str) -> bool:
                     "24.08+/develop write lowercase hex, which the suite follows")
 def value_string(ev: RecordEvidence) -> Findings:
     """String and binary columns hold their bytes: UTF-8 as text, anything else as lowercase hex."""
-    row = _row(ev)
-    if row is None:
-        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
-        return
     for f in _value_check(ev, _STRING_KINDS, "string", _string_same):
         if isinstance(f, Failure) and f.location.column is not None and _is_empty_blob(ev, f.location.column):
             continue  # value.empty-blob judges those
         yield f
 
 
-@check("value.empty-blob", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.empty-blob", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (empty BLOB/TEXT: rpl.cc "
               "L1862-1866 column_bytes(&nullvalue, 1))",
        docs_vs_code="docs: the column's data, an empty string; 24.02 code: \"\\u0000\", one NUL character "
@@ -241,9 +240,7 @@ def value_string(ev: RecordEvidence) -> Findings:
 def value_empty_blob(ev: RecordEvidence) -> Findings:
     """An empty TEXT, BLOB or JSON value is the empty string."""
     row = _row(ev)
-    if row is None:
-        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
-        return
+    assert row is not None  # first=_no_source_row
     d = _dml(ev) or {}
     want_text = "\x00" if ev.o.empty_blob_nul else ""
     seen = False
@@ -261,7 +258,7 @@ def _text_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return isinstance(got, str) and got == want
 
 
-@check("value.enum-set", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.enum-set", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (ENUM/SET: unpack_enum + "
               "mxs::bin2hex, UPPERCASE hex of the little-endian index or bitmask: 'b' of ENUM('a','b','c') -> \"02\")",
        docs_vs_code="docs: the column's data (the member, the members joined by commas); 24.02 code: hex of the "
@@ -271,7 +268,7 @@ def value_enum_set(ev: RecordEvidence) -> Findings:
     yield from _value_check(ev, {Kind.ENUM, Kind.SET}, "member(s)", _text_same)
 
 
-@check("value.address", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.address", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (INET4, INET6, UUID: MariaDB's "
               "own types, fixed binary in the row image, not decoded by 24.02)",
        docs_vs_code="docs: the column's data; 24.02 code: INET6/UUID go through column_string as raw bytes (garbled "
