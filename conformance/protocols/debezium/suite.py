@@ -183,11 +183,9 @@ class DebeziumSuite(ProtocolSuite):
         return got
 
 
-SUITE = DebeziumSuite(
-    name=spec.PROTOCOL,
+SUITE = DebeziumSuite.from_spec(
+    spec,
     title="Debezium (PostgreSQL connector; Kafka Connect JSON or Confluent Avro converter)",
-    options=spec.OPTIONS,
-    profiles=spec.PROFILES,
     spec_sources=("Debezium PostgreSQL connector documentation", "Kafka Connect JsonConverter",
                   "tests/fixtures/debezium (real Debezium 3.6.3 output)"),
     # Connect's producer hashes keys over a topic's partitions: three in memory, so that a sink

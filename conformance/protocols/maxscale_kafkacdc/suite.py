@@ -59,11 +59,9 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
         return ToolRecord(table=m.table if m.kind == "schema" else None, with_next=True)
 
 
-SUITE = MaxScaleKafkaCDCSuite(
-    name=spec.PROTOCOL,
+SUITE = MaxScaleKafkaCDCSuite.from_spec(
+    spec,
     title="MariaDB MaxScale KafkaCDC (MariaDB binlog as JSON)",
-    options=spec.OPTIONS,
-    profiles=spec.PROFILES,
     spec_sources=("spec/004 (KafkaCDC.md)", "spec/notes/maxscale.md"),
     # Three partitions in memory, so that a sink that scatters a table's rows shows; the reference
     # writes partition 0 (a 1-partition topic, as MaxScale's tests use). Stream rules need to know

@@ -59,11 +59,9 @@ class TiCDCAvroSuite(ProtocolSuite):
         return out
 
 
-SUITE = TiCDCAvroSuite(
-    name=spec.PROTOCOL,
+SUITE = TiCDCAvroSuite.from_spec(
+    spec,
     title="TiCDC Avro (Confluent wire format + Schema Registry)",
-    options=spec.OPTIONS,
-    profiles=spec.PROFILES,
     spec_sources=("spec/000 (EN web)", "spec/001 (JA)", "spec/003 (EN markdown)", "spec/notes/ticdc.md §1"),
     # In-memory runs give every topic three partitions, so that broadcasts (avro-enable-watermark)
     # and the table dispatcher are exercised as on a real topic. Rows carry their commit ts only

@@ -50,11 +50,9 @@ class TiCDCSimpleSuite(ProtocolSuite):
         return True
 
 
-SUITE = TiCDCSimpleSuite(
-    name=spec.PROTOCOL,
+SUITE = TiCDCSimpleSuite.from_spec(
+    spec,
     title="TiCDC Simple (JSON or Avro; schemas in DDL and BOOTSTRAP messages)",
-    options=spec.OPTIONS,
-    profiles=spec.PROFILES,
     spec_sources=("spec/002 (ZH)", "spec/notes/ticdc.md §2, §5"),
     # Three partitions in memory (DDLs, watermarks and bootstraps are broadcast); stream rules span
     # a topic's partitions, so live topics are checked per topic; tables share a partition and
