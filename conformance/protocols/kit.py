@@ -1,7 +1,7 @@
-"""What every protocol needs, once: digests, findings, brief renderings, evidence locations,
-per-partition logs, version numbering for the delivery analysis, strict JSON, TiCDC's split of
-key-changing updates, and how a schema resolver tells a registry that cannot answer from one
-that says no.
+"""What every protocol needs, once: digests, findings and the gate that hands a check what it
+found (`given`), brief renderings, evidence locations, per-partition logs, version numbering for
+the delivery analysis, strict JSON, the tables an event states, TiCDC's split of key-changing
+updates, and how a schema resolver tells a registry that cannot answer from one that says no.
 
 The protocols never import each other; they all import this (and the model).
 """
