@@ -14,9 +14,10 @@ with its traceback, and the run goes on.
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import re
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,23 +78,10 @@ class Location:
                         part=part)
 
     def __str__(self) -> str:
-        bits = []
-        if self.topic is not None:
-            bits.append(f"topic {self.topic}")
-        if self.partition is not None:
-            bits.append(f"partition {self.partition}")
-        if self.offset is not None:
-            bits.append(f"offset {self.offset}")
-        if self.line is not None:
-            bits.append(f"line {self.line}")
-        if self.part is not None:
-            bits.append(self.part)
-        if self.subject is not None:
-            bits.append(f"subject {self.subject}")
-        if self.table is not None:
-            bits.append(f"table {self.table}")
-        if self.column is not None:
-            bits.append(f"column {self.column}")
+        # Record coordinates first, then what within the record; `part` needs no label.
+        bits = [str(v) if name == "part" else f"{name} {v}"
+                for name in ("topic", "partition", "offset", "line", "part", "subject", "table", "column")
+                if (v := getattr(self, name)) is not None]
         return ", ".join(bits) or "(no location)"
 
 
@@ -148,10 +136,10 @@ class CheckSpec:
     # every other record with the same key.
     cache_key: Callable[[Any], Hashable] | None = field(default=None, compare=False, repr=False)
     # For checks most records give nothing to judge (a type check where the record has no column of
-    # the type): `gate(evidence)` returns the NotApplicable the check itself would answer, or None,
-    # and its answer depends only on `gate_key(evidence)`. A checker asks it once per key instead of
-    # running the check on every record (`protocols.base.CheckerBase`); the check must still give the
-    # same answer by itself (tests/unit/test_check_plans.py holds every gated check to both).
+    # the type): `gate(evidence)` returns the NotApplicable the check answers, or None, and its
+    # answer depends only on `gate_key(evidence)`. A checker asks it once per key instead of running
+    # the check on every record (`protocols.base.CheckerBase`); the registered check answers the gate
+    # first by itself, so the two cannot differ and the check's body does not restate it.
     gate: Callable[[Any], NotApplicable | None] | None = field(default=None, compare=False, repr=False)
     gate_key: Callable[[Any], Hashable] | None = field(default=None, compare=False, repr=False)
     # Where the published docs and the implementation disagree on what this check enforces:
@@ -223,11 +211,17 @@ class CheckRegistry:
                  cache_key: Callable[[Any], Hashable] | None = None, docs_vs_code: str | None = None,
                  anomalies: Iterable[str] = (),
                  gate: tuple[Callable[[Any], Hashable], Callable[[Any], NotApplicable | None]] | None = None,
+                 first: Callable[[Any], NotApplicable | None] | None = None,
                  ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Register a check. `gate` is `(gate_key, gate)`: see `CheckSpec.gate`."""
+        """Register a check. `gate` is `(gate_key, gate)`: see `CheckSpec.gate`. `first` is a gate
+        with no key: the check answers its NotApplicable, when it has one, before its body runs."""
         full = self.full_id(id)
+        if gate is not None and first is not None:
+            raise ValueError(f"check {full!r}: a gate is answered first already; pass gate or first, not both")
+        precondition = gate[1] if gate is not None else first
 
-        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def deco(body: Callable[..., Any]) -> Callable[..., Any]:
+            fn = body if precondition is None else _answering_first(precondition, body)
             if full in self._specs and self._specs[full].fn.__qualname__ != fn.__qualname__:
                 raise ValueError(f"duplicate check id {full!r}")
             doc = inspect.cleandoc(fn.__doc__ or "")
@@ -262,6 +256,29 @@ class CheckRegistry:
         if self.protocol != "*" and (s := self._specs.get(f"{self.protocol}.{id}")) is not None:
             return s
         return self._specs.get(id) or (COMMON.get(id) if self is not COMMON else None)
+
+
+def _answering_first(precondition: Callable[[Any], NotApplicable | None], body: Callable[..., Any]
+                     ) -> Callable[..., Any]:
+    """`body` behind `precondition`: its NotApplicable when it has one, else what `body` says (a
+    generator stays a generator, for callers that iterate a check's answer)."""
+    if inspect.isgeneratorfunction(body):
+        @functools.wraps(body)
+        def findings(evidence: Any) -> Iterator[Any]:
+            na = precondition(evidence)
+            if na is not None:
+                yield na
+                return
+            yield from body(evidence)
+
+        return findings
+
+    @functools.wraps(body)
+    def verdict(evidence: Any) -> Any:
+        na = precondition(evidence)
+        return na if na is not None else body(evidence)
+
+    return verdict
 
 
 #: The protocol-independent checks (`checks.common`, `checks.delivery`, `checks.source`).

@@ -12,7 +12,7 @@ import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
 from ..checks.delivery import TsScope, Version
 from ..checks.registry import NEEDS_SOURCE, CheckRegistry, Failure, Location, NotApplicable, Scope, applicable_checks
@@ -278,6 +278,20 @@ Identified = tuple[Hashable | None, Hashable | None, int | None] | None
 Identify = Callable[[str, bytes | None, bytes | None], Identified]
 
 
+class ProtocolSpec(Protocol):
+    """What a protocol package's `spec` module declares about the protocol itself: its name, its
+    options and its profiles (read-only, so that a module's constants satisfy it)."""
+
+    @property
+    def PROTOCOL(self) -> str: ...
+
+    @property
+    def OPTIONS(self) -> tuple[OptionSpec, ...]: ...
+
+    @property
+    def PROFILES(self) -> tuple[Profile, ...]: ...
+
+
 class ProtocolSuite(ABC):
     """A protocol as the harness and the CLI see it: one package implements it and registers it
     under the `conformance.protocols` entry-point group (so it may live in another distribution).
@@ -300,6 +314,13 @@ class ProtocolSuite(ABC):
             raise ValueError(f"protocol {name!r} was given the checks of {checks.protocol!r}")
         # The protocol `conformance run` and `check` use when none is named.
         self.default = default
+
+    @classmethod
+    def from_spec(cls, spec: ProtocolSpec, *, title: str, checks: CheckRegistry, spec_sources: tuple[str, ...] = (),
+                  capabilities: Capabilities = Capabilities(), default: bool = False) -> Self:
+        """The suite of the protocol `spec` declares: named `spec.PROTOCOL`, with its options and profiles."""
+        return cls(name=spec.PROTOCOL, title=title, options=spec.OPTIONS, profiles=spec.PROFILES, checks=checks,
+                   spec_sources=spec_sources, capabilities=capabilities, default=default)
 
     def __repr__(self) -> str:
         return f"<protocol {self.name}>"
@@ -330,8 +351,15 @@ class ProtocolSuite(ABC):
         self.check_combination(out)
         return out
 
-    def check_combination(self, options: Mapping[str, str]) -> None:  # noqa: B027 - optional hook: most accept all
-        """Raise ConfigurationError for contradictory options (protocol specific)."""
+    def check_combination(self, options: Mapping[str, str]) -> None:
+        """Raise ConfigurationError for contradictory options: all `combination_problems` in one message."""
+        problems = self.combination_problems(options)
+        if problems:
+            raise ConfigurationError("; ".join(problems))
+
+    def combination_problems(self, options: Mapping[str, str]) -> list[str]:
+        """What contradicts what among `options`, a sentence each (protocol specific; most accept all)."""
+        return []
 
     def needs_registry(self, options: Mapping[str, str]) -> bool:
         """Whether records under these options are framed with registry ids (a capture then

@@ -1,13 +1,14 @@
-"""What every protocol needs, once: digests, findings, brief renderings, evidence locations,
-per-partition logs, version numbering for the delivery analysis, strict JSON, TiCDC's split of
-key-changing updates, and how a schema resolver tells a registry that cannot answer from one
-that says no.
+"""What every protocol needs, once: digests, findings and the gate that hands a check what it
+found (`given`), brief renderings, evidence locations, per-partition logs, version numbering for
+the delivery analysis, strict JSON, the tables an event states, TiCDC's split of key-changing
+updates, and how a schema resolver tells a registry that cannot answer from one that says no.
 
 The protocols never import each other; they all import this (and the model).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -23,7 +24,8 @@ from ..infra.registry.errors import (
     Unauthorized,
     VersionNotFound,
 )
-from ..model.events import Op, RowChange
+from ..model.events import Ddl, Event, Op, RowChange, Transaction
+from ..model.table import Table
 from ..model.values import Row
 from .base import Identified as Identified  # the protocols import it from here, with the rest
 
@@ -48,6 +50,28 @@ def json_digest(obj: Any) -> bytes:
     """A short stable digest of JSON-like data, blind to what a JSON document does not keep:
     an object's key order, a list from a tuple, a value's type where its text is alike."""
     return _hash(json.dumps(obj, sort_keys=True, default=str))
+
+
+E = TypeVar("E")
+T = TypeVar("T")
+
+
+def given(find: Callable[[E], T | NotApplicable]) -> Callable[[Callable[[E, T], Findings]], Callable[[E], Findings]]:
+    """A check that judges what `find` finds in its evidence: `find`'s NotApplicable where it
+    finds nothing, else the check's findings about what it found (the check's own gate, written
+    once and handing over what it looked up)."""
+    def deco(judge: Callable[[E, T], Findings]) -> Callable[[E], Findings]:
+        @functools.wraps(judge)
+        def check(ev: E) -> Findings:
+            found = find(ev)
+            if isinstance(found, NotApplicable):
+                yield found
+                return
+            yield from judge(ev, found)
+
+        return check
+
+    return deco
 
 
 def brief(v: Any, n: int) -> str:
@@ -126,7 +150,23 @@ def key_change_split(ch: RowChange, *, split: bool = True) -> list[tuple[Op, Row
     return [(ch.op, ch.image())]
 
 
+def update_halves(ch: RowChange) -> list[RowChange]:
+    """An UPDATE as TiCDC splits one that changes a unique key: the DELETE of the old row, then
+    the INSERT of the new one (the encoders decide when; `key_change_split` says the same of images)."""
+    assert ch.before is not None and ch.after is not None
+    return [RowChange(Op.DELETE, ch.table, ch.before, None), RowChange(Op.INSERT, ch.table, None, ch.after)]
+
+
 # -- strict JSON ------------------------------------------------------------------------------------
+
+def tables_of(event: Event) -> list[Table]:
+    """The table versions an event states: every change's table, a DDL's new and previous one."""
+    if isinstance(event, Transaction):
+        return [ch.table for ch in event.changes]
+    if isinstance(event, Ddl):
+        return [t for t in (event.table, event.pre_table) if t is not None]
+    return []
+
 
 class DuplicateKey(ValueError):
     """A JSON object names `key` twice."""

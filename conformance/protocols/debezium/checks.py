@@ -15,9 +15,9 @@ from typing import Any
 
 from ...checks import compatibility
 from ...checks.registry import CheckRegistry, Failure, Level, Location, NotApplicable, Scope
-from ..kit import Findings, brief
+from ..kit import Findings, brief, given
 from . import spec, value_rules
-from .checker import EventEvidence, RecordEvidence, StreamEvidence
+from .checker import EventEvidence, Expected, RecordEvidence, StreamEvidence
 
 P = spec.PROTOCOL
 #: The protocol's checks, by id relative to it.
@@ -27,6 +27,10 @@ compatibility.declare(check)
 D = spec.DOCS
 NOT_CHANGE = NotApplicable("not a change event")
 NO_SOURCE = NotApplicable("no change of the workload is paired with this event")
+
+
+def _expected(ev: RecordEvidence) -> Expected | NotApplicable:
+    return NO_SOURCE if ev.expected is None else ev.expected
 
 
 # == framing ==========================================================================================
@@ -89,6 +93,13 @@ def avro_framing(ev: RecordEvidence) -> Findings:
                           location=ev.at(part=part))
 
 
+def _no_avro_part(ev: RecordEvidence) -> NotApplicable:
+    return NOT_AVRO if not (ev.o.key_avro or ev.o.value_avro) else _NO_DECODABLE_AVRO
+
+
+_NO_DECODABLE_AVRO = NotApplicable("no decodable Avro part")
+
+
 @check("avro.subject", level=Level.MUST, scope=Scope.RECORD,
        clause="Confluent AvroConverter with the default key.subject.name.strategy / value.subject.name.strategy "
               "(TopicNameStrategy): a key's schema is registered under <topic>-key, a value's under <topic>-value")
@@ -96,7 +107,7 @@ def avro_subject(ev: RecordEvidence) -> Findings:
     """Each Avro key's and value's schema id is registered under <topic>-key / <topic>-value."""
     parts = [(part, p) for part, p in _avro_parts(ev) if p.avro.schema_id is not None and p.avro.schema is not None]
     if not parts:
-        yield NOT_AVRO if not (ev.o.key_avro or ev.o.value_avro) else NotApplicable("no decodable Avro part")
+        yield _no_avro_part(ev)
         return
     assert ev.resolver is not None
     for part, p in parts:
@@ -121,7 +132,7 @@ def avro_schema(ev: RecordEvidence) -> Findings:
 
     parts = [(part, p) for part, p in _avro_parts(ev) if p.ok and p.avro.schema is not None]
     if not parts:
-        yield NOT_AVRO if not (ev.o.key_avro or ev.o.value_avro) else NotApplicable("no decodable Avro part")
+        yield _no_avro_part(ev)
         return
     for part, p in parts:
         try:
@@ -258,15 +269,17 @@ def _message_schema(ev: RecordEvidence) -> Findings:
                       expected=brief(want, 160), actual=brief(s, 160), location=ev.at(part="value"))
 
 
+def _no_envelope(ev: RecordEvidence) -> NotApplicable | None:
+    """`first=` for checks of any event with an envelope: a change or a logical decoding message."""
+    return NOT_CHANGE if not (ev.change or ev.message) or ev.msg.envelope is None else None
+
+
 @check("envelope.timestamps", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events: ts_ms, ts_us, ts_ns are the same instant (processing time) at three "
-              "precisions; source.ts_ms/ts_us/ts_ns the commit time likewise")
+              "precisions; source.ts_ms/ts_us/ts_ns the commit time likewise", first=_no_envelope)
 def envelope_timestamps(ev: RecordEvidence) -> Findings:
     """ts_ms/ts_us/ts_ns agree with one another, in the envelope and in source."""
-    if not (ev.change or ev.message) or ev.msg.envelope is None:
-        yield NOT_CHANGE
-        return
-    for where, obj in (("envelope", ev.msg.envelope), ("source", ev.msg.source or {})):
+    for where, obj in (("envelope", ev.msg.envelope or {}), ("source", ev.msg.source or {})):
         ms, us, ns = obj.get("ts_ms"), obj.get("ts_us"), obj.get("ts_ns")
         if ms is not None and not _is_int(ms):
             yield Failure(f"{where} ts_ms is no integer", expected="int64", actual=ms, location=ev.at("ts_ms", "value"))
@@ -290,15 +303,12 @@ _JSON_TYPES = {"string": str, "int64": int}
 
 @check("source.postgresql", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{D}, Data change events, source metadata: version, connector (postgresql), name (topic.prefix), "
-              "ts_ms, snapshot, db, schema, table, txId, lsn, xmin, sequence")
+              "ts_ms, snapshot, db, schema, table, txId, lsn, xmin, sequence", first=_no_envelope)
 def source_block(ev: RecordEvidence) -> Findings:
     """source holds the PostgreSQL fields with their types; connector is postgresql, name the topic prefix."""
-    if not (ev.change or ev.message) or ev.msg.envelope is None:
-        yield NOT_CHANGE
-        return
     src = ev.msg.source
     if src is None:
-        yield Failure("no source block", expected="an object", actual=brief(ev.msg.envelope.get("source"), 100),
+        yield Failure("no source block", expected="an object", actual=brief((ev.msg.envelope or {}).get("source"), 100),
                       location=ev.at("source", "value"))
         return
     for name, typ, optional in spec.SOURCE_FIELDS:
@@ -415,12 +425,9 @@ def _same_key(ev: RecordEvidence, want: dict[str, Any] | None, got: Any) -> bool
        clause=f"{D}, Data type mappings (per decimal.handling.mode, time.precision.mode, binary.handling.mode); "
               "Kafka Connect JsonConverter (bytes and Decimal as base64); unavailable.value.placeholder for an "
               "unchanged TOASTed value (REPLICA IDENTITY DEFAULT / USING INDEX)")
-def row_values(ev: RecordEvidence) -> Findings:
+@given(_expected)
+def row_values(ev: RecordEvidence, x: Expected) -> Findings:
     """Every column of after (and of a FULL before) is the stored value as the type mapping renders it."""
-    x = ev.expected
-    if x is None:
-        yield NO_SOURCE
-        return
     e = ev.msg.envelope
     if e is None:
         return
@@ -457,12 +464,9 @@ def row_values(ev: RecordEvidence) -> Findings:
               "option; a nullable column is optional",
        docs_vs_code="the connector declares NOT NULL columns added by ALTER TABLE optional (3.6.3, pgoutput): "
                     "optional is required only of nullable columns")
-def column_types(ev: RecordEvidence) -> Findings:
+@given(_expected)
+def column_types(ev: RecordEvidence, x: Expected) -> Findings:
     """Each column's Connect schema (type, name, parameters, optional) is the documented mapping."""
-    x = ev.expected
-    if x is None:
-        yield NO_SOURCE
-        return
     s = ev.msg.value.schema
     if not ev.msg.value.enveloped or not isinstance(s, dict):
         yield NotApplicable("no value schema")
@@ -492,12 +496,9 @@ def column_types(ev: RecordEvidence) -> Findings:
 @check("before.replica-identity", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{D}, Data change events (update/delete) and REPLICA IDENTITY: FULL gives the whole old row; "
               "DEFAULT/USING INDEX give no before for an update and only the key's columns for a delete")
-def before_image(ev: RecordEvidence) -> Findings:
+@given(_expected)
+def before_image(ev: RecordEvidence, x: Expected) -> Findings:
     """before is what the table's REPLICA IDENTITY puts in the WAL."""
-    x = ev.expected
-    if x is None:
-        yield NO_SOURCE
-        return
     e = ev.msg.envelope
     if e is None or x.op not in ("u", "d"):
         yield NotApplicable("not an update or delete")

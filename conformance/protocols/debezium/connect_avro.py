@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import math
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from ...model.avro_names import java_valid_name
@@ -54,6 +55,16 @@ _PRIMITIVE = {"int8": "int", "int16": "int", "int32": "int", "int64": "long", "f
 
 class AvroNameError(ValueError):
     """A name Avro refuses (what the Java converter raises as SchemaParseException)."""
+
+
+def _copy_meta(src: dict[str, Any], dst: dict[str, Any], default: Callable[[Any], Any], *, to_avro: bool) -> None:
+    """Connect's metadata from `src` to `dst`, in AvroData's order: to the Avro schema's connect.*
+    keys (`to_avro`) or back from them; a default through `default`, parameters only if any."""
+    for connect_key, avro_key in _META:
+        key, put = (connect_key, avro_key) if to_avro else (avro_key, connect_key)
+        v = src.get(key)
+        if v is not None and (v or connect_key != "parameters"):
+            dst[put] = default(v) if connect_key == "default" else (dict(v) if isinstance(v, dict) else v)
 
 
 def split_name(full: str) -> tuple[str | None, str]:
@@ -105,12 +116,7 @@ def _to_avro(s: dict[str, Any], ctx: _Context) -> Any:
             base["precision"] = int(params.get("connect.decimal.precision", DECIMAL_PRECISION_DEFAULT))
     else:
         raise ValueError(f"no Avro form for Connect type {t!r}")
-    # Metadata (connect.*), in AvroData's order.
-    for connect_key, avro_key in _META:
-        v = s.get(connect_key)
-        if v is not None and (v or connect_key != "parameters"):
-            base[avro_key] = _avro_default(s, v) if connect_key == "default" else (
-                dict(v) if isinstance(v, dict) else v)
+    _copy_meta(s, base, lambda v: _avro_default(s, v), to_avro=True)
     if t in ("int8", "int16"):
         base["connect.type"] = t
     if "scale" in base:  # a Decimal
@@ -150,17 +156,30 @@ def _avro_default(s: dict[str, Any], v: Any) -> Any:
 
 # -- values ----------------------------------------------------------------------------------------
 
-def to_avro_datum(s: dict[str, Any], v: Any) -> Any:
-    """A JSON-converter payload as the Avro datum of `to_avro_schema(s)` (bytes from base64)."""
+def _walk(s: dict[str, Any], v: Any, leaf: Callable[[Any, Any], Any], *, lenient: bool) -> Any:
+    """`v`, a value of Connect schema `s`, with `leaf(type, value)` applied to every value in it
+    that is no struct, array or map. `lenient`: a container that is not of its schema's shape
+    is kept as it is (else it is taken to be one, and fails where it is not)."""
     if v is None:
         return None
     t = s.get("type")
-    if t == "struct":
-        return {f["field"]: to_avro_datum(f, v.get(f["field"])) for f in s.get("fields") or []}
-    if t == "array":
-        return [to_avro_datum(s.get("items") or {}, x) for x in v]
-    if t == "map":
-        return {k: to_avro_datum(s.get("values") or {}, x) for k, x in v.items()}
+    if t == "struct" and (not lenient or isinstance(v, dict)):
+        return {f["field"]: _walk(f, v.get(f["field"]), leaf, lenient=lenient) for f in s.get("fields") or []}
+    if t == "array" and (not lenient or isinstance(v, list)):
+        return [_walk(s.get("items") or {}, x, leaf, lenient=lenient) for x in v]
+    if t == "map" and (not lenient or isinstance(v, dict)):
+        return {k: _walk(s.get("values") or {}, x, leaf, lenient=lenient) for k, x in v.items()}
+    if t in ("struct", "array", "map"):
+        return v
+    return leaf(t, v)
+
+
+def to_avro_datum(s: dict[str, Any], v: Any) -> Any:
+    """A JSON-converter payload as the Avro datum of `to_avro_schema(s)` (bytes from base64)."""
+    return _walk(s, v, _to_avro_leaf, lenient=False)
+
+
+def _to_avro_leaf(t: Any, v: Any) -> Any:
     if t == "bytes":
         return base64.b64decode(v) if isinstance(v, str) else bytes(v)
     if t in ("float", "float32", "double", "float64") and isinstance(v, str):
@@ -231,11 +250,7 @@ def _from_avro(a: Any, named: dict[str, Any], space: str | None) -> dict[str, An
             out["type"] = ct
     else:
         raise NotConnectAvro(f"no Connect type for Avro {t!r}")
-    for connect_key, avro_key in _META:
-        v = a.get(avro_key)
-        if v is not None and (v or connect_key != "parameters"):
-            out[connect_key] = _connect_default(out, v) if connect_key == "default" else (
-                dict(v) if isinstance(v, dict) else v)
+    _copy_meta(a, out, lambda v: _connect_default(out, v), to_avro=False)
     return out
 
 
@@ -251,17 +266,10 @@ def _connect_default(s: dict[str, Any], v: Any) -> Any:
 
 def from_avro_datum(s: dict[str, Any], v: Any) -> Any:
     """An Avro datum as the JSON converter would write its payload (bytes as base64)."""
-    if v is None:
-        return None
-    t = s.get("type")
-    if t == "struct":
-        if not isinstance(v, dict):
-            return v
-        return {f["field"]: from_avro_datum(f, v.get(f["field"])) for f in s.get("fields") or []}
-    if t == "array":
-        return [from_avro_datum(s.get("items") or {}, x) for x in v] if isinstance(v, list) else v
-    if t == "map":
-        return {k: from_avro_datum(s.get("values") or {}, x) for k, x in v.items()} if isinstance(v, dict) else v
+    return _walk(s, v, _from_avro_leaf, lenient=True)
+
+
+def _from_avro_leaf(t: Any, v: Any) -> Any:
     if t == "bytes" and isinstance(v, (bytes, bytearray)):
         return base64.b64encode(bytes(v)).decode("ascii")
     if isinstance(v, float) and not math.isfinite(v):

@@ -31,17 +31,7 @@ from typing import Any
 import fastavro
 
 from ...encoders.spi import EncoderContext, EncoderError, Record
-from ...model.events import (
-    CaptureStart,
-    Ddl,
-    DdlKind,
-    Event,
-    LogicalMessage,
-    Op,
-    RowChange,
-    Transaction,
-    tso_physical_ms,
-)
+from ...model import events
 from ...model.table import Table
 from ...model.values import Row
 from . import connect_avro, decoder, spec, value_rules
@@ -77,22 +67,22 @@ class DebeziumEncoder:
 
     # -- events -------------------------------------------------------------------------------
 
-    def encode(self, event: Event) -> list[Record]:
-        if isinstance(event, CaptureStart):
+    def encode(self, event: events.Event) -> list[Record]:
+        if isinstance(event, events.CaptureStart):
             return self.snapshot(event)
         if not self.streaming:
             return []
-        if isinstance(event, Ddl) and event.kind is DdlKind.TRUNCATE_TABLE and self.o.transactions:
+        if isinstance(event, events.Ddl) and event.kind is events.DdlKind.TRUNCATE_TABLE and self.o.transactions:
             # pgoutput publishes a TRUNCATE; the connector skips it (skipped.operations=t) but its
             # transaction still gets a BEGIN and an END counting no events.
             self.txid += 1
             begin_lsn, commit_lsn = self.next_lsn(), self.next_lsn()
-            ts_ms = tso_physical_ms(event.commit_ts)
+            ts_ms = events.tso_physical_ms(event.commit_ts)
             return [self.transaction_record("BEGIN", f"{self.txid}:{begin_lsn}", ts_ms, None),
                     self.transaction_record("END", f"{self.txid}:{commit_lsn}", ts_ms, (0, {}))]
-        if not isinstance(event, Transaction):
+        if not isinstance(event, events.Transaction):
             return []
-        ts_ms = tso_physical_ms(event.commit_ts)
+        ts_ms = events.tso_physical_ms(event.commit_ts)
         out: list[Record] = []
         # A non-transactional logical decoding message is decoded at once: before its
         # transaction's commit, outside any transaction.
@@ -110,7 +100,7 @@ class DebeziumEncoder:
             out.append(self.transaction_record("BEGIN", f"{self.txid}:{begin_lsn}", ts_ms, None))
         first = True
         for item in event.items():
-            if isinstance(item, LogicalMessage):
+            if isinstance(item, events.LogicalMessage):
                 if not item.transactional:
                     continue
                 lsn = begin_lsn if first else self.next_lsn()
@@ -149,7 +139,7 @@ class DebeziumEncoder:
         stops after its snapshot: from the first event when the workload has no CaptureStart)."""
         return self.o.streams
 
-    def snapshot(self, start: CaptureStart) -> list[Record]:
+    def snapshot(self, start: events.CaptureStart) -> list[Record]:
         """The connector starts on a database that holds rows: with a snapshotting
         `snapshot.mode` it reads every table's rows first (op r, in table order, `source.snapshot`
         markers, one snapshot transaction and LSN, no transaction block); initial_only then stops."""
@@ -157,7 +147,7 @@ class DebeziumEncoder:
             return []
         self.txid += 1
         lsn = self.next_lsn()
-        ts_ms = tso_physical_ms(start.commit_ts)
+        ts_ms = events.tso_physical_ms(start.commit_ts)
         tables = spec.snapshot_order(start.tables)
         out: list[Record] = []
         for (t, rows), marks in zip(tables, spec.snapshot_markers([len(r) for _t, r in tables]), strict=True):
@@ -176,12 +166,12 @@ class DebeziumEncoder:
         self.lsn += 152
         return self.lsn
 
-    def events_of(self, ch: RowChange) -> list[tuple[str, Row | None, Row | None]]:
+    def events_of(self, ch: events.RowChange) -> list[tuple[str, Row | None, Row | None]]:
         """(op, before, after) per event the change makes (a key change makes two)."""
         t = ch.table
-        if ch.op is Op.INSERT:
+        if ch.op is events.Op.INSERT:
             return [("c", None, ch.after)]
-        if ch.op is Op.DELETE:
+        if ch.op is events.Op.DELETE:
             return [("d", self.old_image(t, ch.before), None)]
         assert ch.before is not None and ch.after is not None
         keys = spec.key_columns(t)
@@ -189,11 +179,11 @@ class DebeziumEncoder:
             return [("d", self.old_image(t, ch.before), None), ("c", None, ch.after)]
         return [("u", ch.before if spec.full_before(t) else None, ch.after)]
 
-    def unavailable_of(self, ch: RowChange, op: str) -> frozenset[str]:
+    def unavailable_of(self, ch: events.RowChange, op: str) -> frozenset[str]:
         """Columns of an event's `after` the connector has no value for: the change log's
         unchanged TOASTed values (an update's, or the create a key-changing update makes), unless
         REPLICA IDENTITY FULL logged the whole old row."""
-        if op not in ("u", "c") or ch.op is not Op.UPDATE or spec.full_before(ch.table):
+        if op not in ("u", "c") or ch.op is not events.Op.UPDATE or spec.full_before(ch.table):
             return frozenset()
         return ch.unavailable
 
@@ -301,7 +291,7 @@ class DebeziumEncoder:
         value = self.part(topic, "value", spec.envelope_schema(t, self.logical_topic(t), self.o), payload)
         return Record(topic, self.key_bytes(t, after if after is not None else before), value, None)
 
-    def message_record(self, m: LogicalMessage, ts_ms: int, lsn: int, txid: int | None,
+    def message_record(self, m: events.LogicalMessage, ts_ms: int, lsn: int, txid: int | None,
                        block: dict[str, Any] | None) -> Record:
         """A logical decoding message on `<topic.prefix>.message`: op m, the prefix as the key,
         the content as `binary.handling.mode` writes bytes; no table (source.schema and table

@@ -54,9 +54,8 @@ class OpInsertWord(DebeziumEncoder):
         return e
 
 
-@mutant("envelope-misnamed", "envelope.schema")
-class EnvelopeMisnamed(DebeziumEncoder):
-    """Names the envelope schema after the table instead of `<topic>.Envelope`."""
+class _EditsValueSchema(DebeziumEncoder):
+    """Changes the value schema of every change event (JSON converter with schemas) by `edit_schema`."""
 
     def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
                       begin_lsn: int, block: dict[str, Any] | None, unavailable: frozenset[str] = frozenset()
@@ -64,8 +63,19 @@ class EnvelopeMisnamed(DebeziumEncoder):
         r = super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block, unavailable)
         doc = json.loads(r.value or b"{}")
         if "schema" in doc:
-            doc["schema"]["name"] = t.name
+            self.edit_schema(t, doc["schema"])
         return Record(r.topic, r.key, dumps(doc), r.partition)
+
+    def edit_schema(self, t: Table, schema: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+@mutant("envelope-misnamed", "envelope.schema")
+class EnvelopeMisnamed(_EditsValueSchema):
+    """Names the envelope schema after the table instead of `<topic>.Envelope`."""
+
+    def edit_schema(self, t: Table, schema: dict[str, Any]) -> None:
+        schema["name"] = t.name
 
 
 @mutant("ts-us-as-ms", "envelope.timestamps")
@@ -178,20 +188,14 @@ class VarbitBigEndian(_RewritesValues):
 
 @mutant("timestamp-micro-as-milli-type", "column.types",
         shape={"kinds": (Kind.INT, Kind.DATETIME, Kind.TEXT)})
-class TimestampTypeAlwaysMilli(DebeziumEncoder):
+class TimestampTypeAlwaysMilli(_EditsValueSchema):
     """Declares every timestamp column io.debezium.time.Timestamp whatever its precision."""
 
-    def change_record(self, t: Table, op: str, before: Row | None, after: Row | None, ts_ms: int, lsn: int,
-                      begin_lsn: int, block: dict[str, Any] | None, unavailable: frozenset[str] = frozenset()
-                      ) -> Record:
-        r = super().change_record(t, op, before, after, ts_ms, lsn, begin_lsn, block, unavailable)
-        doc = json.loads(r.value or b"{}")
-        if "schema" in doc:
-            for f in doc["schema"]["fields"]:
-                for col in f.get("fields", []) if f.get("field") in ("before", "after") else []:
-                    if col.get("name") == "io.debezium.time.MicroTimestamp":
-                        col["name"] = "io.debezium.time.Timestamp"
-        return Record(r.topic, r.key, dumps(doc), r.partition)
+    def edit_schema(self, t: Table, schema: dict[str, Any]) -> None:
+        for f in schema["fields"]:
+            for col in f.get("fields", []) if f.get("field") in ("before", "after") else []:
+                if col.get("name") == "io.debezium.time.MicroTimestamp":
+                    col["name"] = "io.debezium.time.Timestamp"
 
 
 @mutant("update-before-always", "before.replica-identity", shape=DML)
@@ -273,12 +277,20 @@ TOAST = {**DML, "large_value_rate": 0.5, "kinds": (Kind.INT, Kind.TEXT, Kind.BYT
 SNAPSHOT = {"capture_start_rate": 1.0, "transactions": (4, 10)}
 
 
-@mutant("snapshot-all-true", "snapshot.records", shape=SNAPSHOT)
-class SnapshotAllTrue(DebeziumEncoder):
-    """Marks every read event of a snapshot source.snapshot=true (no first, last or per-table markers)."""
+class _SnapshotMarked(DebeziumEncoder):
+    """Marks every read event of a snapshot source.snapshot=`MARK`, whatever its place in the snapshot."""
+
+    MARK: str
 
     def snapshot_record(self, t: Table, row: Row, mark: str, ts_ms: int, lsn: int) -> Record:
-        return super().snapshot_record(t, row, "true", ts_ms, lsn)
+        return super().snapshot_record(t, row, self.MARK, ts_ms, lsn)
+
+
+@mutant("snapshot-all-true", "snapshot.records", shape=SNAPSHOT)
+class SnapshotAllTrue(_SnapshotMarked):
+    """Marks every read event of a snapshot source.snapshot=true (no first, last or per-table markers)."""
+
+    MARK = "true"
 
 
 @mutant("snapshot-skipped", "events.per-change", shape=SNAPSHOT)
@@ -300,11 +312,10 @@ class InitialOnlyStreams(DebeziumEncoder):
 
 
 @mutant("snapshot-marked-false", "source.postgresql", shape=SNAPSHOT)
-class SnapshotMarkedFalse(DebeziumEncoder):
+class SnapshotMarkedFalse(_SnapshotMarked):
     """Writes the rows a snapshot reads as read events marked source.snapshot=false."""
 
-    def snapshot_record(self, t: Table, row: Row, mark: str, ts_ms: int, lsn: int) -> Record:
-        return super().snapshot_record(t, row, "false", ts_ms, lsn)
+    MARK = "false"
 
 
 @mutant("message-content-as-text", "message.content", shape=MESSAGES)

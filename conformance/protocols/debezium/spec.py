@@ -28,22 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...model import values
 from ...model.table import Column, DefaultKind, ReplicaIdentity, Table
 from ...model.types import Kind, SqlType
-from ...model.values import (
-    Array,
-    Date,
-    DateTime,
-    Hstore,
-    Infinity,
-    Interval,
-    Json,
-    Time,
-    TimeTz,
-    Value,
-    decimal_text,
-    float32_shortest,
-)
 from ..base import REGISTRY_COMPATIBILITY, OptionSpec, Profile
 from .connect_avro import adjust
 
@@ -286,20 +273,34 @@ class FieldType:
     parameters: tuple[tuple[str, str], ...] = ()
 
 
+#: The kinds whose Connect schema no option changes.
+_FIXED_TYPES = {
+    Kind.BOOLEAN: FieldType("boolean"), Kind.SMALLINT: FieldType("int16"), Kind.INT: FieldType("int32"),
+    Kind.BIGINT: FieldType("int64"), Kind.FLOAT: FieldType("float"), Kind.DOUBLE: FieldType("double"),
+    Kind.CHAR: FieldType("string"), Kind.VARCHAR: FieldType("string"), Kind.TEXT: FieldType("string"),
+    Kind.TIMESTAMPTZ: FieldType("string", "io.debezium.time.ZonedTimestamp", 1),
+    Kind.TIMETZ: FieldType("string", "io.debezium.time.ZonedTime", 1),
+    Kind.UUID: FieldType("string", "io.debezium.data.Uuid", 1),
+}
+#: DATE, TIME and TIMESTAMP under the time.precision.mode values that fix their Connect schema
+#: whatever the column's precision (the others: `field_type`).
+_TEMPORAL_BY_MODE = {
+    (Kind.DATE, "connect"): FieldType("int32", "org.apache.kafka.connect.data.Date", 1),
+    (Kind.DATE, "isostring"): FieldType("string", "io.debezium.time.IsoDate", 1),
+    (Kind.TIME, "connect"): FieldType("int32", "org.apache.kafka.connect.data.Time", 1),
+    (Kind.TIME, "isostring"): FieldType("string", "io.debezium.time.IsoTime", 1),
+    (Kind.TIME, "nanoseconds"): FieldType("int64", "io.debezium.time.NanoTime", 1),
+    (Kind.DATETIME, "connect"): FieldType("int64", "org.apache.kafka.connect.data.Timestamp", 1),
+    (Kind.DATETIME, "isostring"): FieldType("string", "io.debezium.time.IsoTimestamp", 1),
+    (Kind.DATETIME, "nanoseconds"): FieldType("int64", "io.debezium.time.NanoTimestamp", 1),
+}
+
+
 def field_type(t: SqlType, o: DbzOptions) -> FieldType:
     k = t.kind
-    if k is Kind.BOOLEAN:
-        return FieldType("boolean")
-    if k is Kind.SMALLINT:
-        return FieldType("int16")
-    if k is Kind.INT:
-        return FieldType("int32")
-    if k is Kind.BIGINT:
-        return FieldType("int64")
-    if k is Kind.FLOAT:
-        return FieldType("float")
-    if k is Kind.DOUBLE:
-        return FieldType("double")
+    fixed = _FIXED_TYPES.get(k)
+    if fixed is not None:
+        return fixed
     if k in (Kind.DECIMAL, Kind.NUMERIC):
         if o.decimal_mode == "double":
             return FieldType("double")
@@ -309,46 +310,26 @@ def field_type(t: SqlType, o: DbzOptions) -> FieldType:
             return FieldType("struct", "io.debezium.data.VariableScaleDecimal", 1)
         return FieldType("bytes", "org.apache.kafka.connect.data.Decimal", 1,
                          (("scale", str(t.scale)), ("connect.decimal.precision", str(t.precision))))
-    if k in (Kind.CHAR, Kind.VARCHAR, Kind.TEXT):
-        return FieldType("string")
     if k is Kind.BYTEA:
         return FieldType("bytes") if o.binary_mode == "bytes" else FieldType("string")
-    if k is Kind.DATE:
-        if o.time_mode == "connect":
-            return FieldType("int32", "org.apache.kafka.connect.data.Date", 1)
-        if o.time_mode == "isostring":
-            return FieldType("string", "io.debezium.time.IsoDate", 1)
-        return FieldType("int32", "io.debezium.time.Date", 1)
-    if k is Kind.TIME:
-        if o.time_mode == "connect":
-            return FieldType("int32", "org.apache.kafka.connect.data.Time", 1)
-        if o.time_mode == "isostring":
-            return FieldType("string", "io.debezium.time.IsoTime", 1)
-        if o.time_mode == "nanoseconds":
-            return FieldType("int64", "io.debezium.time.NanoTime", 1)
-        if o.time_mode == "adaptive" and (t.fsp if t.fsp is not None else 6) <= 3:
-            return FieldType("int32", "io.debezium.time.Time", 1)
-        return FieldType("int64", "io.debezium.time.MicroTime", 1)
-    if k is Kind.DATETIME:
-        if o.time_mode == "connect":
-            return FieldType("int64", "org.apache.kafka.connect.data.Timestamp", 1)
-        if o.time_mode == "isostring":
-            return FieldType("string", "io.debezium.time.IsoTimestamp", 1)
-        if o.time_mode == "nanoseconds":
-            return FieldType("int64", "io.debezium.time.NanoTimestamp", 1)
-        if o.time_mode == "microseconds" or (t.fsp if t.fsp is not None else 6) > 3:
+    if k in (Kind.DATE, Kind.TIME, Kind.DATETIME):
+        fixed = _TEMPORAL_BY_MODE.get((k, o.time_mode))
+        if fixed is not None:
+            return fixed
+        millis = (t.fsp if t.fsp is not None else 6) <= 3
+        if k is Kind.DATE:
+            return FieldType("int32", "io.debezium.time.Date", 1)
+        if k is Kind.TIME:
+            if o.time_mode == "adaptive" and millis:
+                return FieldType("int32", "io.debezium.time.Time", 1)
+            return FieldType("int64", "io.debezium.time.MicroTime", 1)
+        if o.time_mode == "microseconds" or not millis:
             return FieldType("int64", "io.debezium.time.MicroTimestamp", 1)
         return FieldType("int64", "io.debezium.time.Timestamp", 1)
-    if k is Kind.TIMESTAMPTZ:
-        return FieldType("string", "io.debezium.time.ZonedTimestamp", 1)
-    if k is Kind.TIMETZ:
-        return FieldType("string", "io.debezium.time.ZonedTime", 1)
     if k in (Kind.JSON, Kind.JSONB) or (k is Kind.HSTORE and o.hstore_mode != "map"):
         return FieldType("string", "io.debezium.data.Json", 1)
     if k is Kind.HSTORE:
         return FieldType("map")  # keys: strings, values: optional strings
-    if k is Kind.UUID:
-        return FieldType("string", "io.debezium.data.Uuid", 1)
     if k is Kind.ENUM:
         return FieldType("string", "io.debezium.data.Enum", 1, (("allowed", ",".join(t.elements or ())),))
     if k is Kind.MONEY:
@@ -599,16 +580,16 @@ TX_VALUE_SCHEMA = {"type": "struct", "fields": [
 _EPOCH = dt.date(1970, 1, 1)
 
 
-def _days(d: Date) -> int:
+def _days(d: values.Date) -> int:
     return (dt.date(d.year, d.month, d.day) - _EPOCH).days
 
 
-def _micros(v: DateTime) -> int:
-    return _days(Date(v.year, v.month, v.day)) * 86_400_000_000 + (
+def _micros(v: values.DateTime) -> int:
+    return _days(values.Date(v.year, v.month, v.day)) * 86_400_000_000 + (
         (v.hour * 3600 + v.minute * 60 + v.second) * 1_000_000 + v.microsecond)
 
 
-def _time_micros(v: Time) -> int:
+def _time_micros(v: values.Time) -> int:
     us = (v.hours * 3600 + v.minutes * 60 + v.seconds) * 1_000_000 + v.microsecond
     return -us if v.negative else us
 
@@ -639,7 +620,7 @@ _INFINITY = {
 }
 
 
-def _infinity(t: SqlType, v: Infinity, o: DbzOptions) -> Any:
+def _infinity(t: SqlType, v: values.Infinity, o: DbzOptions) -> Any:
     name = field_type(t, o).name
     if name not in _INFINITY:
         raise ValueError(f"{t.kind} holds no infinity")
@@ -678,7 +659,7 @@ def b64(b: bytes) -> str:
     return base64.b64encode(b).decode("ascii")
 
 
-def zoned_text(v: DateTime, fsp: int | None = 6) -> str:
+def zoned_text(v: values.DateTime, fsp: int | None = 6) -> str:
     """ISO-8601 in UTC with `Z` (io.debezium.time.ZonedTimestamp), the fraction padded to the
     column's precision as the real connector writes it (`2000-01-01T00:00:00.000000Z` for a
     timestamptz(6)): keys carry this text, so it must be exact for a key to match."""
@@ -687,14 +668,14 @@ def zoned_text(v: DateTime, fsp: int | None = 6) -> str:
     return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}{frac}Z"
 
 
-def parse_zoned(text: str) -> DateTime | None:
+def parse_zoned(text: str) -> values.DateTime | None:
     m = re.fullmatch(r"(\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z", text)
     if m is None:
         return None
     frac = (m.group(7) or "").ljust(9, "0")
     if frac[6:].strip("0"):
         return None  # below a microsecond: PostgreSQL keeps microseconds
-    return DateTime(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
+    return values.DateTime(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
                     int(m.group(6)), int(frac[:6]))
 
 
@@ -731,16 +712,16 @@ def schema_default(c: Column, o: DbzOptions) -> tuple[bool, Any]:
     if d.kind is DefaultKind.VALUE and d.value is not None and default_carried(c, o) and not special:
         if c.type.kind is Kind.CHAR and isinstance(d.value, str):
             return True, d.value
-        if c.type.kind is Kind.TIME and isinstance(d.value, Time) and d.value.hours >= 24:
+        if c.type.kind is Kind.TIME and isinstance(d.value, values.Time) and d.value.hours >= 24:
             # A default of 24:00:00 becomes java.time.LocalTime.MAX (23:59:59.999999999).
-            return True, _json_value(c, Time(False, 23, 59, 59, 999999), o)
+            return True, _json_value(c, values.Time(False, 23, 59, 59, 999999), o)
         return True, _json_value(c, d.value, o)
     if d.kind is DefaultKind.CURRENT_TIMESTAMP and c.type.kind is Kind.DATETIME:
         return True, 0
     return False, None
 
 
-def json_value(c: Column, v: Value, o: DbzOptions, *, replace_null: bool = True) -> Any:
+def json_value(c: Column, v: values.Value, o: DbzOptions, *, replace_null: bool = True) -> Any:
     """The column's value as the JSON converter writes it: a null of a column whose schema
     carries a default is written as the default (JsonConverter's `replace.null.with.default`,
     on by default since Kafka 3.5)."""
@@ -750,7 +731,7 @@ def json_value(c: Column, v: Value, o: DbzOptions, *, replace_null: bool = True)
     return _json_value(c, v, o)
 
 
-def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
+def _json_value(c: Column, v: values.Value, o: DbzOptions) -> Any:
     if v is None:
         return None
     t = c.type
@@ -760,7 +741,7 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
     if k is Kind.FLOAT:
         assert isinstance(v, float)
         # Jackson writes a Java float with Float.toString: the shortest digits of the float32.
-        return _float(v) if not math.isfinite(v) else float(float32_shortest(v))
+        return _float(v) if not math.isfinite(v) else float(values.float32_shortest(v))
     if k is Kind.DOUBLE:
         assert isinstance(v, float)
         return _float(v)
@@ -795,13 +776,13 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
         if o.binary_mode == "base64-url-safe":
             return base64.urlsafe_b64encode(v).decode("ascii")
         return b64(v)
-    if isinstance(v, Infinity):
+    if isinstance(v, values.Infinity):
         return _infinity(t, v, o)
     if k is Kind.DATE:
-        assert isinstance(v, Date)
+        assert isinstance(v, values.Date)
         return f"{v.text()}Z" if o.time_mode == "isostring" else _days(v)
     if k is Kind.TIME:
-        assert isinstance(v, Time)
+        assert isinstance(v, values.Time)
         ft = field_type(t, o)
         us = _time_micros(v)
         if ft.type == "string":  # IsoTime: java.time.LocalTime (24:00:00 wraps to midnight)
@@ -810,7 +791,7 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
             return us * 1000
         return us if ft.type == "int64" else us // 1000
     if k is Kind.DATETIME:
-        assert isinstance(v, DateTime)
+        assert isinstance(v, values.DateTime)
         ft = field_type(t, o)
         us = _micros(v)
         if ft.type == "string":  # IsoTimestamp: java.time.LocalDateTime's text and Z
@@ -822,22 +803,22 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
             return ns if -(1 << 63) <= ns < (1 << 63) else None
         return us if ft.name == "io.debezium.time.MicroTimestamp" else us // 1000
     if k is Kind.TIMESTAMPTZ:
-        assert isinstance(v, DateTime)
+        assert isinstance(v, values.DateTime)
         return zoned_text(v, t.fsp)
     if k is Kind.HSTORE:
         # json: the pairs as a JSON object (Jackson, compact); map: a Connect map. pgjdbc's
         # HStoreConverter reads them into a HashMap, so no order is promised.
-        assert isinstance(v, Hstore)
+        assert isinstance(v, values.Hstore)
         if o.hstore_mode == "map":
             return v.as_dict()
         return json.dumps(v.as_dict(), ensure_ascii=False, separators=(",", ":"))
     if k is Kind.TIMETZ:
         # io.debezium.time.ZonedTime: the time in UTC as ISO_OFFSET_TIME prints it (24:00:00 is
         # midnight; real 3.6.3: `'23:59:59.999999+14'` -> `"09:59:59.999999Z"`).
-        assert isinstance(v, TimeTz)
+        assert isinstance(v, values.TimeTz)
         return _java_clock(v.utc_micros()) + "Z"
     if k in (Kind.JSON, Kind.JSONB):
-        assert isinstance(v, Json)
+        assert isinstance(v, values.Json)
         return json.dumps(v.data, ensure_ascii=False)
     if k is Kind.UUID:
         assert isinstance(v, uuid.UUID)
@@ -847,7 +828,7 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
         if o.decimal_mode == "double":
             return _float(float(v))
         if o.decimal_mode == "string":
-            return decimal_text(v, 2)
+            return values.decimal_text(v, 2)
         return b64(_unscaled_bytes(_unscaled(v, 2)))
     if k in (Kind.INET, Kind.CIDR, Kind.MACADDR, Kind.MACADDR8):
         return str(v)
@@ -865,10 +846,10 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
             return bool(n)
         return b64(n.to_bytes((n.bit_length() + 7) // 8, "little"))
     if k is Kind.INTERVAL:
-        assert isinstance(v, Interval)
+        assert isinstance(v, values.Interval)
         return interval_value(v, o)
     if k is Kind.ARRAY:
-        assert isinstance(v, Array) and t.element is not None
+        assert isinstance(v, values.Array) and t.element is not None
         el = Column(c.name, t.element, True)
         return [None if x is None else _json_value(el, x, o) for x in v.items]
     raise ValueError(f"{k} is not a kind this protocol maps")
@@ -877,7 +858,7 @@ def _json_value(c: Column, v: Value, o: DbzOptions) -> Any:
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def _pg_interval_fields(v: Interval) -> tuple[int, int, int, int, int, float]:
+def _pg_interval_fields(v: values.Interval) -> tuple[int, int, int, int, int, float]:
     """What pgjdbc's PGInterval reads from PostgreSQL's text of an interval: years and months
     (months split, truncated toward zero), days, and the time part's hours, minutes and seconds
     (a double), each with the time part's sign."""
@@ -890,7 +871,7 @@ def _pg_interval_fields(v: Interval) -> tuple[int, int, int, int, int, float]:
     return years, months, v.days, sign * hours, sign * minutes, seconds
 
 
-def interval_value(v: Interval, o: DbzOptions) -> Any:
+def interval_value(v: values.Interval, o: DbzOptions) -> Any:
     """io.debezium.time.MicroDuration (MicroDuration.durationMicros in doubles, a month 30.4375
     days, the long cast saturating) or io.debezium.time.Interval (Interval.toIsoString:
     `P<y>Y<m>M<d>DT<h>H<min>M<s>S`, the seconds as BigDecimal.valueOf(double) without trailing zeros)."""

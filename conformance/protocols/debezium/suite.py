@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...checks.delivery import Version
 from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind, Record
 from ...encoders.tool import CAPTURE_START, ToolRecord
@@ -123,9 +122,7 @@ class DebeziumSuite(ProtocolSuite):
             out.add(topic_prefix + o.transaction_topic)
         return out
 
-    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
-                          ) -> Iterator[Version]:
-        return delivery.expected_versions(workload, options, topic_prefix)
+    expected_versions = staticmethod(delivery.expected_versions)
 
     def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
         return delivery.identifier(options, registry)
@@ -187,11 +184,9 @@ class DebeziumSuite(ProtocolSuite):
         return got
 
 
-SUITE = DebeziumSuite(
-    name=spec.PROTOCOL,
+SUITE = DebeziumSuite.from_spec(
+    spec,
     title="Debezium (PostgreSQL connector; Kafka Connect JSON or Confluent Avro converter)",
-    options=spec.OPTIONS,
-    profiles=spec.PROFILES,
     spec_sources=("Debezium PostgreSQL connector documentation", "Kafka Connect JsonConverter",
                   "tests/fixtures/debezium (real Debezium 3.6.3 output)"),
     # Connect's producer hashes keys over a topic's partitions: three in memory, so that a sink

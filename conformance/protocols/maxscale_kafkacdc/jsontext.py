@@ -21,21 +21,14 @@ from ...model.values import render_json
 from ..kit import DuplicateKey, loads_strict
 from .spec import Raw
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# jansson's dump_string as a translation table: control characters as \u00XX, then the short escapes.
+_ESCAPES = {**{c: f"\\u{c:04X}" for c in range(0x20)},
+            **{ord(ch): e for ch, e in {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                                        "\t": "\\t"}.items()}}
 
 
 def quote(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        e = _ESCAPES.get(ch)
-        if e is not None:
-            out.append(e)
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return '"' + s.translate(_ESCAPES) + '"'
 
 
 def _raw(x: Any) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...checks.delivery import Version
 from ...checks.results import Tally
-from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind, Record
+from ...encoders.spi import EncoderInfo, EncoderKind, Record
 from ...encoders.tool import ToolRecord
 from ...model.events import Workload
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
@@ -19,10 +18,8 @@ from .encoder import MaxScaleKafkaCDCEncoder
 
 
 class MaxScaleKafkaCDCSuite(ProtocolSuite):
-    def check_combination(self, options: Mapping[str, str]) -> None:
-        problems = spec.combination_problems(options)
-        if problems:
-            raise ConfigurationError("; ".join(problems))
+    def combination_problems(self, options: Mapping[str, str]) -> list[str]:
+        return spec.combination_problems(options)
 
     def reference(self) -> EncoderInfo:
         return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, MaxScaleKafkaCDCEncoder,
@@ -43,9 +40,7 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
         """One topic for every table, schema and DML alike (notes §1)."""
         return [delivery.topic_of(options, topic_prefix)]
 
-    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
-                          ) -> Iterator[Version]:
-        return delivery.expected_versions(workload, options, topic_prefix)
+    expected_versions = staticmethod(delivery.expected_versions)
 
     def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
         return delivery.identifier(options)
@@ -65,11 +60,9 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
         return ToolRecord(table=m.table if m.kind == "schema" else None, with_next=True)
 
 
-SUITE = MaxScaleKafkaCDCSuite(
-    name=spec.PROTOCOL,
+SUITE = MaxScaleKafkaCDCSuite.from_spec(
+    spec,
     title="MariaDB MaxScale KafkaCDC (MariaDB binlog as JSON)",
-    options=spec.OPTIONS,
-    profiles=spec.PROFILES,
     spec_sources=("spec/004 (KafkaCDC.md)", "spec/notes/maxscale.md"),
     # Three partitions in memory, so that a sink that scatters a table's rows shows; the reference
     # writes partition 0 (a 1-partition topic, as MaxScale's tests use). Stream rules need to know

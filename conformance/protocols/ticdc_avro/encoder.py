@@ -29,6 +29,7 @@ from ...model import gojson
 from ...model.events import Ddl, Event, Op, RowChange, Transaction, Watermark
 from ...model.table import Column, Table
 from ...model.values import Row
+from ..kit import update_halves
 from . import spec, watermark
 from .spec import AvroOptions
 
@@ -130,9 +131,7 @@ class TiCDCAvroEncoder:
 
     def encode_change(self, change: RowChange, commit_ts: int) -> list[Record]:
         if change.op is Op.UPDATE and self.split_update(change):
-            assert change.before is not None and change.after is not None
-            return (self.encode_change(RowChange(Op.DELETE, change.table, change.before, None), commit_ts)
-                    + self.encode_change(RowChange(Op.INSERT, change.table, None, change.after), commit_ts))
+            return [r for half in update_halves(change) for r in self.encode_change(half, commit_ts)]
         table = change.table
         topic = self.topic(table)
         if change.op is Op.DELETE:

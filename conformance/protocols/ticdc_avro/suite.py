@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...checks.delivery import Version
 from ...checks.results import Tally
-from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
+from ...encoders.spi import EncoderInfo, EncoderKind
 from ...model.events import Workload
 from ...model.types import TIDB_KINDS
 from ...strategies.history import EVOLUTIONS
@@ -21,10 +20,8 @@ from .encoder import TiCDCAvroEncoder
 
 
 class TiCDCAvroSuite(ProtocolSuite):
-    def check_combination(self, options: Mapping[str, str]) -> None:
-        problems = spec.combination_problems(spec.AvroOptions.from_options(options), options)
-        if problems:
-            raise ConfigurationError("; ".join(problems))
+    def combination_problems(self, options: Mapping[str, str]) -> list[str]:
+        return spec.combination_problems(spec.AvroOptions.from_options(options), options)
 
     def reference(self) -> EncoderInfo:
         return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, TiCDCAvroEncoder,
@@ -40,9 +37,7 @@ class TiCDCAvroSuite(ProtocolSuite):
         return AvroChecker(self.checks, options, registry, tally, mode, topic_prefix=topic_prefix,
                            partitions=partitions)
 
-    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
-                          ) -> Iterator[Version]:
-        return delivery.expected_versions(workload, options, topic_prefix)
+    expected_versions = staticmethod(delivery.expected_versions)
 
     def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
         resolver = SchemaResolver(registry)
@@ -64,11 +59,9 @@ class TiCDCAvroSuite(ProtocolSuite):
         return out
 
 
-SUITE = TiCDCAvroSuite(
-    name=spec.PROTOCOL,
+SUITE = TiCDCAvroSuite.from_spec(
+    spec,
     title="TiCDC Avro (Confluent wire format + Schema Registry)",
-    options=spec.OPTIONS,
-    profiles=spec.PROFILES,
     spec_sources=("spec/000 (EN web)", "spec/001 (JA)", "spec/003 (EN markdown)", "spec/notes/ticdc.md §1"),
     # In-memory runs give every topic three partitions, so that broadcasts (avro-enable-watermark)
     # and the table dispatcher are exercised as on a real topic. Rows carry their commit ts only

@@ -19,7 +19,7 @@ from ...model.events import Ddl, Event, Op, Transaction, Watermark
 from ...model.table import Table
 from ...model.values import Row
 from ..base import CheckerBase, CheckerMode
-from ..kit import Located, PartitionLogs, key_change_split
+from ..kit import Located, PartitionLogs, key_change_split, tables_of
 from .decoder import Message, decode, integer, schema_key, table_schema_of
 from .spec import SimpleOptions
 
@@ -192,14 +192,8 @@ class SimpleChecker(CheckerBase):
                 for ch in event.changes for op, image in key_change_split(ch)]
 
     def _learn(self, event: Event) -> None:
-        tables: list[Table | None] = []
-        if isinstance(event, Transaction):
-            tables = [ch.table for ch in event.changes]
-        elif isinstance(event, Ddl):
-            tables = [event.table, event.pre_table]
-        for t in tables:
-            if t is not None:
-                self.known_tables[(t.table_id, t.version, t.database, t.name)] = t
+        for t in tables_of(event):
+            self.known_tables[(t.table_id, t.version, t.database, t.name)] = t
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
         self._learn(event)

@@ -30,6 +30,7 @@ from ...model import gojson
 from ...model.events import Ddl, Event, Op, RowChange, Transaction, Watermark
 from ...model.table import Table
 from ...model.values import Row
+from ..kit import update_halves
 from . import codec, spec
 from .spec import SimpleOptions
 
@@ -184,9 +185,7 @@ class TiCDCSimpleEncoder:
 
     def encode_change(self, change: RowChange, commit_ts: int) -> list[Record]:
         if change.op is Op.UPDATE and self.split_update(change):
-            assert change.before is not None and change.after is not None
-            return (self.encode_change(RowChange(Op.DELETE, change.table, change.before, None), commit_ts)
-                    + self.encode_change(RowChange(Op.INSERT, change.table, None, change.after), commit_ts))
+            return [r for half in update_halves(change) for r in self.encode_change(half, commit_ts)]
         t = change.table
         out = self.before_row(t)
         payload = self.row_payload(change, commit_ts, key_only=False)

@@ -9,10 +9,11 @@ UNSIGNED as long-or-string, the docs' rule for disabling bootstraps).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ...encoders.spi import Record
@@ -20,6 +21,7 @@ from ...model.events import Ddl, Event, Op, RowChange, Transaction, tso
 from ...model.table import Table
 from ...model.types import Kind, SqlType
 from ...model.values import Value, decimal_text, go_format_float
+from ..kit import tables_of
 from ..mutants import MutantRegistry
 from . import codec, spec
 from .checks import CHECKS
@@ -149,30 +151,40 @@ class WatermarkTsMinusOne(TiCDCSimpleEncoder):
 
 # -- DML ------------------------------------------------------------------------------------------------
 
+class _LeavesOutField(TiCDCSimpleEncoder):
+    """Serializes the messages made inside `with self.leaving_out(field)` without `field` (JSON:
+    no key; Avro: null)."""
+
+    _left_out: str | None = None
+
+    @contextlib.contextmanager
+    def leaving_out(self, field: str) -> Iterator[None]:
+        self._left_out = field
+        try:
+            yield
+        finally:
+            self._left_out = None
+
+    def serialize(self, kind: str, json_msg: dict[str, Any], avro_payload: dict[str, Any]) -> bytes:
+        if self._left_out is not None:
+            json_msg = {k: v for k, v in json_msg.items() if k != self._left_out}
+            avro_payload = {**avro_payload, self._left_out: None}
+        return super().serialize(kind, json_msg, avro_payload)
+
+
 @mutant("update-without-old", "dml.fields", shape={"transactions": (6, 12)})
-class UpdateWithoutOld(TiCDCSimpleEncoder):
+class UpdateWithoutOld(_LeavesOutField):
     """Sends UPDATE with the new row only (no `old`)."""
 
     def encode_change(self, change: RowChange, commit_ts: int) -> list[Record]:
         if change.op is Op.UPDATE and not self.split_update(change):
             out = self.before_row(change.table)
-            self._strip_old = True
-            try:
+            with self.leaving_out("old"):
                 out.append(Record(self.topic(), None, self.row_payload(change, commit_ts, key_only=False),
                                   self.partition_of(change.table)))
-            finally:
-                self._strip_old = False
             self.tables[change.table.table_id].rows_since += 1
             return out
         return super().encode_change(change, commit_ts)
-
-    _strip_old = False
-
-    def serialize(self, kind: str, json_msg: dict[str, Any], avro_payload: dict[str, Any]) -> bytes:
-        if self._strip_old:
-            json_msg = {k: v for k, v in json_msg.items() if k != "old"}
-            avro_payload = {**avro_payload, "old": None}
-        return super().serialize(kind, json_msg, avro_payload)
 
 
 @mutant("old-changed-columns-only", "dml.columns", shape={"transactions": (6, 12), "columns": (3, 6)})
@@ -245,14 +257,8 @@ class _SchemaMutant(TiCDCSimpleEncoder):
     def encode(self, event: Event) -> list[Record]:
         if not hasattr(self, "_versions"):
             self._versions = {}
-        tables: list[Table | None] = []
-        if isinstance(event, Transaction):
-            tables = [c.table for c in event.changes]
-        elif isinstance(event, Ddl):
-            tables = [event.table, event.pre_table]
-        for t in tables:
-            if t is not None:
-                self._versions[(t.table_id, t.version, t.name)] = t
+        for t in tables_of(event):
+            self._versions[(t.table_id, t.version, t.name)] = t
         return super().encode(event)
 
 
@@ -497,26 +503,15 @@ class KeyOnlyFirstColumn(TiCDCSimpleEncoder):
 
 
 @mutant("claim-check-without-key-only", "large-message.claim-check", needs=CLAIM_CHECK, shape=WIDE)
-class ClaimCheckWithoutKeyOnly(TiCDCSimpleEncoder):
+class ClaimCheckWithoutKeyOnly(_LeavesOutField):
     """Sends the claim-check pointer without handleKeyOnly."""
 
     def row_payload(self, change: RowChange, commit_ts: int, *, key_only: bool,
                     claim_check: str | None = None) -> bytes:
         if claim_check is None:
             return super().row_payload(change, commit_ts, key_only=key_only)
-        self._unflag = True
-        try:
+        with self.leaving_out("handleKeyOnly"):
             return super().row_payload(change, commit_ts, key_only=key_only, claim_check=claim_check)
-        finally:
-            self._unflag = False
-
-    _unflag = False
-
-    def serialize(self, kind: str, json_msg: dict[str, Any], avro_payload: dict[str, Any]) -> bytes:
-        if self._unflag:
-            json_msg = {k: v for k, v in json_msg.items() if k != "handleKeyOnly"}
-            avro_payload = {**avro_payload, "handleKeyOnly": None}
-        return super().serialize(kind, json_msg, avro_payload)
 
 
 # -- one source event ----------------------------------------------------------------------------------

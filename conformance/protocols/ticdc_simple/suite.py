@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...checks.delivery import Version
 from ...checks.results import Tally
-from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind
+from ...encoders.spi import EncoderInfo, EncoderKind
 from ...model.events import Workload
 from ...model.types import TIDB_KINDS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
@@ -19,10 +18,8 @@ from .encoder import TiCDCSimpleEncoder
 
 
 class TiCDCSimpleSuite(ProtocolSuite):
-    def check_combination(self, options: Mapping[str, str]) -> None:
-        problems = spec.combination_problems(spec.SimpleOptions.from_options(options))
-        if problems:
-            raise ConfigurationError("; ".join(problems))
+    def combination_problems(self, options: Mapping[str, str]) -> list[str]:
+        return spec.combination_problems(spec.SimpleOptions.from_options(options))
 
     def reference(self) -> EncoderInfo:
         return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, TiCDCSimpleEncoder,
@@ -42,9 +39,7 @@ class TiCDCSimpleSuite(ProtocolSuite):
         """Every message goes to the one sink topic (DDLs and watermarks too, even with no rows)."""
         return [delivery.topic_of(options, topic_prefix)]
 
-    def expected_versions(self, workload: Workload, options: Mapping[str, str], topic_prefix: str
-                          ) -> Iterator[Version]:
-        return delivery.expected_versions(workload, options, topic_prefix)
+    expected_versions = staticmethod(delivery.expected_versions)
 
     def identifier(self, options: Mapping[str, str], registry: Any) -> Identify:
         """Stateful (it learns handle keys from the schemas in the stream): one per stream."""
@@ -55,11 +50,9 @@ class TiCDCSimpleSuite(ProtocolSuite):
         return True
 
 
-SUITE = TiCDCSimpleSuite(
-    name=spec.PROTOCOL,
+SUITE = TiCDCSimpleSuite.from_spec(
+    spec,
     title="TiCDC Simple (JSON or Avro; schemas in DDL and BOOTSTRAP messages)",
-    options=spec.OPTIONS,
-    profiles=spec.PROFILES,
     spec_sources=("spec/002 (ZH)", "spec/notes/ticdc.md §2, §5"),
     # Three partitions in memory (DDLs, watermarks and bootstraps are broadcast); stream rules span
     # a topic's partitions, so live topics are checked per topic; tables share a partition and

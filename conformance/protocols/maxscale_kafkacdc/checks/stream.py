@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....checks.registry import Failure, Level, Location, NotApplicable, Scope
-from ...kit import Findings, brief
+from ...kit import Findings, brief, given
 from ..checker import Entry, EventEvidence, PartitionLog, StreamEvidence
 from ..spec import NOTES, SEED
 from ..tracker import RowImage, SchemaEvent
@@ -34,13 +34,10 @@ def _firsts(lg: PartitionLog) -> list[Entry]:
        clause=f"{SEED} §Overview (DML events follow the format specified in the DDL event; send_schema default "
               f"true); {NOTES} §5.1 (a table is announced on CREATE, or on discovery before its first row), §8.4 "
               "([test] the schema event precedes the first DML of a new table)")
-def schema_before_dml(ev: StreamEvidence) -> Findings:
+@given(_single_partition)
+def schema_before_dml(ev: StreamEvidence, lg: PartitionLog) -> Findings:
     """Every DML event's table was announced by a schema event earlier in the topic (judged where
     the log is known from its start)."""
-    lg = _single_partition(ev)
-    if isinstance(lg, NotApplicable):
-        yield lg
-        return
     if not ev.from_start(lg):
         yield NotApplicable(f"the log was read from offset {lg.first_offset}: a schema event may sit before it")
         return
@@ -83,13 +80,10 @@ def _dmls(lg: PartitionLog) -> list[Entry]:
        clause=f"{SEED} §Overview (update_before: the row before an update; update_after: after it); {NOTES} §5 (per "
               "UPDATE row: update_before (n) immediately followed by update_after (n+1)), §6.3 (consumers de-duplicate "
               "on the key: a replay never splits the pair)")
-def update_pairs(ev: StreamEvidence) -> Findings:
+@given(_single_partition)
+def update_pairs(ev: StreamEvidence, lg: PartitionLog) -> Findings:
     """In the de-duplicated stream, every update_before is immediately followed by its update_after
     (same GTID and table, event_number + 1), and every update_after immediately preceded by it."""
-    lg = _single_partition(ev)
-    if isinstance(lg, NotApplicable):
-        yield lg
-        return
     rows = _dmls(lg)
     for i, e in enumerate(rows):
         nxt = rows[i + 1] if i + 1 < len(rows) else None
@@ -124,13 +118,10 @@ def update_pairs(ev: StreamEvidence) -> Findings:
        clause=f"{SEED} §Overview (event_number: the sequence number of events inside the transaction starting from "
               f"1); {NOTES} §5 (reset at each GTID, pre-incremented per row image across the transaction's tables; "
               "rows of tables match/exclude leave out still count, leaving gaps)")
-def event_numbers(ev: StreamEvidence) -> Findings:
+@given(_single_partition)
+def event_numbers(ev: StreamEvidence, lg: PartitionLog) -> Findings:
     """Within a GTID the DML events' event_numbers start at 1 and go up by one (with match/exclude:
     go up, gaps allowed)."""
-    lg = _single_partition(ev)
-    if isinstance(lg, NotApplicable):
-        yield lg
-        return
     rows = _dmls(lg)
     for i, e in enumerate(rows):
         prev = rows[i - 1] if i else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ....checks.registry import Failure, Level, NotApplicable, Scope
@@ -113,12 +113,15 @@ def _null_mismatch(name: str, expected: Any, actual: Any, ev: RecordEvidence) ->
     return None
 
 
+def _no_source_row(ev: RecordEvidence) -> NotApplicable | None:
+    """`first=` of the checks that compare a DML event with its source row."""
+    if _row(ev) is not None:
+        return None
+    return NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
+
+
 def _value_check(ev: RecordEvidence, kinds: frozenset[Kind] | set[Kind], what: str,
                  same: Any) -> Findings:
-    row = _row(ev)
-    if row is None:
-        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
-        return
     seen = False
     for name, kind, model, want, got in _expected(ev, kinds):
         seen = True
@@ -136,7 +139,7 @@ def _int_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return is_int(got) and got == want
 
 
-@check("value.integer", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.integer", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (integers as JSON integers, "
               "signed or unsigned per the schema's unsigned flag; BIGINT UNSIGNED: column_long(get_byte8))",
        docs_vs_code="docs: the column's data; 24.02 code: BIGINT UNSIGNED values >= 2^63 wrap negative "
@@ -146,7 +149,7 @@ def value_integer(ev: RecordEvidence) -> Findings:
     yield from _value_check(ev, INTEGER_KINDS, "integer", _int_same)
 
 
-@check("value.bit", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.bit", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (BIT: rpl.cc L1803-1817 "
               "column_int(0) with the warning 'BIT is not currently supported, values are stored as 0')",
        docs_vs_code="docs: the column's data; 24.02 code: always 0 (--option bit=zero)")
@@ -162,7 +165,7 @@ def _float_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return bool(x == model or (kind is Kind.FLOAT and to_float32(x) == model))
 
 
-@check("value.float", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.float", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{NOTES} §4 (FLOAT: json_real((double)float); DOUBLE: json_real; jansson prints %.17g, which reads "
               "back as the same double)")
 def value_float(ev: RecordEvidence) -> Findings:
@@ -182,7 +185,7 @@ def _decimal_same(double: bool) -> Any:
     return same
 
 
-@check("value.decimal", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.decimal", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (DECIMAL: unpack_decimal_field "
               "into a double, printed %.17g: 1.15 -> 1.1499999999999999)",
        docs_vs_code="docs: the column's data; 24.02 code: DECIMAL as a JSON float, digits lost "
@@ -215,7 +218,7 @@ def _is_empty_blob(ev: RecordEvidence, name: str) -> bool:
     return src is not None and src.type.kind in spec.BLOB_PATH and row.image.get(src.name) in ("", b"")
 
 
-@check("value.string", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.string", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{NOTES} §4 (CHAR/VARCHAR/TEXT/BLOB/BINARY/JSON: the stored bytes, no transcoding; BINARY without the "
               "zero padding the row image drops; JSON as its text), §4.1 (bytes that are not UTF-8 as lowercase hex, "
               "24.08+ / MXS-5246; the avrorouter's [test] cdc_datatypes oracle)",
@@ -223,17 +226,13 @@ def _is_empty_blob(ev: RecordEvidence, name: str) -> bool:
                     "24.08+/develop write lowercase hex, which the suite follows")
 def value_string(ev: RecordEvidence) -> Findings:
     """String and binary columns hold their bytes: UTF-8 as text, anything else as lowercase hex."""
-    row = _row(ev)
-    if row is None:
-        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
-        return
     for f in _value_check(ev, _STRING_KINDS, "string", _string_same):
         if isinstance(f, Failure) and f.location.column is not None and _is_empty_blob(ev, f.location.column):
             continue  # value.empty-blob judges those
         yield f
 
 
-@check("value.empty-blob", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.empty-blob", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (empty BLOB/TEXT: rpl.cc "
               "L1862-1866 column_bytes(&nullvalue, 1))",
        docs_vs_code="docs: the column's data, an empty string; 24.02 code: \"\\u0000\", one NUL character "
@@ -241,9 +240,7 @@ def value_string(ev: RecordEvidence) -> Findings:
 def value_empty_blob(ev: RecordEvidence) -> Findings:
     """An empty TEXT, BLOB or JSON value is the empty string."""
     row = _row(ev)
-    if row is None:
-        yield NotApplicable(NO_SOURCE_ROW if _dml(ev) is not None else "no DML event")
-        return
+    assert row is not None  # first=_no_source_row
     d = _dml(ev) or {}
     want_text = "\x00" if ev.o.empty_blob_nul else ""
     seen = False
@@ -257,32 +254,28 @@ def value_empty_blob(ev: RecordEvidence) -> Findings:
         yield NotApplicable("no empty TEXT/BLOB in this row")
 
 
-def _enum_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
+def _text_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
     return isinstance(got, str) and got == want
 
 
-@check("value.enum-set", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.enum-set", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (ENUM/SET: unpack_enum + "
               "mxs::bin2hex, UPPERCASE hex of the little-endian index or bitmask: 'b' of ENUM('a','b','c') -> \"02\")",
        docs_vs_code="docs: the column's data (the member, the members joined by commas); 24.02 code: hex of the "
                     "stored index / bitmask (--option enum-set=hex)")
 def value_enum_set(ev: RecordEvidence) -> Findings:
     """ENUM columns hold their member, SET columns their members in definition order, comma-separated."""
-    yield from _value_check(ev, {Kind.ENUM, Kind.SET}, "member(s)", _enum_same)
+    yield from _value_check(ev, {Kind.ENUM, Kind.SET}, "member(s)", _text_same)
 
 
-def _address_same(kind: Kind, model: Any, want: Any, got: Any) -> bool:
-    return isinstance(got, str) and got == want
-
-
-@check("value.address", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+@check("value.address", level=Level.MUST, scope=Scope.RECORD, needs_source=True, first=_no_source_row,
        clause=f"{SEED} §Overview (the fields contain data from the table); {NOTES} §4 (INET4, INET6, UUID: MariaDB's "
               "own types, fixed binary in the row image, not decoded by 24.02)",
        docs_vs_code="docs: the column's data; 24.02 code: INET6/UUID go through column_string as raw bytes (garbled "
                     "or left out); the suite holds encoders to the server's text form")
 def value_address(ev: RecordEvidence) -> Findings:
     """INET4, INET6 and UUID columns hold the server's text form (`192.0.2.1`, `::1`, the UUID's 36 characters)."""
-    yield from _value_check(ev, {Kind.INET4, Kind.INET6, Kind.UUID}, "text form", _address_same)
+    yield from _value_check(ev, {Kind.INET4, Kind.INET6, Kind.UUID}, "text form", _text_same)
 
 
 # -- temporal --------------------------------------------------------------------------------------------
@@ -337,6 +330,25 @@ def _temporal_source(ev: RecordEvidence, kinds: set[Kind], what: str, part: int)
         yield NotApplicable(f"no {', '.join(sorted(k.value for k in kinds))} value in this row")
 
 
+def _temporal_check(ev: RecordEvidence, kinds: set[Kind], what: str, part: int, tokens: frozenset[str],
+                    absent: str, judge: Callable[[Column, str], tuple[str, str] | None]) -> Findings:
+    """With the workload, `_temporal_source`; without, `judge` (declared column, text) -> (title,
+    expected) or None for every string value of the real types `tokens`."""
+    if _row(ev) is not None:
+        yield from _temporal_source(ev, kinds, what, part)
+        return
+    seen = False
+    for name, declared, v in _temporal(ev, tokens):
+        if not isinstance(v, str):
+            continue  # value.json-type reports it
+        seen = True
+        bad = judge(declared, v)
+        if bad is not None:
+            yield Failure(bad[0], expected=bad[1], actual=v, location=ev.at(name))
+    if not seen:
+        yield NotApplicable(f"no {absent} value (with a known type) in this message")
+
+
 @check("value.temporal", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §4 (DATE \"%Y-%m-%d\", DATETIME \"%Y-%m-%d %H:%M:%S\", TIME \"%H:%M:%S\", YEAR \"%Y\": "
               "strings, values a MariaDB server stores: conformance/model/mysql_text.py with server=MARIADB)",
@@ -345,15 +357,8 @@ def _temporal_source(ev: RecordEvidence, kinds: set[Kind], what: str, part: int)
 def value_temporal(ev: RecordEvidence) -> Findings:
     """DATE, DATETIME, TIME and YEAR values are MariaDB's text forms of storable values (with the
     workload: of the stored value)."""
-    if _row(ev) is not None:
-        yield from _temporal_source(ev, {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}, "", 0)
-        return
-    seen = False
-    for name, declared, v in _temporal(ev, frozenset({"date", "datetime", "time", "year"})):
+    def judge(declared: Column, v: str) -> tuple[str, str] | None:
         rt = (declared.real_type or "").lower()
-        if not isinstance(v, str):
-            continue  # value.json-type reports it
-        seen = True
         head, frac = _split(v)
         text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
         if ev.o.strftime_text and rt in ("date", "datetime"):
@@ -367,10 +372,11 @@ def value_temporal(ev: RecordEvidence) -> Findings:
         else:
             res = mysql_text.parse_year(text) if not (ev.o.strftime_text and text == "1900") else 1900
         if isinstance(res, mysql_text.Invalid):
-            yield Failure(f"a {declared.real_type} value MariaDB cannot store: {res.reason}", expected=f"a {rt} text",
-                          actual=v, location=ev.at(name))
-    if not seen:
-        yield NotApplicable("no DATE, DATETIME, TIME or YEAR value (with a known type) in this message")
+            return f"a {declared.real_type} value MariaDB cannot store: {res.reason}", f"a {rt} text"
+        return None
+
+    yield from _temporal_check(ev, {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}, "", 0,
+                               frozenset({"date", "datetime", "time", "year"}), "DATE, DATETIME, TIME or YEAR", judge)
 
 
 @check("value.timestamp", level=Level.MUST, scope=Scope.RECORD,
@@ -381,24 +387,18 @@ def value_temporal(ev: RecordEvidence) -> Findings:
 def value_timestamp(ev: RecordEvidence) -> Findings:
     """TIMESTAMP values are the stored instant rendered in MaxScale's time zone (`time-zone`);
     without the workload, an instant MariaDB can store, in some zone."""
-    if _row(ev) is not None:
-        yield from _temporal_source(ev, {Kind.TIMESTAMP}, f" rendered in {ev.o.time_zone}", 0)
-        return
-    seen = False
-    for name, _declared, v in _temporal(ev, frozenset({"timestamp_"})):
-        if not isinstance(v, str):
-            continue
-        seen = True
+    def judge(_declared: Column, v: str) -> tuple[str, str] | None:
         head, frac = _split(v)
         if head in ("0-00-00 00:00:00", "0000-00-00 00:00:00"):
-            continue
+            return None
         text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
         res = mysql_text.parse_timestamp(text, server=mysql_text.MARIADB)
         if isinstance(res, mysql_text.Invalid):
-            yield Failure(f"a TIMESTAMP value MariaDB cannot store: {res.reason}", expected="an instant's text",
-                          actual=v, location=ev.at(name))
-    if not seen:
-        yield NotApplicable("no TIMESTAMP value (with a known type) in this message")
+            return f"a TIMESTAMP value MariaDB cannot store: {res.reason}", "an instant's text"
+        return None
+
+    yield from _temporal_check(ev, {Kind.TIMESTAMP}, f" rendered in {ev.o.time_zone}", 0,
+                               frozenset({"timestamp_"}), "TIMESTAMP", judge)
 
 
 @check("value.fraction", level=Level.MUST, scope=Scope.RECORD,
@@ -409,15 +409,8 @@ def value_timestamp(ev: RecordEvidence) -> Findings:
 def value_fraction(ev: RecordEvidence) -> Findings:
     """Fractional seconds are six digits whenever the column has a fraction (with the workload:
     exactly the stored fraction, none when the column has none)."""
-    if _row(ev) is not None:
-        yield from _temporal_source(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}, "'s fraction", 1)
-        return
-    seen = False
-    for name, _declared, v in _temporal(ev, frozenset({"datetime", "timestamp_", "time"})):
-        if not isinstance(v, str):
-            continue
-        seen = True
-        if not _fraction_ok(_split(v)[1], ev.o):
-            yield Failure("a fraction that is not six digits", expected=".ffffff", actual=v, location=ev.at(name))
-    if not seen:
-        yield NotApplicable("no DATETIME, TIMESTAMP or TIME value (with a known type) in this message")
+    def judge(_declared: Column, v: str) -> tuple[str, str] | None:
+        return None if _fraction_ok(_split(v)[1], ev.o) else ("a fraction that is not six digits", ".ffffff")
+
+    yield from _temporal_check(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}, "'s fraction", 1,
+                               frozenset({"datetime", "timestamp_", "time"}), "DATETIME, TIMESTAMP or TIME", judge)

@@ -26,6 +26,14 @@ def _decoded_views(ev: RecordEvidence) -> Iterator[tuple[str, DecodedPart]]:
             yield part, d
 
 
+NO_SCHEMA = NotApplicable("no resolved schema")
+
+
+def no_decoded_view(ev: RecordEvidence) -> NotApplicable | None:
+    """`first=` for a check of every part whose registered schema was fetched."""
+    return None if any(True for _ in _decoded_views(ev)) else NO_SCHEMA
+
+
 def _part_key(d: DecodedPart | None) -> tuple[int | None, bool] | None:
     return None if d is None else (d.schema_id, d.view is not None)
 
@@ -62,3 +70,8 @@ def _control_gate(ev: RecordEvidence) -> NotApplicable | None:
 def _usable_views(ev: RecordEvidence) -> list[tuple[str, SchemaView]]:
     """(part, schema view) for every part whose registered schema is a well-formed record."""
     return [(part, d.view) for part, d in _decoded_views(ev) if d.view is not None and not d.view.error]
+
+
+def no_usable_view(ev: RecordEvidence) -> NotApplicable | None:
+    """`first=` for a check of every well-formed record schema."""
+    return None if _usable_views(ev) else NO_SCHEMA

@@ -16,9 +16,6 @@ from .common import NOTES, _control_gate, check, schemas_key, shape_key, topic_s
        clause=f"seed 000 §Schema Registry (Confluent wire format); {NOTES} §1.2", gate=(shape_key, _control_gate))
 def magic_byte(ev: RecordEvidence) -> Verdict:
     """Key and value start with the Confluent magic byte 0x00 and a 4-byte schema id."""
-    na = _control_gate(ev)
-    if na is not None:
-        return na
     k, v = ev.key, ev.value
     if (k is not None or v is not None) and (k is None or k.error_kind not in _UNFRAMED) and (
             v is None or v.error_kind not in _UNFRAMED):
@@ -88,10 +85,6 @@ def body_decodes(ev: RecordEvidence) -> Verdict:
 
 
 def _body_findings(ev: RecordEvidence) -> Findings:
-    na = _no_usable_schema(ev)
-    if na is not None:
-        yield na
-        return
     for part, d in ev.parts():
         if d.view is not None and d.error_kind in (ErrorKind.BODY, ErrorKind.TRAILING):
             yield Failure(f"{part} body: {d.error}", expected="one Avro datum of the writer schema",

@@ -31,9 +31,6 @@ _KEY_UNRESOLVED = NotApplicable("key schema unresolved")
               "table column order)", gate=(shape_key, _no_key_to_judge))
 def key_columns(ev: RecordEvidence) -> Verdict:
     """The key holds exactly the handle-key columns (PK, else the NOT NULL unique key) with the row's values."""
-    na = _no_key_to_judge(ev)
-    if na is not None:
-        return na
     if ev.record.key is None:
         return Failure("record has no key", expected="the handle-key columns", actual=None, location=ev.at(part="key"))
     k, v = ev.key, ev.value
@@ -99,9 +96,6 @@ _NOT_TOMBSTONE = NotApplicable("not a tombstone (the source is unknown)")
               f"(no extension fields for delete.on.null sinks); {NOTES} §1.1", gate=(shape_key, _not_a_tombstone))
 def tombstone(ev: RecordEvidence) -> Verdict:
     """A DELETE is a key with a null value (a Kafka tombstone); nothing else has a null value."""
-    na = _not_a_tombstone(ev)
-    if na is not None:
-        return na
     is_tomb = ev.record.value is None
     if ev.source is not None:
         if ev.source.op is Op.DELETE and not is_tomb:
@@ -213,9 +207,6 @@ def extension_commit_ts(ev: RecordEvidence) -> Verdict:
 def extension_checksum(ev: RecordEvidence) -> Verdict:
     """`_tidb_row_level_checksum` is the CRC32 of the row's columns as a consumer recomputes it, and
     `_tidb_corrupted` is false."""
-    na = _no_checksum(ev)
-    if na is not None:
-        return na
     v = ev.value
     assert v is not None and v.view is not None and v.datum is not None  # the gate: a decoded value
     d = v.datum

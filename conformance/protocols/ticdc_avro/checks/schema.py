@@ -12,7 +12,7 @@ from ...kit import Findings
 from .. import spec
 from ..decoder import DecodedPart, FieldView
 from ..evidence import RecordEvidence
-from .common import NOTES, _decoded_views, _usable_views, check, schemas_key
+from .common import NOTES, _decoded_views, _usable_views, check, no_decoded_view, no_usable_view, schemas_key
 
 # == schema shape =======================================================================
 
@@ -61,12 +61,10 @@ def _in_range(v: int, prim: str) -> bool:
 @check("schema.valid-avro", level=Level.MUST, scope=Scope.RECORD,
        clause="Avro spec §Schema Declaration (names, unions, field defaults match the first branch); "
               f"{NOTES} §1.4",
-       cache_key=schemas_key)
+       cache_key=schemas_key, first=no_decoded_view)
 def valid_avro(ev: RecordEvidence) -> Findings:
     """The registered schema is valid Avro: it parses, names are legal, defaults fit their type."""
-    seen = False
     for part, d in _decoded_views(ev):
-        seen = True
         v = d.view
         assert v is not None
         if v.error or v.parse_error:
@@ -83,20 +81,15 @@ def valid_avro(ev: RecordEvidence) -> Findings:
                 yield Failure(f"{part} schema {d.schema_id}: {dp}", expected="a default of the first branch",
                               actual=f.default, location=ev.at(f.name, part),
                               hint=_V85_HINT if f.null_first and f.default == "null" else None)
-    if not seen:
-        yield NotApplicable("no resolved schema")
 
 
 @check("schema.record-name", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Key data format ({{{{TableName}}}}, {{{{Namespace}}}}); {NOTES} §1.4, §4.2 "
               "(name = sanitised table, namespace = default.<sanitised schema>)",
-       cache_key=schemas_key)
+       cache_key=schemas_key, first=no_usable_view)
 def record_name(ev: RecordEvidence) -> Findings:
     """Record name is the sanitised table name; namespace is `default.<sanitised database>`."""
-    views = _usable_views(ev)
-    if not views:
-        yield NotApplicable("no resolved schema")
-    for part, v in views:
+    for part, v in _usable_views(ev):
         if ev.source is not None:
             t = ev.source.table
             want = (spec.namespace(t.database), spec.sanitize_name(t.name))
@@ -139,13 +132,10 @@ def _expected_columns(ev: RecordEvidence, part: str) -> tuple[Column, ...]:
 
 @check("schema.field-names", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1.4 (SanitizeName per code point), §4.3",
-       cache_key=schemas_key)
+       cache_key=schemas_key, first=no_usable_view)
 def field_names(ev: RecordEvidence) -> Findings:
     """Field names are the column names sanitised by TiCDC's rule, one field per column."""
-    views = _usable_views(ev)
-    if not views:
-        yield NotApplicable("no resolved schema")
-    for part, v in views:
+    for part, v in _usable_views(ev):
         got = [f.name for f in v.column_fields]
         if ev.source is not None:
             want = [spec.sanitize_name(c.name) for c in _expected_columns(ev, part)]
@@ -163,13 +153,10 @@ def field_names(ev: RecordEvidence) -> Findings:
 @check("schema.field-order", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{NOTES} §1.4 (table column order; column-ID order when the integrity checksum is on; "
               "extension fields last), §4.6",
-       cache_key=schemas_key)
+       cache_key=schemas_key, first=no_usable_view)
 def field_order(ev: RecordEvidence) -> Findings:
     """Fields follow the table's column order (column-ID order with checksums), extension fields last."""
-    views = _usable_views(ev)
-    if not views:
-        yield NotApplicable("no resolved schema")
-    for part, v in views:
+    for part, v in _usable_views(ev):
         names = [f.name for f in v.fields]
         first_ext = next((i for i, f in enumerate(v.fields) if f.is_extension), None)
         if first_ext is not None and any(not f.is_extension for f in v.fields[first_ext:]):
@@ -233,14 +220,19 @@ def _part(ev: RecordEvidence, part: str) -> DecodedPart:
     return d
 
 
+def _no_column_fields(ev: RecordEvidence) -> NotApplicable | None:
+    return None if _column_fields(ev) else _NO_COLUMN_FIELDS
+
+
+_NO_COLUMN_FIELDS = NotApplicable("no column fields")
+
+
 @check("schema.nullability", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Column data format (nullable columns are unions with null); {NOTES} §1.4",
-       cache_key=schemas_key)
+       cache_key=schemas_key, first=_no_column_fields)
 def nullability(ev: RecordEvidence) -> Findings:
     """A nullable column is a two-branch union with "null"; a NOT NULL column is not a union."""
-    seen = False
     for part, _d, col, f in _column_fields(ev):
-        seen = True
         if f.problem:
             yield Failure(f"{part} field {f.name!r}: {f.problem}", expected='["null", T] or [T, "null"]',
                           actual=f.type, location=ev.at(f.name, part))
@@ -249,8 +241,6 @@ def nullability(ev: RecordEvidence) -> Findings:
                           f"column is {'NULL' if col.nullable else 'NOT NULL'}",
                           expected="union with null" if col.nullable else "plain type",
                           actual=f.type, location=ev.at(col.name, part))
-    if not seen:
-        yield NotApplicable("no column fields")
 
 
 @check("schema.default", level=Level.MUST, scope=Scope.RECORD,
@@ -303,16 +293,12 @@ def _same_default(got: Any, want: Any) -> bool:
 
 @check("schema.connect-parameters", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §Column data format (connect.parameters.tidb_type); {NOTES} §1.5",
-       cache_key=schemas_key)
+       cache_key=schemas_key, first=_no_column_fields)
 def connect_parameters(ev: RecordEvidence) -> Findings:
     """Every column's type carries `connect.parameters.tidb_type` with a value from the type table."""
-    seen = False
     for part, _d, col, f in _column_fields(ev):
-        seen = True
         tt = f.tidb_type
         if tt not in spec.TIDB_TYPE_FAMILY:
             yield Failure(f"{part} field {f.name!r} has no known connect.parameters.tidb_type",
                           expected=sorted(spec.TIDB_TYPE_FAMILY), actual=f.inner,
                           location=ev.at(col.name if col else f.name, part))
-    if not seen:
-        yield NotApplicable("no column fields")

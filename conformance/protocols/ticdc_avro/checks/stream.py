@@ -48,10 +48,6 @@ def watermark_ddl_message(ev: RecordEvidence) -> Findings:
     """A DDL control record is a null key and 0x01 followed by Go's compact JSON of {query, type,
     schema, table, commitTs} in that order; with the workload: the DDL's SQL, TiDB action type,
     table (after the DDL) and commit ts."""
-    na = _only_ddl(ev)
-    if na is not None:
-        yield na
-        return
     c = ev.control
     assert c is not None
     if c.problem:
@@ -78,10 +74,6 @@ def watermark_ddl_message(ev: RecordEvidence) -> Findings:
 def watermark_checkpoint_message(ev: RecordEvidence) -> Findings:
     """A checkpoint control record is a null key and 0x02 followed by the resolved ts as a
     big-endian unsigned 64-bit integer (9 bytes); with the workload: the watermark's ts."""
-    na = _only_checkpoint(ev)
-    if na is not None:
-        yield na
-        return
     c = ev.control
     assert c is not None
     if c.problem:

@@ -29,8 +29,6 @@ def large_message_size(ev: RecordEvidence) -> Failure | NotApplicable | None:
     """No row message is larger than `max-message-bytes` as TiCDC counts it: key + value + 36
     bytes of Kafka record overhead (DDL, BOOTSTRAP and WATERMARK messages are not subject to
     large-message handling)."""
-    if ev.msg.ok and ev.msg.kind != "DML":
-        return NotApplicable("not a row message")
     size = spec.message_length(ev.record.key, ev.record.value)
     if size > ev.o.max_message_bytes:
         return Failure(f"a message of {size} bytes as TiCDC counts it (key + value + {spec.MAX_RECORD_OVERHEAD} "

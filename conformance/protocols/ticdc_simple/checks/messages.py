@@ -18,7 +18,6 @@ from .common import (
     SEED,
     _columns_by_name,
     _dicts,
-    _dml,
     _hex,
     _is_int,
     _is_kind,
@@ -58,14 +57,18 @@ def message_decodes(ev: RecordEvidence) -> Failure | None:
                    hint="check encoding-format and large-message-handle-compression against the changefeed's")
 
 
+def _undecodable(ev: RecordEvidence) -> NotApplicable | None:
+    return None if ev.msg.ok else _UNDECODABLE
+
+
+_UNDECODABLE = NotApplicable("undecodable")
+
+
 @check("message.version", level=Level.MUST, scope=Scope.RECORD,
-       clause=f"{SEED} §Message format (version); {NOTES} §2.2 (`version` is always 1)")
+       clause=f"{SEED} §Message format (version); {NOTES} §2.2 (`version` is always 1)", first=_undecodable)
 def message_version(ev: RecordEvidence) -> Failure | NotApplicable | None:
     """`version` is 1 in every message."""
-    m = _ok(ev)
-    if m is None:
-        return NotApplicable("undecodable")
-    v = m.get("version")
+    v = ev.msg.get("version")
     if not (_is_int(v) and v == spec.VERSION):
         return Failure(f"version is {v!r}", expected=spec.VERSION, actual=v, location=ev.at("version"))
     return None
@@ -77,12 +80,10 @@ KNOWN_TYPES = frozenset({"WATERMARK", "BOOTSTRAP", *spec.DDL_TYPES, *DML_TYPES})
 @check("message.type", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Message types (DDL: CREATE, RENAME, CINDEX, DINDEX, ERASE, TRUNCATE, ALTER, QUERY; DML: "
               f"INSERT, UPDATE, DELETE; WATERMARK; BOOTSTRAP); {NOTES} §2.2, §2.3 (Avro: Message.type names "
-              "the payload's branch)")
+              "the payload's branch)", first=_undecodable)
 def message_type(ev: RecordEvidence) -> Failure | NotApplicable | None:
     """`type` is one the protocol defines, and (Avro) Message.type matches the payload's record."""
-    m = _ok(ev)
-    if m is None:
-        return NotApplicable("undecodable")
+    m = ev.msg
     t = m.get("type") if not m.avro else m.type
     if not isinstance(t, str) or t not in KNOWN_TYPES:
         return Failure(f"unknown message type {t!r}", expected=sorted(KNOWN_TYPES), actual=t, location=ev.at("type"))
@@ -94,12 +95,10 @@ def message_type(ev: RecordEvidence) -> Failure | NotApplicable | None:
 
 @check("message.build-ts", level=Level.SHOULD, scope=Scope.RECORD,
        clause=f"{SEED} §Message format (buildTs: when the message was built, ms); {NOTES} §2.2 "
-              "(time.Now().UnixMilli())")
+              "(time.Now().UnixMilli())", first=_undecodable)
 def build_ts(ev: RecordEvidence) -> Failure | NotApplicable | None:
     """`buildTs` is the wall-clock time in milliseconds, not before the commit it carries."""
-    m = _ok(ev)
-    if m is None:
-        return NotApplicable("undecodable")
+    m = ev.msg
     b = m.get("buildTs")
     lo, hi = BUILD_TS_RANGE
     if not _is_int(b) or not lo <= b <= hi:
@@ -162,10 +161,7 @@ def message_fields(ev: RecordEvidence) -> Findings:
        clause=f"{SEED} §BOOTSTRAP (commitTs 0, tableSchema, no sql); {NOTES} §2.2 (message.go:513-522)")
 def bootstrap_fields(ev: RecordEvidence) -> Findings:
     """A BOOTSTRAP carries the table's schema, commitTs 0 and no SQL."""
-    m = _ok(ev)
-    if m is None or m.kind != "BOOTSTRAP":
-        yield NotApplicable("not a BOOTSTRAP")
-        return
+    m = ev.msg
     if not m.avro and m.get("commitTs") != 0:
         yield Failure("BOOTSTRAP commitTs is not 0", expected=0, actual=m.get("commitTs"), location=ev.at("commitTs"))
     if "sql" in m.present:
@@ -190,10 +186,7 @@ def ddl_fields(ev: RecordEvidence) -> Findings:
     """A DDL carries its SQL and type, the table's schema after it, and the schema before it
     (not for CREATE; ERASE carries the dropped table in both); with the workload, all of them
     equal the source DDL's."""
-    m = _ok(ev)
-    if m is None or m.kind != "DDL":
-        yield NotApplicable("not a DDL")
-        return
+    m = ev.msg
     sql = m.get("sql")
     if not isinstance(sql, str) or not sql.strip():
         yield Failure("DDL without SQL", expected="the DDL statement", actual=sql, location=ev.at("sql"))
@@ -229,10 +222,7 @@ def ddl_fields(ev: RecordEvidence) -> Findings:
        clause=f"{SEED} §WATERMARK; {NOTES} §2.2 (message.go:504-511: commitTs = the checkpoint ts)")
 def watermark_fields(ev: RecordEvidence) -> Findings:
     """A WATERMARK carries the checkpoint ts as commitTs (with the workload: the source's)."""
-    m = _ok(ev)
-    if m is None or m.kind != "WATERMARK":
-        yield NotApplicable("not a WATERMARK")
-        return
+    m = ev.msg
     ts = m.get("commitTs")
     if not (_is_int(ts) and ts > 0):
         yield Failure("WATERMARK without a commitTs", expected="the checkpoint ts", actual=ts,
@@ -252,10 +242,7 @@ def watermark_fields(ev: RecordEvidence) -> Findings:
 def dml_fields(ev: RecordEvidence) -> Findings:
     """INSERT has only `data`, UPDATE `data` and `old`, DELETE only `old`; with the workload,
     database, table, tableID, schemaVersion and type are the source row's."""
-    m = _dml(ev)
-    if m is None:
-        yield NotApplicable("not a DML")
-        return
+    m = ev.msg
     want = {"INSERT": ("data",), "UPDATE": ("data", "old"), "DELETE": ("old",)}.get(str(m.type))
     if want is None:
         yield NotApplicable("unknown DML type")
@@ -363,10 +350,7 @@ def dml_columns(ev: RecordEvidence) -> Findings:
     """`data` and `old` hold every stored column of the row, virtual generated ones never (the
     handle key only, with handleKeyOnly), against the source table or else the schema the stream
     announced (where a missing column must be one that can be virtual)."""
-    m = _dml(ev)
-    if m is None:
-        yield NotApplicable("not a DML")
-        return
+    m = ev.msg
     key_only = m.get("handleKeyOnly") is True
     s = ev.source
     if isinstance(s, SourceRow):
@@ -390,10 +374,7 @@ def dml_columns(ev: RecordEvidence) -> Findings:
        clause=f"{NOTES} §2.2 (data/old are Go maps: encoding/json writes their keys sorted bytewise)")
 def dml_keys_sorted(ev: RecordEvidence) -> Findings:
     """JSON `data` and `old` keys are sorted bytewise, as Go's encoding/json writes maps."""
-    m = _dml(ev)
-    if m is None or m.avro:
-        yield NotApplicable("not a JSON DML")
-        return
+    m = ev.msg
     for part, row in _row_maps(m):
         keys = list(row)
         want = sorted(keys, key=lambda k: k.encode("utf-8"))

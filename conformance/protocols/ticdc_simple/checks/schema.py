@@ -7,6 +7,7 @@ from typing import Any
 
 from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ....model.events import Ddl
+from ....model.table import Column
 from ...kit import Findings
 from .. import spec
 from ..checker import RecordEvidence
@@ -146,79 +147,79 @@ def _schema_pairs(ev: RecordEvidence) -> Iterator[tuple[str, dict[str, Any], Any
             yield which, ts, t
 
 
+def _announced_columns(ev: RecordEvidence) -> Iterator[tuple[str, Column, dict[str, Any]]]:
+    """(which, source column, its entry in the announced tableSchema) for every column of a
+    schema the workload can judge that the announcement lists."""
+    for which, ts, t in _schema_pairs(ev):
+        got = _columns_by_name(ts)
+        for c in t.columns:
+            col = got.get(c.name)
+            if col is not None:
+                yield which, c, col
+
+
+_NO_SOURCE_SCHEMA = NotApplicable("no tableSchema with a known source table")
+
+
+def _no_source_schema(ev: RecordEvidence) -> NotApplicable | None:
+    return None if any(True for _ in _schema_pairs(ev)) else _NO_SOURCE_SCHEMA
+
+
+def _no_announced_column(ev: RecordEvidence) -> NotApplicable | None:
+    return None if any(True for _ in _announced_columns(ev)) else _NO_SOURCE_SCHEMA
+
+
 @check("schema.columns", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
-       clause=f"{NOTES} §2.2 (columns sorted by column ID, not ordinal position; nullable; message.go:310-312)")
+       clause=f"{NOTES} §2.2 (columns sorted by column ID, not ordinal position; nullable; message.go:310-312)",
+       first=_no_source_schema)
 def schema_columns(ev: RecordEvidence) -> Findings:
     """tableSchema columns are the table's, in column-ID order, with their nullability."""
-    seen = False
     for which, ts, t in _schema_pairs(ev):
-        seen = True
         want = [(c.name, c.nullable) for c in t.columns_by_id()]
         got = [(c.get("name"), c.get("nullable")) for c in _dicts(ts.get("columns"))]
         if got != want:
             yield Failure(f"{which} columns are not the table's in column-ID order",
                           expected=[f"{n}{'' if nl else ' NOT NULL'}" for n, nl in want],
                           actual=[f"{n}{'' if nl else ' NOT NULL'}" for n, nl in got], location=ev.at(which))
-    if not seen:
-        yield NotApplicable("no tableSchema with a known source table")
 
 
 @check("schema.data-type", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §mysqlType; {NOTES} §2.2 (TypeToStr: binary charset makes text->blob, char->binary; "
-              "decimal = scale or fsp; unsigned/zerofill), §2.3 (Avro: length always, decimal only for DECIMAL)")
+              "decimal = scale or fsp; unsigned/zerofill), §2.3 (Avro: length always, decimal only for DECIMAL)",
+       first=_no_announced_column)
 def schema_data_type(ev: RecordEvidence) -> Findings:
     """Each column's dataType is TiDB's: mysqlType, charset, collate, length, decimal, elements,
     unsigned, zerofill."""
-    seen = False
-    for which, ts, t in _schema_pairs(ev):
-        got = _columns_by_name(ts)
-        for c in t.columns:
-            col = got.get(c.name)
-            if col is None:
-                continue
-            seen = True
-            want = spec.data_type_avro(c.type) if ev.msg.avro else spec.data_type_json(c.type)
-            if col.get("dataType") != want:
-                yield Failure(f"{which} dataType of {c.type.sql()}", expected=want, actual=col.get("dataType"),
-                              location=ev.at(c.name))
-    if not seen:
-        yield NotApplicable("no tableSchema with a known source table")
+    for which, c, col in _announced_columns(ev):
+        want = spec.data_type_avro(c.type) if ev.msg.avro else spec.data_type_json(c.type)
+        if col.get("dataType") != want:
+            yield Failure(f"{which} dataType of {c.type.sql()}", expected=want, actual=col.get("dataType"),
+                          location=ev.at(c.name))
 
 
 @check("schema.indexes", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Index; {NOTES} §2.2 (TiDB order; a clustered int primary key is appended last as the "
-              "synthetic lower-case `primary`; nullable = any column nullable; message.go:284-306)")
+              "synthetic lower-case `primary`; nullable = any column nullable; message.go:284-306)",
+       first=_no_source_schema)
 def schema_indexes(ev: RecordEvidence) -> Findings:
     """tableSchema indexes are the table's, including the synthetic `primary` for an int handle."""
-    seen = False
     for which, ts, t in _schema_pairs(ev):
-        seen = True
         want = spec.indexes(t)
         if ts.get("indexes") != want:
             yield Failure(f"{which} indexes", expected=want, actual=ts.get("indexes"), location=ev.at(which))
-    if not seen:
-        yield NotApplicable("no tableSchema with a known source table")
 
 
 @check("schema.default", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{SEED} §Column (default); {NOTES} §2.2 (TiDB's stored default text; BIT default a JSON number, "
               "message.go:148-151), §2.3 (Avro: the raw default string, goavro writing the Go string's bytes: "
               "a BIT default is its binary literal, not UTF-8; avro.go newTableSchemaMap)",
-       docs_vs_code="docs: `default` is a string; code: a string, or a number for BIT columns in JSON")
+       docs_vs_code="docs: `default` is a string; code: a string, or a number for BIT columns in JSON",
+       first=_no_announced_column)
 def schema_default(ev: RecordEvidence) -> Findings:
     """Each column's `default` is TiDB's stored default (null when none; a number for BIT in JSON)."""
-    seen = False
-    for which, ts, t in _schema_pairs(ev):
-        got = _columns_by_name(ts)
-        for c in t.columns:
-            col = got.get(c.name)
-            if col is None:
-                continue
-            seen = True
-            want = spec.default_value(c, avro=ev.msg.avro)
-            have = col.get("default")
-            if have != want or type(have) is not type(want):
-                yield Failure(f"{which} default of {c.name}", expected=_show(want), actual=_show(have),
-                              location=ev.at(c.name))
-    if not seen:
-        yield NotApplicable("no tableSchema with a known source table")
+    for which, c, col in _announced_columns(ev):
+        want = spec.default_value(c, avro=ev.msg.avro)
+        have = col.get("default")
+        if have != want or type(have) is not type(want):
+            yield Failure(f"{which} default of {c.name}", expected=_show(want), actual=_show(have),
+                          location=ev.at(c.name))
