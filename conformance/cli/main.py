@@ -57,9 +57,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="run a whole CDC tool that reads --upstream and writes to Kafka itself, per workload; "
                         "placeholders {upstream} {host} {port} {user} {password} {database} {kafka} {registry} "
                         "{topic_prefix} {option:NAME} (docs/tools.md); the same as --encoder 'tool:COMMAND'")
-    r.add_argument("--examples", type=int, default=100, help="workloads per option combination (default 100)")
-    r.add_argument("--seed", default=None, help="generation seed (default: random, printed)")
-    r.add_argument("--shard", type=int, default=0, help="first shard to generate (replay one workload)")
+    _generation_args(r, 100, "workloads per option combination")
     r.add_argument("--connector-config", default=None, metavar="FILE",
                    help="the tool's own configuration (a Kafka Connect connector's JSON or .properties): its "
                         "properties that are protocol options become them; --option wins")
@@ -138,9 +136,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="the kind of server the workloads are for (its dialect; nothing is started): "
                          "embedded-mariadb, embedded-postgres, mariadb://…, postgresql://…; default: the "
                          "protocol's own source")
-    wl.add_argument("--examples", type=int, default=10, help="workloads (default 10)")
-    wl.add_argument("--seed", default=None, help="generation seed (default: random, printed)")
-    wl.add_argument("--shard", type=int, default=0, help="first shard")
+    _generation_args(wl, 10, "workloads")
     wl.add_argument("--option", action="append", default=[], metavar="K=V",
                     help="a protocol option, as for run (checked; workloads do not depend on options)")
     wl.add_argument("--out", default=None, metavar="FILE", help="write here (default: standard output)")
@@ -759,6 +755,13 @@ def cmd_workload(args: argparse.Namespace) -> int:
     err.print(f"{out}: {args.examples} workload(s) of seed {seed} for {protocol.name} ({encoder.name}), in the "
               f"{plan.run_shape().dialect} dialect", markup=False)
     return 0
+
+
+def _generation_args(p: argparse.ArgumentParser, examples: int, what: str) -> None:
+    """The workload selection `run` and `workload` share: how many, the seed, the first shard."""
+    p.add_argument("--examples", type=int, default=examples, help=f"{what} (default {examples})")
+    p.add_argument("--seed", default=None, help="generation seed (default: random, printed)")
+    p.add_argument("--shard", type=int, default=0, help="first shard to generate (replay one workload)")
 
 
 def _baseline_args(p: argparse.ArgumentParser) -> None:

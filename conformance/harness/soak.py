@@ -205,7 +205,12 @@ def units(shapes: Sequence[SoakShape], workloads: int, *, weights: Callable[[Soa
     has still met every shape."""
     w = [max(weights(s), 0.0) if weights else 1.0 for s in shapes]
     total = sum(w) or 1.0
-    counts = [max(1, round(workloads * x / total)) for x in w]
+    exact = [workloads * x / total for x in w]
+    counts = [max(1, int(e)) for e in exact]
+    # The largest remainders take what flooring left over, so the shapes share `workloads` exactly
+    # (rounding each share lost or added a few once there were many shapes).
+    for i in sorted(range(len(exact)), key=lambda i: exact[i] - int(exact[i]), reverse=True)[:workloads - sum(counts)]:
+        counts[i] += 1
     for i in range(max(counts, default=0)):
         for s, n in zip(shapes, counts, strict=True):
             if i < n:

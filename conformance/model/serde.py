@@ -21,36 +21,10 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .events import (
-    CaptureStart,
-    Ddl,
-    DdlKind,
-    Event,
-    LogicalMessage,
-    Op,
-    RowChange,
-    Transaction,
-    Watermark,
-    Workload,
-)
+from . import events as ev
+from . import values as val
 from .table import Column, Default, DefaultKind, Generated, Index, ReplicaIdentity, Table
 from .types import Kind, SqlType
-from .values import (
-    FROM_TEXT,
-    Array,
-    Date,
-    DateTime,
-    Hstore,
-    Infinity,
-    Interval,
-    Json,
-    Row,
-    Time,
-    TimeTz,
-    Value,
-    Vector,
-    parse_timetz,
-)
 
 FORMAT = "cdc-conformance/workload"
 FORMAT_VERSION = 1
@@ -95,7 +69,7 @@ def type_from_json(d: dict[str, Any]) -> SqlType:
     )
 
 
-def value_to_json(t: SqlType, v: Value) -> Any:
+def value_to_json(t: SqlType, v: val.Value) -> Any:
     if v is None:
         return None
     if isinstance(v, decimal.Decimal):
@@ -104,30 +78,30 @@ def value_to_json(t: SqlType, v: Value) -> Any:
         return format(v, "f")
     if isinstance(v, bytes):
         return base64.b64encode(v).decode("ascii")
-    if isinstance(v, Date):
+    if isinstance(v, val.Date):
         return v.text()
-    if isinstance(v, DateTime):
+    if isinstance(v, val.DateTime):
         return v.text(6)
-    if isinstance(v, Time):
+    if isinstance(v, val.Time):
         return v.text(6)
-    if isinstance(v, Json):
+    if isinstance(v, val.Json):
         return {"json": v.data}
-    if isinstance(v, Vector):
+    if isinstance(v, val.Vector):
         return list(v.elements)
     if isinstance(v, tuple):
         return list(v)
     if isinstance(v, (uuid.UUID, ipaddress.IPv4Address, ipaddress.IPv6Address)):
         return str(v)
-    if isinstance(v, Interval):
+    if isinstance(v, val.Interval):
         return [v.months, v.days, v.microseconds]
-    if isinstance(v, Array):
+    if isinstance(v, val.Array):
         assert t.element is not None
         return [value_to_json(t.element, x) for x in v.items]
-    if isinstance(v, Infinity):
+    if isinstance(v, val.Infinity):
         return v.text()
-    if isinstance(v, TimeTz):
+    if isinstance(v, val.TimeTz):
         return v.text()
-    if isinstance(v, Hstore):
+    if isinstance(v, val.Hstore):
         return {"hstore": [list(p) for p in v.pairs]}
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
@@ -138,7 +112,7 @@ _DT = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})$")
 _TM = re.compile(r"^(-?)(\d{2,3}):(\d{2}):(\d{2})\.(\d{6})$")
 
 
-def value_from_json(t: SqlType, j: Any) -> Value:
+def value_from_json(t: SqlType, j: Any) -> val.Value:
     if j is None:
         return None
     k = t.kind
@@ -146,30 +120,30 @@ def value_from_json(t: SqlType, j: Any) -> Value:
         return decimal.Decimal(j)
     if t.is_binary or k is Kind.BYTEA:
         return base64.b64decode(j)
-    if k in FROM_TEXT:
-        return FROM_TEXT[k](j)
+    if k in val.FROM_TEXT:
+        return val.FROM_TEXT[k](j)
     if k is Kind.INTERVAL:
-        return Interval(*j)
+        return val.Interval(*j)
     if k is Kind.ARRAY:
         assert t.element is not None
-        return Array(tuple(value_from_json(t.element, x) for x in j))
+        return val.Array(tuple(value_from_json(t.element, x) for x in j))
     if k is Kind.BOOLEAN:
         return bool(j)
     if k in (Kind.DATE, Kind.DATETIME, Kind.TIMESTAMPTZ) and j in ("infinity", "-infinity"):
-        return Infinity(j == "infinity")
+        return val.Infinity(j == "infinity")
     if k is Kind.DATE:
         y, m, d = (int(x) for x in j.split("-"))
-        return Date(y, m, d)
+        return val.Date(y, m, d)
     if k in (Kind.DATETIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
         mt = _DT.match(j)
         if not mt:
             raise WorkloadFormatError(f"bad datetime {j!r}")
-        return DateTime(*(int(x) for x in mt.groups()))
+        return val.DateTime(*(int(x) for x in mt.groups()))
     if k is Kind.HSTORE:
-        return Hstore.of({str(p[0]): p[1] for p in j["hstore"]})
+        return val.Hstore.of({str(p[0]): p[1] for p in j["hstore"]})
     if k is Kind.TIMETZ:
         try:
-            return parse_timetz(j)
+            return val.parse_timetz(j)
         except ValueError as e:
             raise WorkloadFormatError(str(e)) from None
     if k is Kind.TIME:
@@ -177,13 +151,13 @@ def value_from_json(t: SqlType, j: Any) -> Value:
         if not mt:
             raise WorkloadFormatError(f"bad time {j!r}")
         neg, h, mi, s, us = mt.groups()
-        return Time(neg == "-", int(h), int(mi), int(s), int(us))
+        return val.Time(neg == "-", int(h), int(mi), int(s), int(us))
     if k in (Kind.JSON, Kind.JSONB):
-        return Json(j["json"])
+        return val.Json(j["json"])
     if k is Kind.SET:
         return tuple(j)
     if k is Kind.VECTOR:
-        return Vector(tuple(float(x) for x in j))
+        return val.Vector(tuple(float(x) for x in j))
     if k in (Kind.FLOAT, Kind.DOUBLE):
         return float(j)
     return j  # type: ignore[no-any-return]
@@ -232,13 +206,13 @@ def table_from_json(d: dict[str, Any]) -> Table:
     )
 
 
-def _row_to_json(t: Table, row: Row | None) -> list[Any] | None:
+def _row_to_json(t: Table, row: val.Row | None) -> list[Any] | None:
     if row is None:
         return None
     return [value_to_json(c.type, row[c.name]) for c in t.columns]
 
 
-def _row_from_json(t: Table, j: list[Any] | None) -> Row | None:
+def _row_from_json(t: Table, j: list[Any] | None) -> val.Row | None:
     if j is None:
         return None
     if len(j) != len(t.columns):
@@ -250,9 +224,9 @@ Ref = Callable[[Table | None], str | None]
 Tab = Callable[[str | None], Table | None]
 
 
-def event_to_json(e: Event, ref: Ref) -> dict[str, Any]:
+def event_to_json(e: ev.Event, ref: Ref) -> dict[str, Any]:
     """One event; `ref` names a table version (and notes that it must be sent)."""
-    if isinstance(e, Transaction):
+    if isinstance(e, ev.Transaction):
         txn: dict[str, Any] = {"commit_ts": e.commit_ts, "start_ts": e.start_ts, "changes": [
             _change_to_json(c, ref) for c in e.changes]}
         if e.position is not None:  # where a real server committed it (GTID / LSN)
@@ -261,19 +235,19 @@ def event_to_json(e: Event, ref: Ref) -> dict[str, Any]:
             txn["messages"] = [{"prefix": m.prefix, "content": base64.b64encode(m.content).decode("ascii"),
                                 "transactional": m.transactional, "index": m.index} for m in e.messages]
         return {"txn": txn}
-    if isinstance(e, Ddl):
+    if isinstance(e, ev.Ddl):
         ddl: dict[str, Any] = {"kind": e.kind.value, "commit_ts": e.commit_ts, "sql": e.sql, "table": ref(e.table),
                                "pre_table": ref(e.pre_table), "database": e.database}
         if e.position is not None:
             ddl["position"] = e.position
         return {"ddl": ddl}
-    if isinstance(e, CaptureStart):
+    if isinstance(e, ev.CaptureStart):
         return {"capture_start": {"commit_ts": e.commit_ts, "tables": [
             {"table": ref(t), "rows": [_row_to_json(t, r) for r in rows]} for t, rows in e.tables]}}
     return {"watermark": e.ts}
 
 
-def _change_to_json(c: RowChange, ref: Ref) -> dict[str, Any]:
+def _change_to_json(c: ev.RowChange, ref: Ref) -> dict[str, Any]:
     out = {"op": c.op.value, "table": ref(c.table), "before": _row_to_json(c.table, c.before),
            "after": _row_to_json(c.table, c.after)}
     if c.unavailable:  # unchanged TOASTed values the change log does not carry
@@ -281,14 +255,14 @@ def _change_to_json(c: RowChange, ref: Ref) -> dict[str, Any]:
     return out
 
 
-def _message_from_json(m: Any) -> LogicalMessage:
+def _message_from_json(m: Any) -> ev.LogicalMessage:
     if not isinstance(m, dict) or not isinstance(m.get("prefix"), str) or not isinstance(m.get("content"), str):
         raise WorkloadFormatError(f"a logical message needs a prefix and a base64 content: {str(m)[:80]}")
-    return LogicalMessage(m["prefix"], base64.b64decode(m["content"]), bool(m.get("transactional", True)),
+    return ev.LogicalMessage(m["prefix"], base64.b64decode(m["content"]), bool(m.get("transactional", True)),
                           int(m.get("index", 0)))
 
 
-def event_from_json(e: dict[str, Any], tab: Tab) -> Event:
+def event_from_json(e: dict[str, Any], tab: Tab) -> ev.Event:
     """One event; `tab` resolves a table reference (raising WorkloadFormatError if unknown)."""
     if "txn" in e:
         x = e["txn"]
@@ -297,16 +271,16 @@ def event_from_json(e: dict[str, Any], tab: Tab) -> Event:
             t = tab(c["table"])
             if t is None:
                 raise WorkloadFormatError("a row change names no table")
-            changes.append(RowChange(Op(c["op"]), t, _row_from_json(t, c["before"]), _row_from_json(t, c["after"]),
-                                     frozenset(c.get("unavailable") or ())))
-        return Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0), x.get("position"),
+            changes.append(ev.RowChange(ev.Op(c["op"]), t, _row_from_json(t, c["before"]),
+                                        _row_from_json(t, c["after"]), frozenset(c.get("unavailable") or ())))
+        return ev.Transaction(x["commit_ts"], tuple(changes), x.get("start_ts", 0), x.get("position"),
                            tuple(_message_from_json(m) for m in x.get("messages") or ()))
     if "ddl" in e:
         x = e["ddl"]
-        return Ddl(DdlKind(x["kind"]), x["commit_ts"], x["sql"], tab(x["table"]), tab(x["pre_table"]),
+        return ev.Ddl(ev.DdlKind(x["kind"]), x["commit_ts"], x["sql"], tab(x["table"]), tab(x["pre_table"]),
                    x.get("database", ""), x.get("position"))
     if "watermark" in e:
-        return Watermark(e["watermark"])
+        return ev.Watermark(e["watermark"])
     if "capture_start" in e:
         x = e["capture_start"]
         tables = []
@@ -316,7 +290,7 @@ def event_from_json(e: dict[str, Any], tab: Tab) -> Event:
                 raise WorkloadFormatError("a capture start names no table")
             rows = (_row_from_json(t, j) for j in item.get("rows") or ())
             tables.append((t, tuple(r for r in rows if r is not None)))
-        return CaptureStart(int(x.get("commit_ts", 0)), tuple(tables))
+        return ev.CaptureStart(int(x.get("commit_ts", 0)), tuple(tables))
     raise WorkloadFormatError(f"unknown event {sorted(e)}")
 
 
@@ -337,7 +311,7 @@ class EventWriter:
             self._new.append(table_to_json(t))
         return r
 
-    def write(self, e: Event) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def write(self, e: ev.Event) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         self._new = []
         return event_to_json(e, self._ref), self._new
 
@@ -356,13 +330,13 @@ class EventReader:
         except KeyError:
             raise WorkloadFormatError(f"unknown table reference {r!r} (sent with no earlier event)") from None
 
-    def read(self, event: dict[str, Any], tables: Sequence[dict[str, Any]] = ()) -> Event:
+    def read(self, event: dict[str, Any], tables: Sequence[dict[str, Any]] = ()) -> ev.Event:
         for t in tables:
             self._tables[t["ref"]] = table_from_json(t)
         return event_from_json(event, self._tab)
 
 
-def workload_to_json(w: Workload) -> dict[str, Any]:
+def workload_to_json(w: ev.Workload) -> dict[str, Any]:
     tables: dict[str, dict[str, Any]] = {}
 
     def ref(t: Table | None) -> str | None:
@@ -377,7 +351,7 @@ def workload_to_json(w: Workload) -> dict[str, Any]:
             "meta": w.meta, "tables": list(tables.values()), "events": events}
 
 
-def workload_from_json(d: dict[str, Any]) -> Workload:
+def workload_from_json(d: dict[str, Any]) -> ev.Workload:
     if d.get("format") != FORMAT:
         raise WorkloadFormatError(f"not a workload file (format={d.get('format')!r})")
     if d.get("format_version") != FORMAT_VERSION:
@@ -395,4 +369,4 @@ def workload_from_json(d: dict[str, Any]) -> Workload:
             raise WorkloadFormatError(f"unknown table reference {r!r}") from None
 
     events = [event_from_json(e, tab) for e in d["events"]]
-    return Workload(tuple(events), d.get("seed"), d.get("shard"), dict(d.get("meta") or {}))
+    return ev.Workload(tuple(events), d.get("seed"), d.get("shard"), dict(d.get("meta") or {}))

@@ -74,24 +74,11 @@ class Entry:
         return self.expires is not None and today > self.expires
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"check": self.check}
-        if self.protocol is not None:
-            out["protocol"] = self.protocol
-        if self.encoder is not None:
-            out["encoder"] = self.encoder
-        if self.options:
-            out["options"] = dict(self.options)
-        out["reason"] = self.reason
-        if self.ticket:
-            out["ticket"] = self.ticket
-        if self.expires is not None:
-            out["expires"] = self.expires.isoformat()
-        for key in ("message", "seed"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
-        if self.shards is not None:
-            out["shards"] = list(self.shards)
-        return out
+        out = {"check": self.check, "protocol": self.protocol, "encoder": self.encoder,
+               "options": dict(self.options) or None, "reason": self.reason, "ticket": self.ticket or None,
+               "expires": None if self.expires is None else self.expires.isoformat(), "message": self.message,
+               "seed": self.seed, "shards": None if self.shards is None else list(self.shards)}
+        return {k: v for k, v in out.items() if v is not None}
 
     def describe(self) -> str:
         opts = " ".join(f"{k}={v}" for k, v in self.options.items())

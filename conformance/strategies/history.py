@@ -12,21 +12,8 @@ from __future__ import annotations
 import decimal
 from dataclasses import dataclass, field, replace
 
+from ..model import events as ev
 from ..model.dialects import Dialect, dialect
-from ..model.events import (
-    CaptureStart,
-    Ddl,
-    DdlKind,
-    Event,
-    Gtid,
-    LogicalMessage,
-    Op,
-    RowChange,
-    Transaction,
-    Watermark,
-    Workload,
-    tso,
-)
 from ..model.sql import column_definition, create_table, qualified
 from ..model.table import (
     DEFAULT_CURRENT_TIMESTAMP,
@@ -63,7 +50,7 @@ class Shape:
     kinds: tuple[Kind, ...] = ALL_KINDS
     key_kinds: tuple[Kind, ...] = KEY_KINDS
     ddl_rate: float = 0.1
-    ddl_kinds: tuple[DdlKind, ...] = (DdlKind.ADD_COLUMN, DdlKind.DROP_COLUMN, DdlKind.TRUNCATE_TABLE)
+    ddl_kinds: tuple[ev.DdlKind, ...] = (ev.DdlKind.ADD_COLUMN, ev.DdlKind.DROP_COLUMN, ev.DdlKind.TRUNCATE_TABLE)
     watermark_rate: float = 0.3
     edge_rate: float = 0.2
     null_rate: float = 0.15
@@ -147,10 +134,10 @@ def shape_for(dialect_name: str, base: Shape = DEFAULT_SHAPE, *, kinds: tuple[Ki
     # workloads have none.
     generated = base.generated_rate if dialect_name == "tidb" else 0.0
     ddl = base.ddl_kinds
-    if dialect_name == "postgresql" and DdlKind.ADD_COLUMN in ddl and DdlKind.MODIFY_COLUMN not in ddl:
+    if dialect_name == "postgresql" and ev.DdlKind.ADD_COLUMN in ddl and ev.DdlKind.MODIFY_COLUMN not in ddl:
         # ALTER COLUMN ... TYPE (widening): schema changes of every kind a PostgreSQL connector
         # follows (add, drop, retype) between the DML.
-        ddl = (*ddl, DdlKind.MODIFY_COLUMN)
+        ddl = (*ddl, ev.DdlKind.MODIFY_COLUMN)
     evolutions = base.evolutions if dialect_name == "tidb" else tuple(
         e for e in base.evolutions if e in PORTABLE_EVOLUTIONS and dialect_name == "postgresql")
     return replace(base, dialect=dialect_name, kinds=ks, key_kinds=key_kinds, generated_rate=generated,
@@ -257,7 +244,7 @@ class HistoryBuilder:
         # TiDB's SQL is written as it always was (same seed, same text); other dialects render
         # every DDL from its structure.
         self._tidb = shape.dialect == "tidb"
-        self.events: list[Event] = []
+        self.events: list[ev.Event] = []
         self.names = NamePool()
         self.topic_keys: set[str] = set()
         self.databases: list[str] = []
@@ -266,12 +253,12 @@ class HistoryBuilder:
         self._last_ts = 0
         self._next_table_id = 100
         # Uncommitted transaction state
-        self._pending: list[RowChange] = []
-        self._messages: list[LogicalMessage] = []
+        self._pending: list[ev.RowChange] = []
+        self._messages: list[ev.LogicalMessage] = []
         self._touched: set[tuple[int, tuple[object, ...]]] = set()
         self._freed: list[tuple[_TableState, Row]] = []
         # The last GTID given out (MariaDB only: other dialects' events carry no position).
-        self._gtid: Gtid | None = Gtid(*shape.gtid_origin) if shape.dialect == "mariadb" else None
+        self._gtid: ev.Gtid | None = ev.Gtid(*shape.gtid_origin) if shape.dialect == "mariadb" else None
 
     def next_position(self) -> str | None:
         """The log position of the next event: MariaDB's next GTID (None for other dialects)."""
@@ -284,7 +271,7 @@ class HistoryBuilder:
 
     def next_ts(self) -> int:
         self._physical += self.src.integer(*self.shape.ms_per_step)
-        ts = tso(self._physical, self.src.integer(0, 3) if self.src.rare(0.2) else 0)
+        ts = ev.tso(self._physical, self.src.integer(0, 3) if self.src.rare(0.2) else 0)
         if ts <= self._last_ts:
             ts = self._last_ts + 1
         self._last_ts = ts
@@ -298,11 +285,11 @@ class HistoryBuilder:
                              max_bytes=self.dialect.max_identifier_bytes,
                              supplementary=self.dialect.supplementary_table_names)
         self.databases.append(name)
-        self._append_ddl(Ddl(DdlKind.CREATE_DATABASE, self.next_ts(),
+        self._append_ddl(ev.Ddl(ev.DdlKind.CREATE_DATABASE, self.next_ts(),
                              f"CREATE DATABASE {quote_ident(name)};", database=name))
         return name
 
-    def _append_ddl(self, ddl: Ddl) -> None:
+    def _append_ddl(self, ddl: ev.Ddl) -> None:
         if not self._tidb:
             ddl = replace(ddl, sql="\n".join(self.dialect.ddl_statements(ddl)), position=self.next_position())
         self.events.append(ddl)
@@ -401,7 +388,8 @@ class HistoryBuilder:
         ts = self.next_ts()
         table = table.evolve(version=ts)
         self.tables[table.table_id] = _TableState(table, uniques={ix.name: set() for ix in indexes if ix.is_unique})
-        self._append_ddl(Ddl(DdlKind.CREATE_TABLE, ts, create_table(table) if self._tidb else "", table, None, db))
+        sql = create_table(table) if self._tidb else ""
+        self._append_ddl(ev.Ddl(ev.DdlKind.CREATE_TABLE, ts, sql, table, None, db))
         return table
 
     def _schema_scoped(self, table: Table) -> Table:
@@ -445,13 +433,13 @@ class HistoryBuilder:
         self._next_table_id += self.src.integer(1, 3)
         return self._next_table_id
 
-    def _replace_table(self, state: _TableState, new: Table, kind: DdlKind, sql: str, ts: int) -> None:
+    def _replace_table(self, state: _TableState, new: Table, kind: ev.DdlKind, sql: str, ts: int) -> None:
         old = state.table
         if new.table_id != old.table_id:
             del self.tables[old.table_id]
             self.tables[new.table_id] = state
         state.table = new
-        self._append_ddl(Ddl(kind, ts, sql, new, old, new.database))
+        self._append_ddl(ev.Ddl(kind, ts, sql, new, old, new.database))
 
     def add_column(self, state: _TableState, *, required: bool = False, readd: bool = False) -> bool:
         """ADD COLUMN; `required`: NOT NULL without a default (existing rows take the type's zero
@@ -492,7 +480,7 @@ class HistoryBuilder:
             row[col.name] = fill
         sql = f"ALTER TABLE {qualified(t)} ADD COLUMN {column_definition(col)}{' ' + pos if pos else ''};" \
             if self._tidb else ""
-        self._replace_table(state, t.with_columns(cols, version=ts), DdlKind.ADD_COLUMN, sql, ts)
+        self._replace_table(state, t.with_columns(cols, version=ts), ev.DdlKind.ADD_COLUMN, sql, ts)
         return True
 
     def drop_column(self, state: _TableState) -> bool:
@@ -510,7 +498,7 @@ class HistoryBuilder:
             del row[col.name]
         sql = f"ALTER TABLE {qualified(t)} DROP COLUMN {quote_ident(col.name)};"
         new = t.with_columns([c for c in t.columns if c.name != col.name], version=ts)
-        self._replace_table(state, new, DdlKind.DROP_COLUMN, sql, ts)
+        self._replace_table(state, new, ev.DdlKind.DROP_COLUMN, sql, ts)
         return True
 
     def modify_column(self, state: _TableState) -> bool:
@@ -531,7 +519,7 @@ class HistoryBuilder:
         new_col = replace(col, type=wider)
         new = t.with_columns([new_col if c.name == col.name else c for c in t.columns], version=ts)
         sql = f"ALTER TABLE {qualified(t)} MODIFY COLUMN {column_definition(new_col)};" if self._tidb else ""
-        self._replace_table(state, new, DdlKind.MODIFY_COLUMN, sql, ts)
+        self._replace_table(state, new, ev.DdlKind.MODIFY_COLUMN, sql, ts)
         return True
 
     # -- schema changes for their effect on a registered schema (Shape.evolutions) ----------------
@@ -627,7 +615,7 @@ class HistoryBuilder:
         else:
             sql = f"ALTER TABLE {qualified(t)} MODIFY COLUMN {column_definition(new)};"
         table = t.with_columns([new if c.name == col.name else c for c in t.columns], version=ts)
-        self._replace_table(state, table, DdlKind.MODIFY_COLUMN, sql, ts)
+        self._replace_table(state, table, ev.DdlKind.MODIFY_COLUMN, sql, ts)
         return True
 
     def truncate_table(self, state: _TableState) -> bool:
@@ -637,7 +625,7 @@ class HistoryBuilder:
         for s in state.uniques.values():
             s.clear()
         new = t.evolve(table_id=self._alloc_table_id(), version=ts)
-        self._replace_table(state, new, DdlKind.TRUNCATE_TABLE, f"TRUNCATE TABLE {qualified(t)};", ts)
+        self._replace_table(state, new, ev.DdlKind.TRUNCATE_TABLE, f"TRUNCATE TABLE {qualified(t)};", ts)
         return True
 
     def rename_table(self, state: _TableState) -> bool:
@@ -648,7 +636,7 @@ class HistoryBuilder:
         ts = self.next_ts()
         new = t.evolve(name=name)
         sql = f"RENAME TABLE {qualified(t)} TO {qualified(new)};"
-        self._replace_table(state, new, DdlKind.RENAME_TABLE, sql, ts)
+        self._replace_table(state, new, ev.DdlKind.RENAME_TABLE, sql, ts)
         return True
 
     def random_ddl(self) -> bool:
@@ -659,11 +647,11 @@ class HistoryBuilder:
             return self.evolve(state, self.src.choice(self.shape.evolutions))
         kind = self.src.choice(self.shape.ddl_kinds)
         return {
-            DdlKind.ADD_COLUMN: self.add_column,
-            DdlKind.DROP_COLUMN: self.drop_column,
-            DdlKind.TRUNCATE_TABLE: self.truncate_table,
-            DdlKind.RENAME_TABLE: self.rename_table,
-            DdlKind.MODIFY_COLUMN: self.modify_column,
+            ev.DdlKind.ADD_COLUMN: self.add_column,
+            ev.DdlKind.DROP_COLUMN: self.drop_column,
+            ev.DdlKind.TRUNCATE_TABLE: self.truncate_table,
+            ev.DdlKind.RENAME_TABLE: self.rename_table,
+            ev.DdlKind.MODIFY_COLUMN: self.modify_column,
         }[kind](state)
 
     # -- DML ------------------------------------------------------------------------------
@@ -733,7 +721,7 @@ class HistoryBuilder:
         state.rows[k] = row
         self._claim(state, row)
         self._touched.add((t.table_id, k))
-        self._pending.append(RowChange(Op.INSERT, t, None, dict(row)))
+        self._pending.append(ev.RowChange(ev.Op.INSERT, t, None, dict(row)))
         return True
 
     def _pick_row(self, state: _TableState) -> tuple[tuple[object, ...], Row] | None:
@@ -786,7 +774,7 @@ class HistoryBuilder:
         self._freed.append((state, old))
         self._claim(state, new)
         self._touched.update({(t.table_id, old_key), (t.table_id, new_key)})
-        self._pending.append(RowChange(Op.UPDATE, t, dict(old), dict(new), self.dialect.unlogged(t, old, new)))
+        self._pending.append(ev.RowChange(ev.Op.UPDATE, t, dict(old), dict(new), self.dialect.unlogged(t, old, new)))
         return True
 
     def delete(self, state: _TableState) -> bool:
@@ -797,7 +785,7 @@ class HistoryBuilder:
         del state.rows[k]
         self._freed.append((state, old))
         self._touched.add((state.table.table_id, k))
-        self._pending.append(RowChange(Op.DELETE, state.table, dict(old), None))
+        self._pending.append(ev.RowChange(ev.Op.DELETE, state.table, dict(old), None))
         return True
 
     def random_change(self) -> bool:
@@ -813,11 +801,11 @@ class HistoryBuilder:
             return self.update(state)
         return self.delete(state)
 
-    def commit(self) -> Transaction | None:
+    def commit(self) -> ev.Transaction | None:
         """Commit the pending changes (and messages) as one transaction (None if there are none)."""
         if not self._pending and not self._messages:
             return None
-        txn = Transaction(self.next_ts(), tuple(self._pending), position=self.next_position(),
+        txn = ev.Transaction(self.next_ts(), tuple(self._pending), position=self.next_position(),
                           messages=tuple(sorted(self._messages, key=lambda m: m.index)))
         self._messages = []
         # Unique values freed by this transaction's updates/deletes become available now,
@@ -831,7 +819,7 @@ class HistoryBuilder:
         self.events.append(txn)
         return txn
 
-    def transaction(self) -> Transaction | None:
+    def transaction(self) -> ev.Transaction | None:
         n = self.src.integer(*self.shape.changes_per_transaction)
         for _ in range(n):
             self.random_change()
@@ -839,34 +827,34 @@ class HistoryBuilder:
             if self.src.rare(0.33):
                 # Non-transactional: decoded at once, before this transaction's commit (the model
                 # gives it a transaction of its own, without changes).
-                self.events.append(Transaction(self.next_ts(), (), position=self.next_position(),
+                self.events.append(ev.Transaction(self.next_ts(), (), position=self.next_position(),
                                                messages=(self._message(transactional=False),)))
             else:
                 self._messages.append(self._message(transactional=True, index=self.src.integer(0, len(self._pending))))
         return self.commit()
 
-    def _message(self, *, transactional: bool, index: int = 0) -> LogicalMessage:
+    def _message(self, *, transactional: bool, index: int = 0) -> ev.LogicalMessage:
         src = self.src
         prefix = src.choice(_MESSAGE_PREFIXES)
         if src.boolean():
             content = src.text(min_size=0, max_size=40, allow_nul=False).encode("utf-8")
         else:
             content = src.binary(min_size=0, max_size=24)
-        return LogicalMessage(prefix, content, transactional, index)
+        return ev.LogicalMessage(prefix, content, transactional, index)
 
     def capture_start(self) -> None:
         """The CDC tool starts now: the database it finds is every table's current version with
         its rows (in the model's order: insertion, an updated row moved to the end)."""
         tables = tuple((st.table, tuple(dict(r) for r in st.rows.values())) for st in self.tables.values())
-        self.events.append(CaptureStart(self.next_ts(), tables))
+        self.events.append(ev.CaptureStart(self.next_ts(), tables))
 
     def watermark(self) -> None:
         if self._last_ts:
-            self.events.append(Watermark(self._last_ts))
+            self.events.append(ev.Watermark(self._last_ts))
 
     # -- whole workloads --------------------------------------------------------------------
 
-    def build(self, *, seed: int | str | None = None, shard: int | None = None) -> Workload:
+    def build(self, *, seed: int | str | None = None, shard: int | None = None) -> ev.Workload:
         src, shape = self.src, self.shape
         for _ in range(src.integer(*shape.databases)):
             self.create_database()
@@ -887,7 +875,7 @@ class HistoryBuilder:
                 self.watermark()
         self.watermark()
         meta: dict[str, object] = {} if self._tidb else {"dialect": self.shape.dialect}
-        return Workload(tuple(self.events), seed, shard, meta)
+        return ev.Workload(tuple(self.events), seed, shard, meta)
 
 
 # Prefixes of generated logical decoding messages (any text; a consumer routes on them).
@@ -925,5 +913,5 @@ def _uniq_norm(t: SqlType, v: Value) -> object:
 
 
 def build_workload(src: Source, shape: Shape = DEFAULT_SHAPE, *, seed: int | str | None = None,
-                   shard: int | None = None) -> Workload:
+                   shard: int | None = None) -> ev.Workload:
     return HistoryBuilder(src, shape).build(seed=seed, shard=shard)

@@ -3,13 +3,15 @@ workload: integers within the range their declared type and `unsigned` flag allo
 
 from __future__ import annotations
 
-from ....checks.registry import Failure, Level, NotApplicable, Scope
+from typing import Any
+
+from ....checks.registry import Failure, Level, Scope
 from ...kit import Findings, brief
 from ..checker import RecordEvidence
-from ..decoder import is_int
+from ..decoder import Column, is_int
 from ..spec import NOTES, SEED
-from .common import NOT_DML, _dml, check
-from .values import _columns
+from .common import check
+from .values import declared_values
 
 #: Bits of each integer type token (real_type, lower case): TINYINT / BOOL 8 … BIGINT / SERIAL 64.
 _BITS = {"tinyint": 8, "bool": 8, "boolean": 8, "int1": 8, "smallint": 16, "int2": 16, "mediumint": 24,
@@ -37,21 +39,18 @@ def integer_range(real_type: str, unsigned: bool, *, bigint_wrap: bool = False) 
                     "accepts them)")
 def value_integer_range(ev: RecordEvidence) -> Findings:
     """An integer column's value lies in the range of its declared type: unsigned ones never negative."""
-    if _dml(ev) is None:
-        yield NOT_DML
-        return
-    judged = False
-    for name, declared, v in _columns(ev):
-        if declared is None or declared.real_type is None or not is_int(v):
-            continue
-        bounds = integer_range(declared.real_type, bool(declared.unsigned), bigint_wrap=ev.o.bigint_wrap)
-        if bounds is None:
-            continue
-        judged = True
-        lo, hi = bounds
-        if not lo <= v <= hi:
-            kind = f"{declared.real_type}{' UNSIGNED' if declared.unsigned else ''}"
-            yield Failure(f"a {kind} column holds a value outside its range", expected=f"{lo} .. {hi}",
-                          actual=brief(v, 40), location=ev.at(name))
-    if not judged:
-        yield NotApplicable("no integer column whose declared type is known")
+
+    def bounds(declared: Column) -> tuple[int, int] | None:
+        assert declared.real_type is not None
+        return integer_range(declared.real_type, bool(declared.unsigned), bigint_wrap=ev.o.bigint_wrap)
+
+    def judge(name: str, declared: Column, v: Any) -> Failure | None:
+        lo, hi = bounds(declared) or (v, v)
+        if not is_int(v) or lo <= v <= hi:
+            return None  # a JSON value of another kind is value.json-type's
+        kind = f"{declared.real_type}{' UNSIGNED' if declared.unsigned else ''}"
+        return Failure(f"a {kind} column holds a value outside its range", expected=f"{lo} .. {hi}",
+                       actual=brief(v, 40), location=ev.at(name))
+
+    yield from declared_values(ev, judge, applies=lambda declared: bounds(declared) is not None,
+                               none="no integer column whose declared type is known")

@@ -67,24 +67,38 @@ def _json_kind(v: Any) -> str:
 def value_json_type(ev: RecordEvidence) -> Findings:
     """Each column's JSON is null or of the kind its declared real_type decodes to (integer, number
     or string)."""
+
+    def judge(name: str, declared: Column, v: Any) -> Failure | None:
+        assert declared.real_type is not None
+        family = spec.json_family(declared.real_type)
+        kind = _json_kind(v)
+        if kind == family or (family == "number" and kind == "integer"):
+            return None
+        return Failure(f"a {declared.real_type} column holds a JSON {kind}", expected=f"null or a JSON {family}",
+                       actual=brief(v, 80), location=ev.at(name))
+
+    yield from declared_values(ev, judge, none="no column whose declared type is known (no schema event of the "
+                                               "table seen, no workload)")
+
+
+def declared_values(ev: RecordEvidence, judge: Callable[[str, Column, Any], Failure | None], *,
+                    applies: Callable[[Column], bool] = lambda declared: True, none: str) -> Findings:
+    """Each non-null value of a DML event's columns whose declared type is known (and `applies`)
+    through `judge`; not applicable (`none` says why) where there is no such column."""
     if _dml(ev) is None:
         yield NOT_DML
         return
     judged = False
     for name, declared, v in _columns(ev):
-        if declared is None or declared.real_type is None:
+        if declared is None or declared.real_type is None or not applies(declared):
             continue
         judged = True
-        if v is None:
-            continue
-        family = spec.json_family(declared.real_type)
-        kind = _json_kind(v)
-        ok = kind == family or (family == "number" and kind == "integer")
-        if not ok:
-            yield Failure(f"a {declared.real_type} column holds a JSON {kind}", expected=f"null or a JSON {family}",
-                          actual=brief(v, 80), location=ev.at(name))
+        if v is not None:
+            found = judge(name, declared, v)
+            if found is not None:
+                yield found
     if not judged:
-        yield NotApplicable("no column whose declared type is known (no schema event of the table seen, no workload)")
+        yield NotApplicable(none)
 
 
 def _expected(ev: RecordEvidence, kinds: frozenset[Kind] | set[Kind]) -> Iterator[tuple[str, Kind, Any, Any, Any]]:
