@@ -47,7 +47,7 @@ from typing import Any
 from . import sql as tidb_sql
 from .events import CaptureStart, Ddl, DdlKind, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
 from .table import Column, DefaultKind, Index, ReplicaIdentity, Table
-from .types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, quote_sql_string
+from .types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, one_of, quote_sql_string
 from .values import Array, Date, DateTime, Hstore, Infinity, Interval, Json, Row, Time, TimeTz, Value, decimal_text
 
 
@@ -635,10 +635,7 @@ DIALECTS: dict[str, Dialect] = {d.name: d for d in (TIDB, MARIADB, POSTGRES)}
 
 
 def dialect(name: str) -> Dialect:
-    try:
-        return DIALECTS[name]
-    except KeyError:
-        raise ValueError(f"unknown SQL dialect {name!r}: choose one of {sorted(DIALECTS)}") from None
+    return one_of(DIALECTS, name, "SQL dialect")
 
 
 _dialect = dialect  # for `workload_sql`, whose keyword `dialect` hides the function

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 
 class Kind(enum.StrEnum):
@@ -300,6 +301,17 @@ class SqlType:
 
     def __str__(self) -> str:
         return self.sql()
+
+
+T = TypeVar("T")
+
+
+def one_of(table: Mapping[str, T], name: str, what: str) -> T:
+    """`table[name]`, or a ValueError naming `what` and the choices."""
+    try:
+        return table[name]
+    except KeyError:
+        raise ValueError(f"unknown {what} {name!r}: choose one of {sorted(table)}") from None
 
 
 def quoted(s: str, quote: str, escapes: Mapping[str, str], control: str | None = None) -> str:

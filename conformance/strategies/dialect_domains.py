@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..model.dialects import MARIADB_KINDS, MARIADB_SPELLINGS, POSTGRES_KINDS
-from ..model.types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType
+from ..model.types import ADDRESS_KINDS, TIDB_KINDS, Kind, SqlType, one_of
 from ..model.values import (
     FLOAT32_MAX,
     FLOAT32_MIN_SUBNORMAL,
@@ -443,10 +443,7 @@ DOMAINS: dict[str, Domain] = {d.dialect: d for d in (TIDB_DOMAIN, MARIADB_DOMAIN
 
 
 def domain_for(dialect: str) -> Domain:
-    try:
-        return DOMAINS[dialect]
-    except KeyError:
-        raise ValueError(f"no value domain for dialect {dialect!r}: choose one of {sorted(DOMAINS)}") from None
+    return one_of(DOMAINS, dialect, "value domain (SQL dialect)")
 
 
 # Every TiDB kind but VECTOR is a MariaDB kind (a TiCDC workload for a MariaDB upstream keeps them all).

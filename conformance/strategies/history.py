@@ -13,20 +13,9 @@ import decimal
 from dataclasses import dataclass, field, replace
 
 from ..model import events as ev
+from ..model import table as tb
 from ..model.dialects import Dialect, dialect
 from ..model.sql import column_definition, create_table, qualified
-from ..model.table import (
-    DEFAULT_CURRENT_TIMESTAMP,
-    DEFAULT_NULL,
-    NO_DEFAULT,
-    Column,
-    Default,
-    DefaultKind,
-    Generated,
-    Index,
-    ReplicaIdentity,
-    Table,
-)
 from ..model.types import Kind, SqlType, quote_ident
 from ..model.values import Infinity, Row, Value, is_float32
 from .dialect_domains import Domain, domain_for
@@ -174,7 +163,7 @@ def _is_nan(v: Value) -> bool:
 
 @dataclass(slots=True)
 class _TableState:
-    table: Table
+    table: tb.Table
     rows: dict[tuple[object, ...], Row] = field(default_factory=dict)
     # unique index name -> value tuples present (tuples with a NULL never conflict)
     uniques: dict[str, set[tuple[object, ...]]] = field(default_factory=dict)
@@ -308,7 +297,7 @@ class HistoryBuilder:
         raise RuntimeError("could not find a table name with a distinct topic")
 
     def _new_column(self, pool: NamePool, column_id: int, *, key: bool = False,
-                    for_add: bool = False) -> Column:
+                    for_add: bool = False) -> tb.Column:
         src, shape = self.src, self.shape
         t = self.domain.sample_type(src, shape.key_kinds if key else shape.kinds, key=key)
         name = column_name(pool, src, odd_rate=shape.odd_name_rate, bmp_only=not self.dialect.supplementary_identifiers,
@@ -321,9 +310,9 @@ class HistoryBuilder:
         else:
             nullable = src.boolean()
         default = self._default(t, nullable, required=for_add and not nullable, key=key, for_add=for_add)
-        return Column(name, t, nullable, default, column_id)
+        return tb.Column(name, t, nullable, default, column_id)
 
-    def _default(self, t: SqlType, nullable: bool, *, required: bool, key: bool, for_add: bool = False) -> Default:
+    def _default(self, t: SqlType, nullable: bool, *, required: bool, key: bool, for_add: bool = False) -> tb.Default:
         src = self.src
         literal_ok = self.domain.default_allowed(t) and not (required and t.kind is Kind.DECIMAL)
         if required:
@@ -332,28 +321,28 @@ class HistoryBuilder:
             # schema change backward-incompatible, which TiCDC reports as an error by design.)
             assert literal_ok
             v = self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate)
-            return Default(DefaultKind.VALUE, self.domain.simplest_value(t) if _special_default(v) else v)
+            return tb.Default(tb.DefaultKind.VALUE, self.domain.simplest_value(t) if _special_default(v) else v)
         if not src.rare(self.shape.default_rate) or key:
-            return NO_DEFAULT
+            return tb.NO_DEFAULT
         if t.kind in (Kind.DATETIME, Kind.TIMESTAMP) and t.fsp == 0 and src.rare(0.3) and not required \
                 and (self._tidb or not for_add):
             # Not on ADD COLUMN outside TiDB's generation: the server fills the existing rows
             # with the current time, which the model cannot predict (MariaDB 10.11, PostgreSQL 18).
-            return DEFAULT_CURRENT_TIMESTAMP
+            return tb.DEFAULT_CURRENT_TIMESTAMP
         if nullable and (not literal_ok or src.boolean()):
-            return DEFAULT_NULL
+            return tb.DEFAULT_NULL
         if not literal_ok:
-            return NO_DEFAULT
+            return tb.NO_DEFAULT
         null_text = _null_text(t)
         if null_text is not None and src.rare(0.1):
             # The text 'null': TiCDC v8.5.2-8.5.7 Avro mistook it for NULL (spec/notes/ticdc.md §1.4).
-            return Default(DefaultKind.VALUE, null_text)
+            return tb.Default(tb.DefaultKind.VALUE, null_text)
         v = self.domain.sample_value(src, t, edge_rate=self.shape.edge_rate)
         # An infinite date or timestamp as a default: what a connector makes of that expression is
         # not modelled (its values are).
-        return Default(DefaultKind.VALUE, self.domain.simplest_value(t) if isinstance(v, Infinity) else v)
+        return tb.Default(tb.DefaultKind.VALUE, self.domain.simplest_value(t) if isinstance(v, Infinity) else v)
 
-    def create_table(self, db: str | None = None) -> Table:
+    def create_table(self, db: str | None = None) -> tb.Table:
         src, shape = self.src, self.shape
         db = db if db is not None else src.choice(self.databases)
         name = self._table_name(db)
@@ -366,21 +355,21 @@ class HistoryBuilder:
         if len(cols) > 1 and src.boolean():
             i = src.integer(0, len(cols) - 1)
             cols.append(cols.pop(i))
-        indexes: list[Index] = []
+        indexes: list[tb.Index] = []
         if src.rare(0.75):
-            indexes.append(Index("PRIMARY", key_names, primary=True, index_id=1))
+            indexes.append(tb.Index("PRIMARY", key_names, primary=True, index_id=1))
         else:
-            indexes.append(Index(f"uk_{len(indexes) + 1}", key_names, unique=True, index_id=1))
+            indexes.append(tb.Index(f"uk_{len(indexes) + 1}", key_names, unique=True, index_id=1))
         others = [c for c in cols if c.name not in key_names and _indexable(c.type, shape.key_kinds)]
         if others and src.rare(0.25):
             c = src.choice(others)
-            indexes.append(Index(f"uk_{c.name}"[:64], (c.name,), unique=True, index_id=2))
+            indexes.append(tb.Index(f"uk_{c.name}"[:64], (c.name,), unique=True, index_id=2))
         if others and src.rare(0.15):
             c = src.choice(others)
-            indexes.append(Index(f"ix_{c.name}"[:64], (c.name,), index_id=3))
+            indexes.append(tb.Index(f"ix_{c.name}"[:64], (c.name,), index_id=3))
         if src.rare(shape.generated_rate):
             self._add_generated(pool, cols, indexes, key_names)
-        table = Table(db, name, tuple(cols), tuple(indexes), table_id=self._alloc_table_id(),
+        table = tb.Table(db, name, tuple(cols), tuple(indexes), table_id=self._alloc_table_id(),
                       version=0)
         if self.dialect.schema_scoped_index_names:
             table = self._schema_scoped(table)
@@ -392,7 +381,7 @@ class HistoryBuilder:
         self._append_ddl(ev.Ddl(ev.DdlKind.CREATE_TABLE, ts, sql, table, None, db))
         return table
 
-    def _schema_scoped(self, table: Table) -> Table:
+    def _schema_scoped(self, table: tb.Table) -> tb.Table:
         """PostgreSQL: index names unique in the schema, and a REPLICA IDENTITY that lets every
         UPDATE/DELETE be published (a table without a primary key needs FULL or USING INDEX)."""
         indexes = tuple(replace(ix, name=f"{'pk' if ix.primary else ix.name}_t{table.table_id}"[:63])
@@ -403,11 +392,11 @@ class HistoryBuilder:
         # different indexes, which the model does not follow yet (seen with real Debezium 3.6.3:
         # a delete's before then lacks the key index's columns).
         single = sum(1 for ix in indexes if ix.is_unique) == 1
-        choices = (ReplicaIdentity.DEFAULT, ReplicaIdentity.FULL) if has_pk else \
-            (ReplicaIdentity.FULL, ReplicaIdentity.INDEX) if single else (ReplicaIdentity.FULL,)
+        choices = (tb.ReplicaIdentity.DEFAULT, tb.ReplicaIdentity.FULL) if has_pk else \
+            (tb.ReplicaIdentity.FULL, tb.ReplicaIdentity.INDEX) if single else (tb.ReplicaIdentity.FULL,)
         return replace(table, indexes=indexes, replica_identity=self.src.choice(choices))
 
-    def _add_generated(self, pool: NamePool, cols: list[Column], indexes: list[Index],
+    def _add_generated(self, pool: NamePool, cols: list[tb.Column], indexes: list[tb.Index],
                        key_names: tuple[str, ...]) -> None:
         """One or two generated columns, each a copy of an ordinary column (`AS (`base`)`, same
         type: its value is the base's, whatever the type), VIRTUAL or STORED, at any ordinal
@@ -421,19 +410,19 @@ class HistoryBuilder:
             unique = (i == 0 and len(key_names) == 1 and src.rare(0.4))
             base = next(c for c in cols if c.name == key_names[0]) if unique else src.choice(bases)
             stored = not unique and src.rare(0.3)
-            g = Column(column_name(pool, src, odd_rate=self.shape.odd_name_rate), base.type, base.nullable,
-                       NO_DEFAULT, next_id + i, Generated(quote_ident(base.name), stored, (base.name,)))
+            g = tb.Column(column_name(pool, src, odd_rate=self.shape.odd_name_rate), base.type, base.nullable,
+                       tb.NO_DEFAULT, next_id + i, tb.Generated(quote_ident(base.name), stored, (base.name,)))
             cols.insert(src.integer(0, len(cols)), g)
             if unique:
                 # Defined before the key's own index: renumber so that it has the lowest ID.
-                indexes[:] = [Index(ix.name, ix.columns, ix.primary, ix.unique, ix.index_id + 1) for ix in indexes]
-                indexes.insert(0, Index(f"uk_{g.name}"[:64], (g.name,), unique=True, index_id=1))
+                indexes[:] = [tb.Index(ix.name, ix.columns, ix.primary, ix.unique, ix.index_id + 1) for ix in indexes]
+                indexes.insert(0, tb.Index(f"uk_{g.name}"[:64], (g.name,), unique=True, index_id=1))
 
     def _alloc_table_id(self) -> int:
         self._next_table_id += self.src.integer(1, 3)
         return self._next_table_id
 
-    def _replace_table(self, state: _TableState, new: Table, kind: ev.DdlKind, sql: str, ts: int) -> None:
+    def _replace_table(self, state: _TableState, new: tb.Table, kind: ev.DdlKind, sql: str, ts: int) -> None:
         old = state.table
         if new.table_id != old.table_id:
             del self.tables[old.table_id]
@@ -454,7 +443,7 @@ class HistoryBuilder:
             if not kinds:
                 return False
             k = self.src.choice(kinds)
-            col = replace(col, type=self.domain.sample_type(self.src, (k,)), nullable=False, default=NO_DEFAULT)
+            col = replace(col, type=self.domain.sample_type(self.src, (k,)), nullable=False, default=tb.NO_DEFAULT)
         if readd:
             names = sorted(n for n in state.retired if n not in {c.name for c in t.columns})
             if not names:
@@ -473,7 +462,7 @@ class HistoryBuilder:
         else:
             cols.append(col)
         ts = self.next_ts()
-        fill = col.default.value if col.default.kind is DefaultKind.VALUE else None
+        fill = col.default.value if col.default.kind is tb.DefaultKind.VALUE else None
         if required:
             fill = _ZERO[col.type.kind]
         for row in state.rows.values():
@@ -537,7 +526,7 @@ class HistoryBuilder:
         if not cols:
             return False
         col = self.src.choice(cols)
-        new: Column | None
+        new: tb.Column | None
         if what == "rename-column":
             pool = NamePool()
             for name in (*(c.name for c in state.table.columns), *state.retired):
@@ -550,7 +539,7 @@ class HistoryBuilder:
                 if any(row.get(col.name) is None for row in state.rows.values()):
                     return False
                 new = replace(col, nullable=False,
-                              default=NO_DEFAULT if col.default.kind is DefaultKind.NULL else col.default)
+                              default=tb.NO_DEFAULT if col.default.kind is tb.DefaultKind.NULL else col.default)
             else:
                 new = replace(col, nullable=True)
         elif what == "set-default":
@@ -560,21 +549,21 @@ class HistoryBuilder:
             value = self.domain.sample_value(self.src, col.type, edge_rate=self.shape.edge_rate)
             if _special_default(value) or (not col.nullable and _no_decimal(value)):
                 value = self.domain.simplest_value(col.type)
-            new = replace(col, default=Default(DefaultKind.VALUE, value))
+            new = replace(col, default=tb.Default(tb.DefaultKind.VALUE, value))
         else:
             raise ValueError(f"unknown schema change {what!r}")
         if new is None or new == col:
             return False
         return self._change_column(state, col, new)
 
-    def _plain_columns(self, t: Table) -> list[Column]:
+    def _plain_columns(self, t: tb.Table) -> list[tb.Column]:
         """Columns a MODIFY/RENAME COLUMN may touch: not indexed, not generated, no generated
         column reads them."""
         indexed = {c for ix in t.indexes for c in ix.columns}
         depended = {n for c in t.columns if c.generated is not None for n in c.generated.depends_on}
         return [c for c in t.columns if c.name not in indexed and c.name not in depended and c.generated is None]
 
-    def _narrowed(self, state: _TableState, col: Column) -> Column | None:
+    def _narrowed(self, state: _TableState, col: tb.Column) -> tb.Column | None:
         """A narrower type that still holds every stored value (a server refuses the change otherwise)."""
         t, values = col.type, [row.get(col.name) for row in state.rows.values()]
         present = [v for v in values if v is not None]
@@ -586,26 +575,26 @@ class HistoryBuilder:
                     return replace(col, type=SqlType(k, unsigned=t.unsigned), default=self._fitting_default(col, k))
             return None
         if t.kind is Kind.DOUBLE and not t.unsigned and all(isinstance(v, float) and is_float32(v) for v in present):
-            return replace(col, type=SqlType(Kind.FLOAT), default=NO_DEFAULT if col.default.kind is DefaultKind.VALUE
-                           else col.default)
+            default = tb.NO_DEFAULT if col.default.kind is tb.DefaultKind.VALUE else col.default
+            return replace(col, type=SqlType(Kind.FLOAT), default=default)
         if t.kind is Kind.VARCHAR and t.length is not None:
             longest = max((len(v) for v in present if isinstance(v, str)), default=0)
             # A narrower length that still holds the longest value (none narrower than 1: a
             # VARCHAR(1) holding only '' stays as it is; the long soak found integer(1, 0)).
             if max(longest, 1) < t.length:
                 return replace(col, type=replace(t, length=self.src.integer(max(longest, 1), t.length - 1)),
-                               default=NO_DEFAULT if col.default.kind is DefaultKind.VALUE else col.default)
+                               default=tb.NO_DEFAULT if col.default.kind is tb.DefaultKind.VALUE else col.default)
         return None
 
-    def _fitting_default(self, col: Column, k: Kind) -> Default:
+    def _fitting_default(self, col: tb.Column, k: Kind) -> tb.Default:
         d = col.default
-        if d.kind is DefaultKind.VALUE:
+        if d.kind is tb.DefaultKind.VALUE:
             lo, hi = SqlType(k, unsigned=col.type.unsigned).int_range()
             if not (isinstance(d.value, int) and lo <= d.value <= hi):
-                return NO_DEFAULT
+                return tb.NO_DEFAULT
         return d
 
-    def _change_column(self, state: _TableState, col: Column, new: Column) -> bool:
+    def _change_column(self, state: _TableState, col: tb.Column, new: tb.Column) -> bool:
         t = state.table
         ts = self.next_ts()
         if new.name != col.name:
@@ -656,10 +645,10 @@ class HistoryBuilder:
 
     # -- DML ------------------------------------------------------------------------------
 
-    def _key(self, t: Table, row: Row) -> tuple[object, ...]:
+    def _key(self, t: tb.Table, row: Row) -> tuple[object, ...]:
         return tuple(row[c.name] for c in t.handle_key_columns())
 
-    def _unique_tuples(self, t: Table, row: Row) -> dict[str, tuple[object, ...] | None]:
+    def _unique_tuples(self, t: tb.Table, row: Row) -> dict[str, tuple[object, ...] | None]:
         out: dict[str, tuple[object, ...] | None] = {}
         for ix in t.unique_indexes():
             vals = tuple(_uniq_norm(t.column(c).type, row[c]) for c in ix.columns)
@@ -681,7 +670,7 @@ class HistoryBuilder:
             if tup is not None:
                 state.uniques[name].add(tup)
 
-    def _new_row(self, t: Table) -> Row:
+    def _new_row(self, t: tb.Table) -> Row:
         src, shape = self.src, self.shape
         key_cols = t.unique_key_column_names()
         handle = {c.name for c in t.handle_key_columns()}
@@ -695,7 +684,7 @@ class HistoryBuilder:
                 row[c.name] = self._value(t, c, key=c.name in key_cols)
         return _computed(t, row)
 
-    def _value(self, t: Table, c: Column, *, key: bool) -> Value:
+    def _value(self, t: tb.Table, c: tb.Column, *, key: bool) -> Value:
         """A value for column `c`: now and then a large one where the domain has them (never in
         an indexed column: an index entry cannot hold it)."""
         src, shape = self.src, self.shape
@@ -893,7 +882,7 @@ def _null_text(t: SqlType) -> Value:
     return None
 
 
-def _computed(t: Table, row: Row) -> Row:
+def _computed(t: tb.Table, row: Row) -> Row:
     """The row with its generated columns computed (each copies the column it reads)."""
     for c in t.columns:
         if c.generated is not None:

@@ -12,7 +12,7 @@ import decimal
 import json
 import math
 import re
-import uuid
+from collections.abc import Callable
 
 from ..model.types import Kind, SqlType
 from ..model.values import (
@@ -89,22 +89,11 @@ def parse_mariadb_text(t: SqlType, v: str | bytes) -> Value:
     if k in (Kind.FLOAT, Kind.DOUBLE):
         x = float(v)
         return to_float32(x) if k is Kind.FLOAT else x
-    if k is Kind.DECIMAL:
-        return decimal.Decimal(v)
-    if k is Kind.DATE:
-        return parse_date(v)
-    if k in (Kind.DATETIME, Kind.TIMESTAMP):
-        return parse_datetime(v)
-    if k is Kind.TIME:
-        return parse_time(v)
-    if k is Kind.JSON:
-        return Json(json.loads(v))
     if k is Kind.SET:
         members = set(v.split(",")) if v else set()
         return tuple(e for e in t.elements if e in members)
-    if k in FROM_TEXT:
-        return FROM_TEXT[k](v)
-    return v
+    parse = _MARIADB_TEXT.get(k)
+    return v if parse is None else parse(v)
 
 
 # -- PostgreSQL ----------------------------------------------------------------------------
@@ -174,22 +163,8 @@ def parse_pg_text(t: SqlType, s: str) -> Value:
         return int(s, 2) if s else 0
     if k in (Kind.DATE, Kind.DATETIME, Kind.TIMESTAMPTZ) and s in ("infinity", "-infinity"):
         return Infinity(s == "infinity")
-    if k is Kind.DATE:
-        return parse_date(s)
-    if k is Kind.TIME:
-        return parse_time(s)
-    if k is Kind.TIMETZ:
-        return parse_timetz(s)
-    if k is Kind.HSTORE:
-        return parse_hstore(s)
-    if k in (Kind.DATETIME, Kind.TIMESTAMPTZ):
-        return parse_datetime(s)
-    if k is Kind.INTERVAL:
-        return parse_interval(s)
-    if k in (Kind.JSON, Kind.JSONB):
-        return Json(json.loads(s))
-    if k is Kind.UUID:
-        return uuid.UUID(s)
+    if k in _PG_TEXT:
+        return _PG_TEXT[k](s)
     if k is Kind.ARRAY:
         assert t.element is not None
         el = t.element
@@ -239,3 +214,20 @@ def parse_pg_array(s: str) -> list[str | None]:
             raise ValueError(f"bad array literal {s[:60]!r}")
         i += 1
     return out
+
+
+def _json(s: str) -> Value:
+    return Json(json.loads(s))
+
+
+# The kinds whose value one parser makes from the server's text, per server (what is not here
+# takes a rule of its own above, or is the text itself).
+_MARIADB_TEXT: dict[Kind, Callable[[str], Value]] = {
+    Kind.DECIMAL: decimal.Decimal, Kind.DATE: parse_date, Kind.DATETIME: parse_datetime,
+    Kind.TIMESTAMP: parse_datetime, Kind.TIME: parse_time, Kind.JSON: _json, **FROM_TEXT,
+}
+_PG_TEXT: dict[Kind, Callable[[str], Value]] = {
+    Kind.DATE: parse_date, Kind.TIME: parse_time, Kind.TIMETZ: parse_timetz, Kind.HSTORE: parse_hstore,
+    Kind.DATETIME: parse_datetime, Kind.TIMESTAMPTZ: parse_datetime, Kind.INTERVAL: parse_interval,
+    Kind.JSON: _json, Kind.JSONB: _json, Kind.UUID: FROM_TEXT[Kind.UUID],
+}
