@@ -237,21 +237,20 @@ class LenientRegistry:
 REGISTRY_FAULTS: Mapping[str, Callable[[Any, str], Any]] = {"lenient": LenientRegistry}
 
 
+@dataclass(eq=False)
 class Gate:
     """One unit's compatibility level, from setting it to the evidence (see the module doc)."""
 
-    def __init__(self, suite: ProtocolSuite, registry: Any, options: Mapping[str, str], prefix: str, level: str,
-                 info: EncoderInfo) -> None:
-        self.suite = suite
-        self.registry = registry
-        self.options = options
-        self.prefix = prefix
-        self.level = level
-        self.info = info
-        self.prediction: Prediction | None = None
-        self.workload: Workload | None = None
-        self._where: tuple[int, str] = (1, "UTC")
-        self.observer: ObservedRegistry | None = None
+    suite: ProtocolSuite
+    registry: Any
+    options: Mapping[str, str]
+    prefix: str
+    level: str
+    info: EncoderInfo
+    prediction: Prediction | None = field(default=None, init=False)
+    workload: Workload | None = field(default=None, init=False)
+    _where: tuple[int, str] = field(default=(1, "UTC"), init=False)
+    observer: ObservedRegistry | None = field(default=None, init=False)
 
     def set_levels(self, workload: Workload) -> str | None:
         """The run's level on every subject the workload's tables will use (before anything
