@@ -53,14 +53,11 @@ class AppliedEvidence:
 
 
 @dataclass(frozen=True, slots=True)
-class LogEvidence:
+class LogEvidence(AppliedEvidence):
     """One committed event and what the change log holds for it."""
 
-    applied: AppliedEvent
-    logged: tuple[LoggedEvent, ...]
-    dialect: str
-    captured: bool
-    conversions: Counter[Conversion] = field(default_factory=Counter, compare=False)
+    logged: tuple[LoggedEvent, ...] = ()
+    captured: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +270,7 @@ def judge_source(truth: SourceTruth, tally: Tally) -> SourceSummary:
         for cid in (STATEMENT_EXECUTES, ROWS_AFFECTED, STORED_VALUES):
             tally.evaluate(specs[cid], ev)
         if a.committed:
-            tally.evaluate(specs[LOG_IMAGES], LogEvidence(a, tuple(by_index.get(a.index, ())), truth.dialect,
-                                                          truth.captured, summary.conversions))
+            tally.evaluate(specs[LOG_IMAGES], LogEvidence(ev.applied, ev.dialect, ev.server, ev.conversions,
+                                                          tuple(by_index.get(a.index, ())), truth.captured))
     tally.evaluate(specs[COMMIT_ORDER], OrderEvidence(truth))
     return summary
