@@ -1,4 +1,5 @@
-"""Mutants whose defect the log shows by itself (`checks/log.py`): a capture alone must catch them."""
+"""Mutants whose defect the log shows by itself (`checks/values.py`: value.integer-range): a capture
+alone must catch them."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ really emits (`--option profile=maxscale-24.02` turns them all on).
 
 from __future__ import annotations
 
-from . import log, messages, stream, values  # noqa: F401 - their import declares the checks
+from . import messages, stream, values  # noqa: F401 - their import declares the checks
 from .common import CHECKS
 
 __all__ = ["CHECKS"]
