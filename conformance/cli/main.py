@@ -153,6 +153,16 @@ def _parser() -> argparse.ArgumentParser:
     bu.add_argument("--ticket", default=None, metavar="URL", help="where the defect is tracked")
     bu.add_argument("--expires", default=None, metavar="YYYY-MM-DD", help="after this date they fail again")
 
+    df = sub.add_parser("diff", help="what two outputs wrote differently (dumps of records), grouped by kind",
+                        description="Compare two dumps of records (run --dump-records, or captures of two versions "
+                                    "of a tool on the same SQL) message by message: topics, counts, order, keys, "
+                                    "JSON fields added or dropped, types and values that changed. Exit 0 when they "
+                                    "are the same, 1 when they differ, 2 on unusable input.")
+    df.add_argument("--input", action="append", default=[], metavar="FILE", help="a dump; give two")
+    df.add_argument("--ignore", action="append", default=[], metavar="PATTERN",
+                    help="a JSON path pattern to leave out (wall-clock fields are left out already)")
+    df.add_argument("--json", default=None, metavar="FILE", help="also write the groups as JSON; - for stdout")
+
     cp = sub.add_parser("compare", help="what changed between two reports (new failures, fixed, …)",
                         description="Compare two report.json files per encoder × option combination × check. "
                                     "Exit 1 when a check newly fails (as the newer report's verdict counts it), "
@@ -182,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int({"run": cmd_run, "check": cmd_check, "list": cmd_list, "explain": cmd_explain,
                     "reproduce": cmd_reproduce, "serve": cmd_serve, "compare": cmd_compare,
-                    "baseline": cmd_baseline, "workload": cmd_workload}[args.command](args))
+                    "baseline": cmd_baseline, "workload": cmd_workload,
+                    "diff": cmd_diff}[args.command](args))
     except (UsageError, ConfigurationError) as e:
         err.print(f"[bold red]error:[/] {redact_text(str(e))}")
         _error_report(args, f"usage error: {redact_text(str(e))}")
@@ -799,6 +810,27 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     for e in pruned:
         console.print(f"  - {e.describe()}", markup=False)
     return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from ..harness.diff import DEFAULT_IGNORES, diff, load, render_text
+
+    if len(args.input) != 2:
+        raise UsageError("give two dumps: --input A --input B")
+    groups = diff(load(args.input[0]), load(args.input[1]), ignore=(*DEFAULT_IGNORES, *args.ignore))
+    if args.json:
+        text = json.dumps({"format": "cdc-conformance/diff", "format_version": 1, "A": args.input[0],
+                           "B": args.input[1], "same": not groups, "groups": [g.to_json() for g in groups]},
+                          indent=2, ensure_ascii=False) + "\n"
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.json).write_text(text, encoding="utf-8")
+    if args.json != "-":
+        for line in render_text(groups):
+            console.print(line, markup=False)
+        console.print(f"{len(groups)} kind(s) of difference" if groups else "the same", markup=False)
+    return 1 if groups else 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
