@@ -122,7 +122,32 @@ def _parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="replay a stored reproduction against an encoder")
     rp.add_argument("file")
     rp.add_argument("--encoder", default=None, help="encoder to replay against (default: the one recorded)")
+    rp.add_argument("--encoder-cmd", default=None, metavar="COMMAND",
+                    help="replay against a command (the subprocess protocol): the same as --encoder 'cmd:COMMAND'")
     rp.add_argument("--registry", default="embedded://")
+    rp.add_argument("--bisect-exit", action="store_true",
+                    help="for `git bisect run`: exit 0 when the example passes, 1 when it fails, 125 when the encoder "
+                         "cannot be found, built or started")
+
+    bs = sub.add_parser("bisect", help="find the first encoder version that fails an example",
+                        description="Given encoder versions oldest first and a failing example, check that the first "
+                                    "passes and the last fails, then find the first failing version in about "
+                                    "log2(n) runs, stepping around versions that cannot start; print it, the last "
+                                    "good one and what differs between their outputs on the example.")
+    bs.add_argument("--encoder-cmd", default=None, metavar="COMMAND", help="a command with {version} in it")
+    bs.add_argument("--versions", default=None, metavar="V1,V2,…",
+                    help="with --encoder-cmd: the versions, oldest first")
+    bs.add_argument("--encoders-file", default=None, metavar="FILE",
+                    help="one encoder per line, oldest first, as --encoder takes it (cmd:…, a name)")
+    bs.add_argument("--repro", default=None, metavar="FILE", help="the example: a reproduction file from a report")
+    bs.add_argument("--protocol", default=None, choices=protocol_names(), help="the example, generated: its protocol")
+    bs.add_argument("--seed", default=None, help="… its seed")
+    bs.add_argument("--shard", type=int, default=0, help="… its first shard")
+    bs.add_argument("--examples", type=int, default=1, help="… how many workloads (default 1)")
+    bs.add_argument("--option", action="append", default=[], metavar="K=V", help="… an option it runs under")
+    bs.add_argument("--check", default=None, help="the check that tells bad from good (default: any MUST check)")
+    bs.add_argument("--registry", default="embedded://")
+    bs.add_argument("--json", default=None, metavar="FILE", help="also write first_bad, last_good and runs as JSON")
 
     wl = sub.add_parser("workload", help="write the workloads `run` would generate, as SQL to apply to a deployment",
                         description="The very workloads `conformance run` generates with the same flags, as one SQL "
@@ -193,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int({"run": cmd_run, "check": cmd_check, "list": cmd_list, "explain": cmd_explain,
                     "reproduce": cmd_reproduce, "serve": cmd_serve, "compare": cmd_compare,
                     "baseline": cmd_baseline, "workload": cmd_workload,
-                    "diff": cmd_diff}[args.command](args))
+                    "diff": cmd_diff, "bisect": cmd_bisect}[args.command](args))
     except (UsageError, ConfigurationError) as e:
         err.print(f"[bold red]error:[/] {redact_text(str(e))}")
         _error_report(args, f"usage error: {redact_text(str(e))}")
@@ -696,25 +721,39 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 # -- reproduce ----------------------------------------------------------------------------------
 
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    from ..harness.run import run_in_memory
-    from ..infra.registry import open_registry
-    from ..model.dialects import workload_sql
+def _reproduction(path: Path) -> tuple[dict[str, Any], Any]:
+    """A reproduction file's data and workload, or a usage error saying what is wrong with it."""
     from ..model.serde import WorkloadFormatError, workload_from_json
 
-    path = Path(args.file)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("format") != "cdc-conformance/reproduction":
             raise UsageError(f"{path} is not a cdc-conformance reproduction file")
         if data.get("format_version") != 1:
             raise UsageError(f"{path} has format_version {data.get('format_version')!r}; this suite reads 1")
-        workload = workload_from_json(data["workload"])
+        return data, workload_from_json(data["workload"])
     except (OSError, ValueError, KeyError, WorkloadFormatError) as e:
         raise UsageError(f"cannot read reproduction {path}: {e}") from None
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ..harness.run import run_in_memory
+    from ..infra.registry import open_registry
+    from ..model.dialects import workload_sql
+
+    path = Path(args.file)
+    data, workload = _reproduction(path)
     protocol = _protocol(data["protocol"])
-    encoder = _encoder(args.encoder or data["encoder"], protocol)
     options = protocol.resolve_options({k: v for k, v in data["options"].items() if k != "profile"})
+    chosen = f"cmd:{args.encoder_cmd}" if args.encoder_cmd else args.encoder or data["encoder"]
+    if args.bisect_exit:
+        from ..harness.bisect import EXIT, probe
+
+        with open_registry(args.registry) as registry:
+            found = probe(protocol, chosen, options, [workload], data["check"], registry)
+        console.print(f"{found.encoder}: {found.outcome} ({found.detail})", markup=False)
+        return EXIT[found.outcome]
+    encoder = _encoder(chosen, protocol)
     console.print(f"replaying {path.name}: {len(workload.events)} events, target check {data['check']}, "
                   f"encoder {encoder.name}")
     console.print(workload_sql(workload), markup=False)
@@ -809,6 +848,62 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         console.print(f"  + {e.describe()}", markup=False)
     for e in pruned:
         console.print(f"  - {e.describe()}", markup=False)
+    return 0
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    from ..harness.bisect import bisect, probe
+    from ..harness.diff import by_partition, diff, render_text
+    from ..harness.run import RunPlan
+    from ..harness.stages import generate
+    from ..infra.registry import open_registry
+
+    if args.encoders_file:
+        lines = Path(args.encoders_file).read_text(encoding="utf-8").splitlines()
+        specs = [x.strip() for x in lines if x.strip() and not x.lstrip().startswith("#")]
+    elif args.encoder_cmd and args.versions:
+        if "{version}" not in args.encoder_cmd:
+            raise UsageError("--encoder-cmd needs {version} where the version goes")
+        specs = [f"cmd:{args.encoder_cmd.replace('{version}', v.strip())}" for v in args.versions.split(",")
+                 if v.strip()]
+    else:
+        raise UsageError("name the versions: --encoder-cmd 'CMD {version}' --versions V1,V2,… or --encoders-file FILE")
+    if args.repro:
+        data, workload = _reproduction(Path(args.repro))
+        protocol = _protocol(data["protocol"])
+        options = protocol.resolve_options({k: v for k, v in data["options"].items() if k != "profile"})
+        workloads, check = [workload], args.check or data["check"]
+    else:
+        if args.seed is None:
+            raise UsageError("name the example: --repro FILE, or --protocol, --seed (and --shard, --examples)")
+        protocol = _protocol(args.protocol)
+        pinned = parse_option_args(args.option)
+        options = protocol.resolve_options({k: v[0] for k, v in pinned.items()})
+        seed: int | str = int(args.seed) if args.seed.isdigit() else args.seed
+        plan = RunPlan(protocol=protocol, encoder=_encoder("reference", protocol), combos=[options],
+                       examples=args.examples, seed=seed, first_shard=args.shard)
+        workloads, check = [generate(seed, s, plan.run_shape()) for s in plan.shards], args.check
+    console.print(f"bisecting {len(specs)} version(s) on {len(workloads)} workload(s) of {protocol.name}"
+                  f"{', check ' + check if check else ''}", markup=False)
+    with open_registry(args.registry) as registry:
+        def run(i: int) -> Any:
+            p = probe(protocol, specs[i], options, workloads, check, registry, index=i)
+            console.print(f"  {specs[i]}: {p.outcome} ({p.detail})", markup=False)
+            return p
+
+        found = bisect(specs, run)
+    console.print(f"first bad: {specs[found.first_bad]}\nlast good: {specs[found.last_good]}"
+                  + (f"\nuntestable between them: {', '.join(specs[i] for i in found.untestable)}"
+                     if found.untestable else ""), markup=False)
+    outputs = {p.index: p.records for p in found.probes}
+    groups = diff(by_partition(outputs[found.last_good]), by_partition(outputs[found.first_bad]))
+    console.print("what their outputs differ in on the example:" if groups else "their outputs are the same "
+                  "(the difference is in what the check judges against the source)", markup=False)
+    for line in render_text(groups):
+        console.print(f"  {line}", markup=False)
+    if args.json:
+        result = {**found.to_json(specs), "differences": [g.to_json() for g in groups]}
+        Path(args.json).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
 

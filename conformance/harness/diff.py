@@ -63,13 +63,21 @@ def load(path: str | Path) -> dict[tuple[str, int], list[Record]]:
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"--input {p}: no such file")
-    out: dict[tuple[str, int], list[Record]] = defaultdict(list)
+    records = []
     for n, item in read_records(p):
         if isinstance(item, BadLine):
             raise UsageError(f"--input {p}, line {n}: {item.problem}")
-        out[(RUN_PREFIX.sub("", item.topic), item.partition or 0)].append(item)
-    for records in out.values():
-        records.sort(key=lambda r: r.offset if r.offset is not None else 0)
+        records.append(item)
+    return by_partition(records)
+
+
+def by_partition(records: Sequence[Record]) -> dict[tuple[str, int], list[Record]]:
+    """Records by (logical topic, partition), each partition in offset order."""
+    out: dict[tuple[str, int], list[Record]] = defaultdict(list)
+    for r in records:
+        out[(RUN_PREFIX.sub("", r.topic), r.partition or 0)].append(r)
+    for part in out.values():
+        part.sort(key=lambda r: r.offset if r.offset is not None else 0)
     return dict(out)
 
 
