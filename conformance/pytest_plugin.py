@@ -320,13 +320,19 @@ class ConformancePlugin:
 
     # -- running --------------------------------------------------------------------------------------
 
-    def known(self, section: dict[str, Any], check: str) -> Any:
-        """The baseline entry that covers `check` in this combination (an unexpired one first), or None."""
+    def known(self, section: dict[str, Any], result: dict[str, Any]) -> Any:
+        """The baseline entry that covers this result of the combination (an unexpired one first; an
+        entry narrowed to findings only where they are all its), or None."""
         baseline = self.settings.baseline
         if baseline is None:
             return None
-        found = [e for e in baseline.entries if e.matches(section["protocol"], section["encoder"], section["options"],
-                                                           check)]
+        from .reporting.baseline import Finding
+
+        findings = tuple(Finding(str(f.get("message", "")), None if f.get("seed") is None else str(f["seed"]),
+                                 f.get("shard")) for f in result.get("failures", []))
+        found = [e for e in baseline.entries
+                 if e.matches(section["protocol"], section["encoder"], section["options"], result["check"])
+                 and (result["outcome"] != "failed" or e.covers(findings, int(result.get("more_failures", 0))))]
         return min(found, key=lambda e: e.expired(dt.date.today()), default=None)
 
     def run_combination(self, index: int) -> Section:
@@ -519,7 +525,7 @@ class CheckItem(pytest.Item):
         if r is None:
             pytest.skip("not evaluated in this run")
         outcome = r["outcome"]
-        entry = plugin.known(section, self.name)
+        entry = plugin.known(section, r)
         if outcome == "passed":
             if entry is not None and plugin.settings.baseline_strict:
                 pytest.fail(f"stale baseline entry: {entry.describe()} — the check passed; remove the entry "
