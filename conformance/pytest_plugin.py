@@ -326,10 +326,9 @@ class ConformancePlugin:
         baseline = self.settings.baseline
         if baseline is None:
             return None
-        from .reporting.baseline import Finding
+        from .reporting.baseline import findings_of
 
-        findings = tuple(Finding(str(f.get("message", "")), None if f.get("seed") is None else str(f["seed"]),
-                                 f.get("shard")) for f in result.get("failures", []))
+        findings = findings_of(result)
         found = [e for e in baseline.entries
                  if e.matches(section["protocol"], section["encoder"], section["options"], result["check"])
                  and (result["outcome"] != "failed" or e.covers(findings, int(result.get("more_failures", 0))))]

@@ -17,7 +17,7 @@ import random
 import shlex
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -141,9 +141,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="one encoder per line, oldest first, as --encoder takes it (cmd:…, a name)")
     bs.add_argument("--repro", default=None, metavar="FILE", help="the example: a reproduction file from a report")
     bs.add_argument("--protocol", default=None, choices=protocol_names(), help="the example, generated: its protocol")
-    bs.add_argument("--seed", default=None, help="… its seed")
-    bs.add_argument("--shard", type=int, default=0, help="… its first shard")
-    bs.add_argument("--examples", type=int, default=1, help="… how many workloads (default 1)")
+    _generation_args(bs, 1, "… how many workloads")
     bs.add_argument("--option", action="append", default=[], metavar="K=V", help="… an option it runs under")
     bs.add_argument("--check", default=None, help="the check that tells bad from good (default: any MUST check)")
     bs.add_argument("--registry", default="embedded://")
@@ -851,6 +849,14 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _emit(target: str | None, text: Callable[[], str]) -> None:
+    """A rendering to `target`: a file, standard output for `-`, nowhere for None."""
+    if target == "-":
+        sys.stdout.write(text())
+    elif target:
+        Path(target).write_text(text(), encoding="utf-8")
+
+
 def cmd_bisect(args: argparse.Namespace) -> int:
     from ..harness.bisect import bisect, probe
     from ..harness.diff import by_partition, diff, render_text
@@ -913,14 +919,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if len(args.input) != 2:
         raise UsageError("give two dumps: --input A --input B")
     groups = diff(load(args.input[0]), load(args.input[1]), ignore=(*DEFAULT_IGNORES, *args.ignore))
-    if args.json:
-        text = json.dumps({"format": "cdc-conformance/diff", "format_version": 1, "A": args.input[0],
-                           "B": args.input[1], "same": not groups, "groups": [g.to_json() for g in groups]},
-                          indent=2, ensure_ascii=False) + "\n"
-        if args.json == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.json).write_text(text, encoding="utf-8")
+    _emit(args.json, lambda: json.dumps({"format": "cdc-conformance/diff", "format_version": 1, "A": args.input[0],
+                                         "B": args.input[1], "same": not groups,
+                                         "groups": [g.to_json() for g in groups]}, indent=2, ensure_ascii=False) + "\n")
     if args.json != "-":
         for line in render_text(groups):
             console.print(line, markup=False)
@@ -933,12 +934,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     result = cmpmod.compare(cmpmod.load(args.old), cmpmod.load(args.new), old_name=args.old, new_name=args.new,
                             strict=args.strict)
-    renderings = {"markdown": cmpmod.markdown(result), "json": json.dumps(result.to_json(), indent=2) + "\n"}
-    for target, text in ((args.markdown, renderings["markdown"]), (args.json, renderings["json"])):
-        if target == "-":
-            sys.stdout.write(text)
-        elif target:
-            Path(target).write_text(text, encoding="utf-8")
+    _emit(args.markdown, lambda: cmpmod.markdown(result))
+    _emit(args.json, lambda: json.dumps(result.to_json(), indent=2) + "\n")
     if "-" not in (args.markdown, args.json):
         cmpmod.print_terminal(result, console)
     return result.exit_code()

@@ -22,10 +22,9 @@ from ..encoders.spi import ConfigurationError
 from ..errors import InfrastructureError, UsageError
 from ..model.events import Workload
 from ..protocols.base import ProtocolSuite
-from ..strategies import DEFAULT_SHAPE
 from .capture import parse_line
-from .runners import MemoryRunner
-from .stages import ComboResult, HangLatch, RunSpec, new_tally
+from .run import run_in_memory
+from .stages import ComboResult, new_tally
 
 GOOD, BAD, SKIP = "good", "bad", "skip"
 EXIT = {GOOD: 0, BAD: 1, SKIP: 125}  # git bisect run's contract
@@ -52,12 +51,9 @@ def probe(suite: ProtocolSuite, encoder: str, options: dict[str, str], workloads
         return Probe(index, encoder, SKIP, f"cannot be found: {e}")
     buf = io.StringIO()
     result = ComboResult(new_tally(suite))
-    spec = RunSpec(suite.name, info.name, 0, DEFAULT_SHAPE, (tuple(sorted(options.items())),),
-                   partitions=suite.capabilities.memory_partitions, run_id=f"r{index:08x}", encoder_timeout=timeout)
-    runner = MemoryRunner(registry, dump=buf)
     try:
         for shard, w in enumerate(workloads):
-            runner.run_unit(spec, 0, shard, result, HangLatch(), workload=w, info=info)
+            run_in_memory(suite, info, options, registry, w, timeout=timeout, shard=shard, dump=buf, into=result)
     except (InfrastructureError, ConfigurationError, OSError) as e:
         return Probe(index, encoder, SKIP, f"cannot be started: {e}")
     records = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]

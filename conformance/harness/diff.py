@@ -11,8 +11,8 @@ so that a format change that breaks consumers shows even where both versions pas
   (the same path holds another value: a rendering change);
 * `bytes`: values that are not JSON and differ.
 
-Topics are compared by their logical name (a run's `c<combo>w<shard>-` prefix, and a Kafka run's
-`r<id>`, removed). Paths that hold wall-clock time differ between any two runs and are ignored by
+Topics are compared by their logical name (a run's unit prefix, `<run id>c<combo>w<shard>-`,
+removed). Paths that hold wall-clock time differ between any two runs and are ignored by
 default (`*.ts_ms`, `*.ts_us`, `*.ts_ns`, `buildTs`); `--ignore PATTERN` adds patterns.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,8 +29,8 @@ from typing import Any
 from ..encoders.spi import Record
 from ..errors import UsageError
 from .capture import BadLine, read_records
+from .stages import UNIT_PREFIX
 
-RUN_PREFIX = re.compile(r"^(?:r[0-9a-f]+)?c\d+w\d+-")
 DEFAULT_IGNORES = ("*.ts_ms", "*.ts_us", "*.ts_ns", "ts_ms", "buildTs")
 EXAMPLES = 3
 
@@ -75,7 +74,7 @@ def by_partition(records: Sequence[Record]) -> dict[tuple[str, int], list[Record
     """Records by (logical topic, partition), each partition in offset order."""
     out: dict[tuple[str, int], list[Record]] = defaultdict(list)
     for r in records:
-        out[(RUN_PREFIX.sub("", r.topic), r.partition or 0)].append(r)
+        out[(UNIT_PREFIX.sub("", r.topic), r.partition or 0)].append(r)
     for part in out.values():
         part.sort(key=lambda r: r.offset if r.offset is not None else 0)
     return dict(out)

@@ -41,7 +41,8 @@ from ..strategies import Shape, sample_workload
 from .capture import DeliverySummary
 from .encode import Guard, LogRecord, Transport, encode_events, encoder_crashed
 
-_PREFIX = re.compile(r"^(?P<run>[a-z0-9]*)c(?P<combo>\d+)w(?P<shard>\d+)-")
+#: A unit's topic prefix (`RunSpec.prefix`): the run id, the combination and the shard.
+UNIT_PREFIX = re.compile(r"^(?P<run>[a-z0-9]*)c(?P<combo>\d+)w(?P<shard>\d+)-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,7 @@ class RunSpec:
         return f"{self.run_id}c{combo}w{shard}-"
 
     def unit_of(self, topic: str) -> tuple[int, int] | None:
-        m = _PREFIX.match(topic)
+        m = UNIT_PREFIX.match(topic)
         if m is None or m.group("run") != self.run_id:
             return None
         return int(m.group("combo")), int(m.group("shard"))

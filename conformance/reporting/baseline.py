@@ -217,17 +217,21 @@ def judge(baseline: Baseline, results: Iterable[Judged], *, today: dt.date | Non
     return out
 
 
+def findings_of(result: Mapping[str, Any]) -> tuple[Finding, ...]:
+    """A report result's findings (its `failures`), as an entry narrows them."""
+    return tuple(Finding(str(f.get("message", "")), None if f.get("seed") is None else str(f["seed"]),
+                         f.get("shard")) for f in result.get("failures", []))
+
+
 def report_results(report: Mapping[str, Any]) -> list[Judged]:
     """Every result of a report.json, with its combination (as `conformance compare` reads it)."""
     runs = report.get("runs", [])
     out = []
     for r in report.get("results", []):
         run = runs[r.get("run", 0)] if 0 <= r.get("run", 0) < len(runs) else {}
-        findings = tuple(Finding(str(f.get("message", "")), None if f.get("seed") is None else str(f["seed"]),
-                                 f.get("shard")) for f in r.get("failures", []))
         out.append(Judged(str(run.get("protocol", "")), str(r.get("encoder", run.get("encoder", ""))),
                           str(r.get("label", run.get("label", ""))), dict(r.get("options", run.get("options", {}))),
-                          r["check"], r["outcome"], findings, int(r.get("more_failures", 0))))
+                          r["check"], r["outcome"], findings_of(r), int(r.get("more_failures", 0))))
     return out
 
 

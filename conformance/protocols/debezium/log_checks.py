@@ -35,15 +35,6 @@ def _b64(v: Any) -> bytes | None:
         return None
 
 
-def _unscaled(v: Any) -> int | None:
-    """A Decimal's unscaled value: base64 of its big-endian two's complement (decimal.format BASE64,
-    the default), or the number itself (NUMERIC)."""
-    raw = _b64(v)
-    if raw is not None:
-        return int.from_bytes(raw, "big", signed=True) if raw else 0
-    return None
-
-
 def problems(schema: Any, value: Any, path: str) -> Iterator[tuple[str, str, Any, Any]]:
     """(path, what is wrong, expected, actual) for each place `value` is not a value of the Connect
     `schema` as the JsonConverter writes it."""
@@ -128,9 +119,9 @@ def _bytes(schema: dict[str, Any], value: Any, path: str) -> Iterator[tuple[str,
         return
     if name == _DECIMAL:
         precision = params.get("connect.decimal.precision")
-        unscaled = _unscaled(value)
-        if precision is not None and str(precision).isdigit() and unscaled is not None \
-                and len(str(abs(unscaled))) > int(precision):
+        # The unscaled value: big-endian two's complement (decimal.format BASE64, the default).
+        unscaled = int.from_bytes(raw, "big", signed=True)
+        if precision is not None and str(precision).isdigit() and len(str(abs(unscaled))) > int(precision):
             yield (path, "more digits than the declared connect.decimal.precision",
                    f"at most {precision} digits", f"{unscaled} (scale {params.get('scale')})")
     elif name == "io.debezium.data.Bits":
