@@ -110,6 +110,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="each partition holds everything the tool wrote to it (a finished run's dump, topics read "
                         "after the tool stopped): what must follow a message (a delete's tombstone) is decided at "
                         "the end of the capture too")
+    c.add_argument("--workload", default=None, metavar="FILE",
+                   help="the workload the capture was made from (conformance workload --out FILE, applied to your "
+                        "deployment; or a run's dump with the same flags): the capture is also judged against it, "
+                        "as a run judges its own output")
+    c.add_argument("--combo", type=int, default=None, metavar="N",
+                   help="a run's dump of several option combinations: judge the one made with the options given here "
+                        "(the c<N> of its topics' prefix; the run's closing line names each)")
     _baseline_args(c)
 
     ls = sub.add_parser("list", help="list checks and encoders")
@@ -444,7 +451,10 @@ def _dump_registry(plan: Any, protocol: ProtocolSuite, combos: list[dict[str, st
         cmd += f" --registry {reg_path}"
     if len(combos) == 1:
         cmd += "".join(f" --option {k}={v}" for k, v in protocol.non_default(combos[0]).items())
-    return f"records: {dump_path} (check them again: {cmd})"
+        return f"records: {dump_path} (check them again: {cmd})"
+    each = "; ".join(f"{cmd} --combo {i}" + "".join(f" --option {k}={v}" for k, v in protocol.non_default(c).items())
+                     for i, c in enumerate(combos))
+    return f"records: {dump_path} (check them again, a combination at a time: {each})"
 
 
 def _progress() -> Any:
@@ -537,13 +547,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("check needs exactly one of --input FILE (a capture) or --kafka URL --topics T1,T2")
     report = Report("check", command=_command_line(), strict=args.strict, **_baseline(args))
     t0 = time.monotonic()
+    more: list[Section] = []  # with --workload: the capture judged against it
     if args.kafka is not None:
+        if args.workload is not None:
+            raise UsageError("--workload goes with --input: dump the topics first (conformance check --kafka … "
+                             "writes none; any records.jsonl dump of them will do)")
         section, what = _check_kafka(args, protocol, options, report)
     else:
-        section, what = _check_file(args, protocol, options, report)
+        section, what = _check_file(args, protocol, options, report, more)
     section.workloads = 0
     section.duration_s = report.duration_s = time.monotonic() - t0
     report.sections.append(section)
+    report.sections.extend(more)
     paths = _write(args, report)
     console.print(f"checked {section.records} records of {what} in {section.duration_s:.1f} s")
     print_summary(report, paths, console, err)
@@ -558,8 +573,8 @@ def _registry_arg(args: argparse.Namespace, protocol: ProtocolSuite, options: Ma
     return args.registry if needs else None
 
 
-def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], report: Report
-                ) -> tuple[Section, str]:
+def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], report: Report,
+                more: list[Section]) -> tuple[Section, str]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..harness.capture import count_lines, finish_log_only
@@ -571,6 +586,7 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
         raise UsageError(f"--input {path} is a directory; pass a records.jsonl capture file")
     if not path.is_file():
         raise UsageError(f"input file {path} does not exist (pass a records.jsonl capture with --input)")
+    export = _export_arg(args, protocol)
     registry_spec = _registry_arg(args, protocol, options)
     if registry_spec is not None and not registry_spec.startswith(("http://", "https://", "embedded://",
                                                                    "container://")) \
@@ -587,8 +603,10 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
             task = progress.add_task("records", total=count_lines(path))
             section.records, delivery = check_file(protocol, options, registry, path, tally,
                                                    progress=lambda n: progress.update(task, completed=n),
-                                                   complete=args.complete)
+                                                   complete=args.complete, keep=_combo_filter(args.combo))
             section.notes.extend(delivery.notes())
+            if export is not None:
+                more.append(_check_against(args, protocol, options, registry, path, export))
     except (DumpFormatError, ValueError) as e:
         # A malformed dump, or a registry URL that does not parse (a port that is not a number…).
         raise UsageError(str(e)) from None
@@ -600,6 +618,77 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
         report.errors.append(f"{path} holds no records: nothing was checked (who must act: whoever wrote the "
                              "capture)")
     return section, str(path)
+
+
+def _combo_filter(combo: int | None) -> Callable[[str], bool] | None:
+    """--combo N: the topics of a run's dump made under that combination (and any other topic)."""
+    from ..harness.stages import UNIT_PREFIX
+
+    if combo is None:
+        return None
+
+    def keep(topic: str) -> bool:
+        m = UNIT_PREFIX.match(topic)
+        return m is None or int(m["combo"]) == combo
+
+    return keep
+
+
+def _export_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> Any:
+    """--workload FILE, read and checked (None without it)."""
+    from ..harness.export import ExportFormatError, read_file
+
+    if args.workload is None:
+        return None
+    if not protocol.joins_captures:
+        raise UsageError(f"--workload is not built for {protocol.name} yet (it is for: "
+                         f"{', '.join(p.name for p in all_protocols() if p.joins_captures)}); without it, check "
+                         "judges everything the capture itself shows")
+    try:
+        export = read_file(args.workload)
+    except FileNotFoundError:
+        raise UsageError(f"--workload {args.workload} does not exist (conformance workload --out FILE writes one)"
+                         ) from None
+    except (ExportFormatError, UnicodeDecodeError) as e:
+        raise UsageError(f"--workload: {e}") from None
+    if export.header.get("protocol") != protocol.name:
+        raise UsageError(f"--workload {args.workload} was exported for {export.header.get('protocol')}, not "
+                         f"{protocol.name}")
+    return export
+
+
+def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], registry: Any,
+                   path: Path, export: Any) -> Section:
+    """The capture judged against the workload it was made from, as a run judges its own output."""
+    from ..harness.capture import BadLine, read_records
+    from ..harness.field import SeveralCombinations, check_units, split
+    from ..harness.stages import ComboResult, new_tally
+
+    t0 = time.monotonic()
+    records = [r for _, r in read_records(path) if not isinstance(r, BadLine)]
+    try:
+        units, loose = split(protocol, options, registry, records, export, combo=args.combo)
+    except SeveralCombinations as e:
+        raise UsageError(str(e)) from None
+    result = ComboResult(new_tally(protocol))
+    with _progress() as progress:
+        task = progress.add_task("workloads", total=len(units))
+        notes = check_units(protocol, options, registry, units, result,
+                            progress=lambda n: progress.update(task, completed=n))
+    section = Section(protocol.name, f"capture:{path.name} + workload:{Path(args.workload).name}", "capture",
+                      options, describe_options(options, protocol), result.tally, workloads=len(units),
+                      records=sum(len(u.records) for u in units), seed=export.header.get("seed"),
+                      duration_s=time.monotonic() - t0)
+    section.notes.extend(result.delivery.notes())
+    section.notes.extend(notes)
+    missing = [u.exported.shard for u in units if not u.records]
+    if missing:
+        section.notes.append(f"no records of workload shard(s) {', '.join(map(str, missing))} (judged: what they "
+                             "should have written is missing, if anything was due)")
+    if loose:
+        section.notes.append(f"{len(loose)} record(s) belong to no workload of {Path(args.workload).name} (their "
+                             "tables are in none of its databases): judged above without a workload only")
+    return section
 
 
 def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], report: Report

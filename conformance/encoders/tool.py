@@ -90,6 +90,20 @@ class ToolRecord:
     # A record of no transaction that belongs to the workload's event that emitted it (a
     # non-transactional logical decoding message): placed in order (`order`) with those events.
     loose: bool = False
+    # A record of no transaction that names the source position of the event that made it (a
+    # MaxScale schema event's key: the GTID of the DDL that made that table version).
+    position: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FieldIds:
+    """What a deployment's records of one source transaction say of the ids only that deployment
+    knows (`ProtocolSuite.field_ids`, for `check --workload`): the transaction's position (a
+    MariaDB GTID), its commit time as the records carry it (ms) or its exact commit ts (a TSO)."""
+
+    position: str | None = None
+    time_ms: int | None = None
+    commit_ts: int | None = None
 
 
 class ToolAdapter(Protocol):
@@ -175,18 +189,12 @@ def group_in_order(events: Sequence[Event], groups: Sequence[list[Record]],
     return out
 
 
-def group_by_transaction(captured: Any, records: Sequence[Record], place: Callable[[Record], ToolRecord],
-                         marker: Callable[[tuple[str, str]], bool], *, marker_txs: Collection[int | str] = ()
-                         ) -> list[list[Record]]:
-    """A tool's records (each partition's in log order) as batches per event of the captured
-    workload: grouped by source transaction, each group given to the workload's transaction with
-    that id (the upstream knows each one's xid or GTID), ordered within it by the protocol's
-    order key. The marker's transactions (`marker(table)`) are left out. Records no transaction
-    of the workload claims still go to the last batch: judged as unexpected, never dropped."""
-    placed = [place(r) for r in records]
+def fill_transactions(records: Sequence[Record], placed: Sequence[ToolRecord]
+                      ) -> tuple[list[int | str | None], list[tuple[Any, ...]]]:
+    """Each record's transaction and order key: its own, or, for a record that names none (a
+    tombstone, a schema record), its neighbour's in the same partition (`ToolRecord.with_next`)."""
     tx: list[int | str | None] = [p.tx for p in placed]
     order: list[tuple[Any, ...]] = [p.order for p in placed]
-    # A record without a transaction takes its neighbour's in the same partition.
     by_part: dict[tuple[str, int | None], list[int]] = {}
     for i, r in enumerate(records):
         by_part.setdefault((r.topic, r.partition), []).append(i)
@@ -201,6 +209,19 @@ def group_by_transaction(captured: Any, records: Sequence[Record], place: Callab
             if 0 <= j < len(idx):
                 tx[i] = tx[idx[j]]
                 order[i] = order[idx[j]]
+    return tx, order
+
+
+def group_by_transaction(captured: Any, records: Sequence[Record], place: Callable[[Record], ToolRecord],
+                         marker: Callable[[tuple[str, str]], bool], *, marker_txs: Collection[int | str] = ()
+                         ) -> list[list[Record]]:
+    """A tool's records (each partition's in log order) as batches per event of the captured
+    workload: grouped by source transaction, each group given to the workload's transaction with
+    that id (the upstream knows each one's xid or GTID), ordered within it by the protocol's
+    order key. The marker's transactions (`marker(table)`) are left out. Records no transaction
+    of the workload claims still go to the last batch: judged as unexpected, never dropped."""
+    placed = [place(r) for r in records]
+    tx, order = fill_transactions(records, placed)
     # The markers' transactions (`marker_txs`: ones seen earlier, e.g. a transaction END that
     # arrives after its marker row was taken).
     # A marker row a tool read at its start (a snapshot) leaves only itself out: the snapshot's

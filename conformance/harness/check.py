@@ -125,10 +125,15 @@ def unnumbered(records: Iterable[Record]) -> Iterator[tuple[None, Record]]:
 
 
 def check_file(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path: Path, tally: Tally, *,
-               progress: Callable[[int], None] | None = None, complete: bool = False) -> tuple[int, DeliverySummary]:
-    """A records.jsonl capture: every line checked; delivery from the log alone."""
+               progress: Callable[[int], None] | None = None, complete: bool = False,
+               keep: Callable[[str], bool] | None = None) -> tuple[int, DeliverySummary]:
+    """A records.jsonl capture: every line checked (of the topics `keep` keeps); delivery from the
+    log alone."""
     logs = DeliveryLogs(suite.name, options, registry)
-    n = check_log(suite, options, registry, read_records(path), tally, delivery=logs, progress=progress,
+    lines = read_records(path)
+    if keep is not None:
+        lines = ((n, r) for n, r in lines if not isinstance(r, Record) or keep(r.topic))
+    n = check_log(suite, options, registry, lines, tally, delivery=logs, progress=progress,
                   complete=complete)
     return n, logs.judge(tally)
 

@@ -23,7 +23,7 @@ from ..model.events import Event, Workload
 from ..model.types import Kind
 
 if TYPE_CHECKING:
-    from ..encoders.tool import ToolRecord
+    from ..encoders.tool import FieldIds, ToolRecord
     from .connector_config import ConnectorOptions
     from .mutants import MutantSpec
 
@@ -515,6 +515,23 @@ class ProtocolSuite(ABC):
     @property
     def places_tool_records(self) -> bool:
         return type(self).tool_record is not ProtocolSuite.tool_record
+
+    def record_table(self, database: str, table: str) -> tuple[str, str]:
+        """A table as this protocol's records name it (`ToolRecord.table`): as the source names it,
+        unless the protocol rewrites names (MaxScale's Avro sanitizer)."""
+        return (database, table)
+
+    def field_ids(self, records: Sequence[Record], options: Mapping[str, str], registry: Any = None
+                  ) -> FieldIds | None:
+        """The ids a deployment gave one source transaction, from its records (see
+        `encoders.tool.FieldIds`): `check --workload` gives them to the workload's transaction that
+        the capture's is joined to. None: this protocol cannot judge a capture against a workload
+        (the default)."""
+        return None
+
+    @property
+    def joins_captures(self) -> bool:
+        return self.places_tool_records and type(self).field_ids is not ProtocolSuite.field_ids
 
 
 def describe_options(options: Mapping[str, str], suite: ProtocolSuite) -> str:

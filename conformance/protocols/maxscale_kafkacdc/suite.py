@@ -7,7 +7,7 @@ from typing import Any
 
 from ...checks.results import Tally
 from ...encoders.spi import EncoderInfo, EncoderKind, Record
-from ...encoders.tool import ToolRecord
+from ...encoders.tool import FieldIds, ToolRecord
 from ...model.events import Workload
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
@@ -50,14 +50,32 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
 
     def tool_record(self, record: Record, options: Mapping[str, str], registry: Any = None) -> ToolRecord:
         """A DML event: its table and GTID, ordered by event_number; a schema event goes with the
-        DML event after it in the topic (it announces that event's table version)."""
+        DML event after it in the topic (it announces that event's table version), and names the
+        GTID of the DDL that made that version (its key)."""
         from .decoder import decode
 
         m = decode(record.key, record.value)
         if m.kind == "dml":
             g = m.gtid
             return ToolRecord(table=m.table, tx=str(g) if g is not None else None, order=(1, m.event_number or 0))
-        return ToolRecord(table=m.table if m.kind == "schema" else None, with_next=True)
+        schema = m.kind == "schema"
+        return ToolRecord(table=m.table if schema else None, with_next=True,
+                          position=str(m.key[0]) if schema and m.key is not None else None)
+
+    def record_table(self, database: str, table: str) -> tuple[str, str]:
+        return (spec.sanitize(database), spec.sanitize(table))
+
+    def field_ids(self, records: Sequence[Record], options: Mapping[str, str], registry: Any = None) -> FieldIds:
+        """A transaction's GTID and binlog time, from its first DML event."""
+        from .decoder import decode
+
+        for r in records:
+            m = decode(r.key, r.value)
+            if m.kind == "dml" and m.gtid is not None:
+                t = m.get("timestamp")
+                seconds = t if isinstance(t, int) and not isinstance(t, bool) else None
+                return FieldIds(position=str(m.gtid), time_ms=None if seconds is None else seconds * 1000)
+        return FieldIds()
 
 
 SUITE = MaxScaleKafkaCDCSuite.from_spec(

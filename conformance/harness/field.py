@@ -1,0 +1,304 @@
+"""`conformance check … --workload FILE`: a captured topic judged against the workload it was made
+from, as strictly as the run that would have made it.
+
+The workload file is an export (`conformance workload`, `harness/export.py`): per workload its
+SQL and the suite's model of it. The capture is either a deployment's (the export applied to the
+user's own server and CDC tool: its databases are the export's `w<shard>_<name>`) or a run's dump
+(`run --dump`: its topics carry the run's unit prefix `<run>c<combo>w<shard>-`, its databases the
+model's names). Each workload's records are replayed, event by event, through the run's own
+pipeline (`stages`: record and event checks against the workload, the log re-read and judged for
+delivery), so that what a run checks, this checks.
+
+The join. A deployment numbers its transactions itself (MariaDB GTIDs and binlog times, TiDB
+commit ts, PostgreSQL xids and LSNs): nothing in the capture names the model's. A capture's
+transaction is joined to the workload's by its tables and the order of their changes: for every
+table, the k-th transaction of the capture that changed it is the k-th transaction of the workload
+that did; each capture transaction goes to the workload transaction most of its tables say. The
+workload's transaction then takes the ids the capture gives it (`ProtocolSuite.field_ids`), so
+that checks which compare ids compare the deployment's with themselves, and everything else (the
+values, the columns, the order, loss and strays) with the workload. Records the join cannot place
+stay with the workload's last records: judged as unexpected, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
+from typing import Any
+
+from ..encoders.spi import EncoderInfo, EncoderKind, Record
+from ..encoders.tool import CAPTURE_START, ReplayEncoder, ToolRecord, ToolRun, fill_transactions
+from ..model.events import CaptureStart, Ddl, Event, Gtid, Transaction, Workload, capture_start, tso
+from ..model.table import Table
+from ..protocols.base import ProtocolSuite
+from .export import Export, Exported
+from .stages import UNIT_PREFIX, ComboResult
+
+TSO_LOGICAL_MASK = (1 << 18) - 1
+
+
+@dataclass
+class Unit:
+    """One workload of the export and the capture's records of it."""
+
+    exported: Exported
+    records: list[Record] = field(default_factory=list)
+    from_run: bool = False  # a run's dump (unit prefix stripped), else a deployment's capture
+    label: str = ""
+
+
+class SeveralCombinations(ValueError):
+    """A run's dump of several option combinations, and no combination chosen."""
+
+
+def split(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, records: Sequence[Record],
+          export: Export, *, combo: int | None = None) -> tuple[list[Unit], list[Record]]:
+    """The capture's records per workload of the export (by the run's unit prefix, else by the
+    export's database names), and the records that belong to none. A run's dump of several option
+    combinations is judged one combination at a time (`combo`: the one made with `options`)."""
+    combos = sorted({int(m["combo"]) for r in records if (m := UNIT_PREFIX.match(r.topic)) is not None})
+    if combo is None and len(combos) > 1:
+        raise SeveralCombinations(f"the dump holds {len(combos)} option combinations ({', '.join(map(str, combos))}): "
+                                  "name the one to judge with --combo N and give its options (--option)")
+    by_shard = {x.shard: x for x in export.workloads}
+    owner_db = {suite.record_table(mapped, "")[0]: x.shard for x in export.workloads for mapped in x.databases.values()}
+    units: dict[tuple[str, int], Unit] = {}
+    loose: list[Record] = []
+    field_records: list[Record] = []
+    for r in records:
+        m = UNIT_PREFIX.match(r.topic)
+        if m is None:
+            field_records.append(r)
+            continue
+        if combo is not None and int(m["combo"]) != combo:
+            continue  # made with other options
+        shard = int(m["shard"])
+        x = by_shard.get(shard)
+        if x is None:
+            loose.append(r)
+            continue
+        u = units.setdefault((m.group(0), shard), Unit(x, from_run=True, label=m.group(0).rstrip("-")))
+        u.records.append(replace(r, topic=r.topic[m.end():]))
+    # A deployment's records: the shard of the database each record's table is in; a record that
+    # names no table (a tombstone, a transaction boundary) takes its neighbour's in its partition.
+    placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in field_records]
+    shard_of: list[int | None] = [owner_db.get(p.table[0]) if p.table is not None else None for p in placed]
+    by_part: dict[tuple[str, int | None], list[int]] = defaultdict(list)
+    for i, r in enumerate(field_records):
+        by_part[(r.topic, r.partition)].append(i)
+    for idx in by_part.values():
+        for seq in (idx, list(reversed(idx))):
+            last: int | None = None
+            for i in seq:
+                if shard_of[i] is None and placed[i].table is None:
+                    shard_of[i] = last
+                elif shard_of[i] is not None:
+                    last = shard_of[i]
+    for r, s in zip(field_records, shard_of, strict=True):
+        if s is None:
+            loose.append(r)
+        else:
+            units.setdefault(("", s), Unit(by_shard[s], label=f"workload shard {s}")).records.append(r)
+    # A workload the capture holds nothing of is judged too: what it should have put in the log
+    # is missing (or, under these options, nothing was due).
+    from_run = bool(combos) and not field_records
+    have = {u.exported.shard for u in units.values()}
+    for x in export.workloads:
+        if x.shard not in have:
+            units[("", x.shard)] = Unit(x, from_run=from_run, label=f"workload shard {x.shard}")
+    return sorted(units.values(), key=lambda u: (u.exported.shard, u.label)), loose
+
+
+def with_databases(w: Workload, names: Mapping[str, str]) -> Workload:
+    """The workload with its databases renamed (`names`: model name → name on the server)."""
+    tables: dict[int, Table] = {}
+
+    def t(table: Table) -> Table:
+        if table.database not in names:
+            return table
+        got = tables.get(id(table))
+        if got is None:
+            got = tables[id(table)] = replace(table, database=names[table.database])
+        return got
+
+    def opt(table: Table | None) -> Table | None:
+        return None if table is None else t(table)
+
+    def ev(e: Event) -> Event:
+        if isinstance(e, Transaction):
+            return replace(e, changes=tuple(replace(c, table=t(c.table)) for c in e.changes))
+        if isinstance(e, Ddl):
+            return replace(e, table=opt(e.table), pre_table=opt(e.pre_table),
+                           database=names.get(e.database, e.database))
+        if isinstance(e, CaptureStart):
+            return replace(e, tables=tuple((t(tb), rows) for tb, rows in e.tables))
+        return e
+
+    return replace(w, events=tuple(ev(e) for e in w.events))
+
+
+@dataclass
+class Joined:
+    workload: Workload  # the truth, with the deployment's ids
+    batches: list[list[Record]]  # the capture's records per event of `workload`
+    unjoined: int = 0  # records of transactions the join could not place (judged as unexpected)
+
+
+def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth: Workload,
+         records: Sequence[Record]) -> Joined:
+    """The capture's records per event of the workload, and the workload with the capture's ids
+    (see the module docstring)."""
+    placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in records]
+    tx, _ = fill_transactions(records, placed)
+    events = truth.events
+    first = capture_start(events)
+    # Per table, the workload's transactions that changed it, in commit order …
+    wanted: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, e in enumerate(events):
+        if isinstance(e, Transaction) and i >= first:
+            for c in e.changes:
+                key = suite.record_table(c.table.database, c.table.name)
+                if not wanted[key] or wanted[key][-1] != i:
+                    wanted[key].append(i)
+    # … and the capture's, in the order they first appear (each record that names its own).
+    seen: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for p in placed:
+        if p.table is not None and p.tx is not None and p.tx != CAPTURE_START:
+            s = seen[p.table]
+            if p.tx not in s:
+                s.append(p.tx)
+    votes: dict[Any, Counter[int]] = defaultdict(Counter)
+    for table, txs in seen.items():
+        for k, x in enumerate(txs):
+            if k < len(wanted.get(table, ())):
+                votes[x][wanted[table][k]] += 1
+    # Each capture transaction to the event most of its tables say; an event claimed twice goes
+    # to the transaction with more votes (the other's records are judged as unexpected).
+    event_of: dict[Any, int] = {}
+    claimed: dict[int, tuple[int, Any]] = {}
+    for x, tally in votes.items():
+        i, n = min(tally.items(), key=lambda kv: (-kv[1], kv[0]))
+        if i in claimed and claimed[i][0] >= n:
+            continue
+        if i in claimed:
+            event_of.pop(claimed[i][1], None)
+        claimed[i] = (n, x)
+        event_of[x] = i
+    # The workload's events take the capture's ids: each joined transaction its own …
+    adopted = list(events)
+    by_event: dict[int, list[Record]] = defaultdict(list)
+    for n in range(len(records)):
+        if tx[n] in event_of:
+            by_event[event_of[tx[n]]].append(records[n])
+    for i, recs in sorted(by_event.items()):
+        ids = suite.field_ids(recs, options, registry)
+        e = adopted[i]
+        if ids is None or not isinstance(e, Transaction):
+            continue
+        ts = ids.commit_ts if ids.commit_ts is not None else (
+            tso(ids.time_ms, i & TSO_LOGICAL_MASK) if ids.time_ms is not None else e.commit_ts)
+        adopted[i] = replace(e, commit_ts=ts, position=ids.position if ids.position is not None else e.position)
+    # … and the events between them (DDL) a GTID as far from the nearest joined transaction's as
+    # the workload's was (one session, one server: the deployment numbered them in the same steps).
+    _shift_positions(events, adopted, sorted(by_event))
+    # Records that name the position of the event that made them (a schema event) go with it.
+    at_position = {e.position: i for i, e in enumerate(adopted)
+                   if isinstance(e, (Transaction, Ddl)) and e.position is not None}
+    where: list[int | None] = []
+    for n in range(len(records)):
+        named = placed[n].position
+        if placed[n].tx is None and named is not None and named in at_position:
+            where.append(at_position[named])
+        elif tx[n] == CAPTURE_START and first < len(events):
+            where.append(first)
+        else:
+            where.append(event_of.get(tx[n]))
+    # The replay keeps each partition's order: a record that sits after a later event's record in
+    # its partition goes with that later event (a schema event sent late is late in the replay too).
+    latest: dict[tuple[str, int | None], int] = {}
+    for n, r in enumerate(records):
+        at = where[n]
+        if at is None:
+            continue
+        part = (r.topic, r.partition)
+        if at < latest.get(part, -1):
+            where[n] = latest[part]
+        else:
+            latest[part] = at
+    out: list[list[Record]] = [[] for _ in events]
+    strays: list[Record] = []
+    for n, r in enumerate(records):
+        at = where[n]
+        if at is None:
+            strays.append(r)
+        else:
+            out[at].append(r)
+    if strays and out:
+        last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
+        out[last] = out[last] + strays
+    return Joined(replace(truth, events=tuple(adopted)), out, len(strays))
+
+
+def _shift_positions(events: Sequence[Event], adopted: list[Event], joined: Sequence[int]) -> None:
+    """The GTID of every event that was not joined (DDL, transactions the capture lacks): the
+    workload's, moved as far as the nearest joined transaction before it moved (after it, for
+    events before the first)."""
+    if not joined:
+        return
+    moves: list[tuple[int, Gtid, Gtid]] = []
+    for i in joined:
+        was, now = _gtid(events[i]), _gtid(adopted[i])
+        if was is not None and now is not None:
+            moves.append((i, was, now))
+    if not moves:
+        return
+    k = 0
+    for i, e in enumerate(events):
+        if i in joined or not isinstance(e, (Transaction, Ddl)):
+            continue
+        g = _gtid(e)
+        if g is None:
+            continue
+        while k + 1 < len(moves) and moves[k + 1][0] < i:
+            k += 1
+        _, was, now = moves[k]
+        moved = Gtid(now.domain, now.server_id, g.sequence + now.sequence - was.sequence)
+        adopted[i] = replace(e, position=str(moved))
+
+
+def _gtid(e: Event) -> Gtid | None:
+    pos = getattr(e, "position", None)
+    return Gtid.parse(pos) if isinstance(pos, str) else None
+
+
+def replay_encoder(suite: ProtocolSuite, joined: Joined, label: str) -> EncoderInfo:
+    """An encoder that hands the run, event by event, what the capture holds for that event."""
+    run = ToolRun(SimpleNamespace(workload=joined.workload, truth=None), joined.batches)
+    return EncoderInfo(f"{suite.name}/capture", suite.name, EncoderKind.EXTERNAL,
+                       lambda: ReplayEncoder(run, suite.name), description=f"the capture's records of {label}")
+
+
+def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, units: Sequence[Unit],
+                into: ComboResult, *, upstream: Any = None, progress: Callable[[int], None] | None = None
+                ) -> list[str]:
+    """Judge every unit as a run judges one workload (into `into`); notes for the report."""
+    from .run import run_in_memory
+
+    notes: list[str] = []
+    for n, u in enumerate(units, 1):
+        truth = u.exported.workload
+        if not u.from_run:
+            truth = with_databases(truth, u.exported.databases)
+        if upstream is not None:
+            truth = upstream.run_workload(truth).workload  # what the server's log says it did
+        joined = join(suite, options, registry, truth, u.records)
+        if joined.unjoined:
+            notes.append(f"{u.label}: {joined.unjoined} record(s) belong to no transaction of the workload "
+                         "(judged as unexpected)")
+        run_in_memory(suite, replay_encoder(suite, joined, u.label), options, registry, joined.workload,
+                      seed=u.exported.seed, shard=u.exported.shard, run_id="f", into=into)
+        if progress is not None:
+            progress(n)
+    return notes

@@ -1,0 +1,150 @@
+"""`check --workload` (issue 29, part 2): a capture judged against the workload it was made from.
+
+Two kinds of capture: a run's dump (its unit prefixes, the model's database names and ids), and a
+deployment's (the export applied elsewhere: the export's `w<shard>_` databases, and ids only that
+deployment knows: another server id, GTIDs further on, later binlog times). The deployment here is
+the reference encoder (or a mutant) run on the workload as that deployment would have numbered it.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import pytest
+
+from conformance.checks.registry import Outcome
+from conformance.encoders import find_encoder
+from conformance.harness.capture import parse_line
+from conformance.harness.check import capture_tally, check_log, unnumbered
+from conformance.harness.export import Export, read, render
+from conformance.harness.field import check_units, split, with_databases
+from conformance.harness.run import RunPlan, run_in_memory
+from conformance.harness.stages import ComboResult, new_tally
+from conformance.model.events import Ddl, Gtid, Transaction, Workload, tso
+from conformance.protocols import get_protocol
+
+PROTOCOL = "maxscale-kafkacdc"
+SEED = 29
+
+
+def export_of(encoder: str = "reference", examples: int = 3, seed: int = SEED) -> Export:
+    suite = get_protocol(PROTOCOL)
+    plan = RunPlan(protocol=suite, encoder=find_encoder(encoder, PROTOCOL), combos=[{}], examples=examples,
+                   seed=seed, first_shard=0)
+    return read("".join(render(plan)))
+
+
+def as_deployed(w: Workload, databases: dict[str, str]) -> Workload:
+    """The workload as another deployment numbered it: its databases, server 9, GTIDs 500 on,
+    binlog times a day later."""
+    day = tso(86_400_000)
+
+    def moved(e: object) -> object:
+        if isinstance(e, (Transaction, Ddl)):
+            g = Gtid.parse(e.position) if e.position else None
+            pos = str(Gtid(g.domain, 9, g.sequence + 500)) if g is not None else e.position
+            return replace(e, position=pos, commit_ts=e.commit_ts + day)
+        return e
+
+    w = with_databases(w, databases)
+    return replace(w, events=tuple(moved(e) for e in w.events))  # type: ignore[misc]
+
+
+def records_of(encoder: str, export: Export, *, deployed: bool) -> list:
+    """What `encoder` writes for each workload of the export: a run's dump, or a deployment's
+    capture (no unit prefix, its own names and ids)."""
+    suite = get_protocol(PROTOCOL)
+    info = find_encoder(encoder, PROTOCOL)
+    options = suite.resolve_options(dict(info.needs_options))
+    buf = io.StringIO()
+    for x in export.workloads:
+        w = as_deployed(x.workload, x.databases) if deployed else x.workload
+        run_in_memory(suite, info, options, None, w, shard=x.shard, run_id="r", dump=buf)
+    out = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
+    if deployed:
+        out = [replace(r, topic=r.topic.split("-", 1)[1]) for r in out]
+    return out
+
+
+def judged(records: list, export: Export, options: dict[str, str] | None = None) -> ComboResult:
+    suite = get_protocol(PROTOCOL)
+    opts = suite.resolve_options(options or {})
+    units, loose = split(suite, opts, None, records, export)
+    assert not loose
+    assert {u.exported.shard for u in units} == {x.shard for x in export.workloads}
+    result = ComboResult(new_tally(suite))
+    check_units(suite, opts, None, units, result)
+    return result
+
+
+def failed(result: ComboResult) -> set[str]:
+    return {t.id for t in result.tally if t.outcome is Outcome.FAILED}
+
+
+@pytest.mark.parametrize("deployed", [False, True], ids=["run-dump", "deployment"])
+def test_reference_passes_against_its_workload(deployed: bool) -> None:
+    export = export_of()
+    result = judged(records_of("reference", export, deployed=deployed), export)
+    assert failed(result) == set()
+    # Everything was joined and judged as a run judges it: the workload's checks ran.
+    passed = {t.id for t in result.tally if t.outcome is Outcome.PASSED}
+    assert {"maxscale-kafkacdc.event.rows", "maxscale-kafkacdc.value.bit", "delivery.no-loss",
+            "delivery.no-strays"} <= passed
+    assert result.workloads == len(export.workloads)
+
+
+@pytest.mark.parametrize("mutant", ["bit-zero", "decimal-as-double", "enum-set-hex", "empty-blob-nul"])
+def test_value_defects_the_log_cannot_show_are_caught_with_the_workload(mutant: str) -> None:
+    info = find_encoder(f"mutant/{mutant}", PROTOCOL)
+    export = export_of(f"mutant/{mutant}", examples=4)
+    assert info.catches in failed(judged(records_of(f"mutant/{mutant}", export, deployed=True), export,
+                                         dict(info.needs_options)))
+
+
+def test_a_lost_transaction_is_loss_not_a_false_value() -> None:
+    export = export_of(examples=2)
+    records = records_of("reference", export, deployed=True)
+    dml = [r for r in records if r.key is not None and b":" in r.key]
+    gone = dml[len(dml) // 2].key.split(b":")[0]
+    kept = [r for r in records if r.key is None or r.key.split(b":")[0] != gone]
+    assert "delivery.no-loss" in failed(judged(kept, export))
+
+
+def test_records_of_no_workload_are_reported_not_dropped() -> None:
+    export = export_of(examples=1)
+    records = records_of("reference", export, deployed=True)
+    last = next(r for r in reversed(records) if r.key is not None and b":" in r.key)  # a DML event
+    assert b'"table_schema":"w0_' in last.value
+    stranger = replace(last, value=last.value.replace(b'"table_schema":"w0_', b'"table_schema":"zz_'))
+    suite = get_protocol(PROTOCOL)
+    units, loose = split(suite, suite.resolve_options({}), None, [*records, stranger], export)
+    assert len(loose) == 1 and sum(len(u.records) for u in units) == len(records)
+
+
+def _mutants() -> list:
+    suite = get_protocol(PROTOCOL)
+    return [e for e in suite.encoders() if e.catches is not None and e.faults is None and e.registry_fault is None]
+
+
+@pytest.mark.parametrize("mutant", [e.name for e in _mutants()])
+def test_lab_and_field_agree(mutant: str) -> None:
+    """Part 4: `check --workload` on a mutant run's dump fails every check its run fails (the
+    checks about the encoder process itself aside: a capture has none)."""
+    suite = get_protocol(PROTOCOL)
+    info = find_encoder(mutant, PROTOCOL)
+    options = suite.resolve_options(dict(info.needs_options))
+    export = export_of(mutant, examples=3)
+    buf = io.StringIO()
+    run = ComboResult(new_tally(suite))
+    for x in export.workloads:
+        run_in_memory(suite, info, options, None, x.workload, shard=x.shard, run_id="r", dump=buf, into=run)
+    lab = {c for c in failed(run) if not c.startswith("encoder.")}
+    records = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
+    # What `check --input DUMP --complete --workload FILE` reports: the capture judged alone, and
+    # against its workload.
+    alone = capture_tally(suite, "no encoder")
+    check_log(suite, options, None, unnumbered(records), alone, complete=True)
+    field = {t.id for t in alone if t.outcome is Outcome.FAILED}
+    field |= failed(judged(records, export, options))
+    assert lab - field == set(), f"the run failed {sorted(lab - field)}; check --workload on its dump did not"
