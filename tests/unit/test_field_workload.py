@@ -148,3 +148,35 @@ def test_lab_and_field_agree(mutant: str) -> None:
     field = {t.id for t in alone if t.outcome is Outcome.FAILED}
     field |= failed(judged(records, export, options))
     assert lab - field == set(), f"the run failed {sorted(lab - field)}; check --workload on its dump did not"
+
+
+def test_cli_check_with_workload(tmp_path, capsys, monkeypatch) -> None:
+    """The commands a user types: export, run (its dump), check the dump against the export; a
+    mutant's dump fails the check that names its defect; a protocol without the join says so."""
+    from helpers import cli, report_results
+
+    monkeypatch.chdir(tmp_path)
+    common = ("--protocol", PROTOCOL, "--seed", "5", "--examples", "3")
+    for enc, name in (("reference", "good"), ("mutant/bit-zero", "bad")):
+        # The workloads `run` generates for that encoder (a mutant's shape makes its defect likely).
+        code, out = cli(capsys, "workload", *common, "--encoder", enc, "--out", f"{name}.sql")
+        assert code == 0, out
+        code, out = cli(capsys, "run", *common, "--encoder", enc, "--no-matrix", "--no-shrink", "--dump", name,
+                        "--report-dir", f"r-{name}")
+        assert code == (0 if name == "good" else 1), out
+    code, out = cli(capsys, "check", "--protocol", PROTOCOL, "--input", "good", "--complete", "--workload",
+                    "good.sql", "--report-dir", "c-good")
+    assert code == 0, out
+    assert "capture:good + workload:good.sql" in out
+    code, out = cli(capsys, "check", "--protocol", PROTOCOL, "--input", "bad", "--complete", "--workload", "bad.sql",
+                    "--report-dir", "c-bad")
+    assert code == 1, out
+    assert report_results(tmp_path / "c-bad")["maxscale-kafkacdc.value.bit"]["outcome"] == "failed"
+    # The workload must be the capture's: the good dump against the mutant's workloads is not.
+    code, out = cli(capsys, "check", "--protocol", PROTOCOL, "--input", "good", "--complete", "--workload", "bad.sql")
+    assert code == 1 and "delivery.no-loss" in out
+    # Without the workload the same dump passes: BIT 0 is a value only the source knows.
+    code, out = cli(capsys, "check", "--protocol", PROTOCOL, "--input", "bad", "--complete")
+    assert code == 0, out
+    code, out = cli(capsys, "check", "--protocol", "ticdc-simple", "--input", "bad", "--workload", "bad.sql")
+    assert code == 2 and "--workload is not built for ticdc-simple yet" in out
