@@ -203,13 +203,33 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     # … and the events between them (DDL) a GTID as far from the nearest joined transaction's as
     # the workload's was (one session, one server: the deployment numbered them in the same steps).
     _shift_positions(events, adopted, sorted(by_event))
-    # Records that name the position of the event that made them (a schema event) go with it.
+    # Records that name the position of the event that made them (a schema event) go with it. A
+    # position no event has (the server numbered other writes in between) is the one of the
+    # latest DDL of that table before the transaction the record came with.
     at_position = {e.position: i for i, e in enumerate(adopted)
                    if isinstance(e, (Transaction, Ddl)) and e.position is not None}
+
+    def names_it(i: int | None, table: tuple[str, str] | None) -> bool:
+        e = adopted[i] if i is not None else None
+        return not isinstance(e, Ddl) or table is None or _ddl_table(suite, e) == table
+
+    for n, p in enumerate(placed):
+        if p.tx is not None or p.position is None or p.table is None \
+                or (p.position in at_position and names_it(at_position[p.position], p.table)):
+            continue
+        before = event_of.get(tx[n], len(adopted))
+        j = next((j for j in range(before - 1, -1, -1) if isinstance(adopted[j], Ddl)
+                  and _ddl_table(suite, adopted[j]) == p.table), None)  # type: ignore[arg-type]
+        d = adopted[j] if j is not None else None
+        if j is not None and isinstance(d, Ddl):
+            adopted[j] = replace(d, position=p.position)
+            at_position = {k: v for k, v in at_position.items() if v != j}
+            at_position[p.position] = j
     where: list[int | None] = []
     for n in range(len(records)):
         named = placed[n].position
-        if placed[n].tx is None and named is not None and named in at_position:
+        if placed[n].tx is None and named is not None and named in at_position \
+                and names_it(at_position[named], placed[n].table):
             where.append(at_position[named])
         elif tx[n] == CAPTURE_START and first < len(events):
             where.append(first)
@@ -239,6 +259,11 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
         last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
         out[last] = out[last] + strays
     return Joined(replace(truth, events=tuple(adopted)), out, len(strays))
+
+
+def _ddl_table(suite: ProtocolSuite, d: Ddl) -> tuple[str, str] | None:
+    t = d.table or d.pre_table
+    return suite.record_table(t.database, t.name) if t is not None else None
 
 
 def _shift_positions(events: Sequence[Event], adopted: list[Event], joined: Sequence[int]) -> None:

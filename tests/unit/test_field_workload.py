@@ -35,15 +35,15 @@ def export_of(encoder: str = "reference", examples: int = 3, seed: int = SEED) -
     return read("".join(render(plan)))
 
 
-def as_deployed(w: Workload, databases: dict[str, str]) -> Workload:
-    """The workload as another deployment numbered it: its databases, server 9, GTIDs 500 on,
-    binlog times a day later."""
+def as_deployed(w: Workload, databases: dict[str, str], *, gaps: bool = False) -> Workload:
+    """The workload as another deployment numbered it: its databases, server 9, GTIDs 500 on
+    (`gaps`: every other one, as on a server with other writes), binlog times a day later."""
     day = tso(86_400_000)
 
     def moved(e: object) -> object:
         if isinstance(e, (Transaction, Ddl)):
             g = Gtid.parse(e.position) if e.position else None
-            pos = str(Gtid(g.domain, 9, g.sequence + 500)) if g is not None else e.position
+            pos = str(Gtid(g.domain, 9, g.sequence * (2 if gaps else 1) + 500)) if g is not None else e.position
             return replace(e, position=pos, commit_ts=e.commit_ts + day)
         return e
 
@@ -51,7 +51,7 @@ def as_deployed(w: Workload, databases: dict[str, str]) -> Workload:
     return replace(w, events=tuple(moved(e) for e in w.events))  # type: ignore[misc]
 
 
-def records_of(encoder: str, export: Export, *, deployed: bool) -> list:
+def records_of(encoder: str, export: Export, *, deployed: bool, gaps: bool = False) -> list:
     """What `encoder` writes for each workload of the export: a run's dump, or a deployment's
     capture (no unit prefix, its own names and ids)."""
     suite = get_protocol(PROTOCOL)
@@ -59,7 +59,7 @@ def records_of(encoder: str, export: Export, *, deployed: bool) -> list:
     options = suite.resolve_options(dict(info.needs_options))
     buf = io.StringIO()
     for x in export.workloads:
-        w = as_deployed(x.workload, x.databases) if deployed else x.workload
+        w = as_deployed(x.workload, x.databases, gaps=gaps) if deployed else x.workload
         run_in_memory(suite, info, options, None, w, shard=x.shard, run_id="r", dump=buf)
     out = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
     if deployed:
@@ -82,10 +82,11 @@ def failed(result: ComboResult) -> set[str]:
     return {t.id for t in result.tally if t.outcome is Outcome.FAILED}
 
 
-@pytest.mark.parametrize("deployed", [False, True], ids=["run-dump", "deployment"])
-def test_reference_passes_against_its_workload(deployed: bool) -> None:
-    export = export_of()
-    result = judged(records_of("reference", export, deployed=deployed), export)
+@pytest.mark.parametrize(("deployed", "gaps"), [(False, False), (True, False), (True, True)],
+                         ids=["run-dump", "deployment", "deployment-with-other-writes"])
+def test_reference_passes_against_its_workload(deployed: bool, gaps: bool) -> None:
+    export = export_of(examples=4)
+    result = judged(records_of("reference", export, deployed=deployed, gaps=gaps), export)
     assert failed(result) == set()
     # Everything was joined and judged as a run judges it: the workload's checks ran.
     passed = {t.id for t in result.tally if t.outcome is Outcome.PASSED}
