@@ -280,8 +280,9 @@ def _shift_positions(events: Sequence[Event], adopted: list[Event], joined: Sequ
     if not moves:
         return
     k = 0
+    done = set(joined)
     for i, e in enumerate(events):
-        if i in joined or not isinstance(e, (Transaction, Ddl)):
+        if i in done or not isinstance(e, (Transaction, Ddl)):
             continue
         g = _gtid(e)
         if g is None:
