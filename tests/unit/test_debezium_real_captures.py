@@ -236,6 +236,9 @@ def _edit(name: str, pick: Any, change: Any) -> list[Record]:
      lambda d: d["payload"]["message"].update(content="not hex"), "debezium.message.content"),
     ("topic-names", lambda t, d: t == "dbz.s1.t__", lambda d: d["payload"]["source"].update(table="t😀x"),
      "debezium.topic.name"),
+    # Issue 29: an END whose event_count is one more than the events carrying its id.
+    ("txid", lambda t, d: t == "dbz.transaction" and d["payload"].get("status") == "END",
+     lambda d: d["payload"].update(event_count=d["payload"]["event_count"] + 1), "debezium.transaction.end-counts"),
 ])
 def test_a_single_defect_in_real_output_fails_its_check(name: str, pick: Any, change: Any, check: str) -> None:
     tally = check_capture(_edit(name, pick, change), options(name), protocol="debezium")

@@ -150,3 +150,39 @@ def value_schema_conforms(ev: RecordEvidence) -> Findings:
                           location=ev.at(column, part))
     if not judged:
         yield NotApplicable("no {schema, payload} document (schemas off, Avro, or a tombstone)")
+
+
+@check("transaction.end-counts", level=Level.MUST, scope=Scope.RECORD,
+       clause="Debezium documentation, Transaction metadata (END: event_count, the transaction's events; "
+              "data_collections, each collection's data_collection and event_count); TransactionContext "
+              "(every event counts once in the total and once in its collection's count)")
+def transaction_end_counts(ev: RecordEvidence) -> Findings:
+    """An END counts its transaction's events once in all and once per data collection: its
+    `event_count` is the sum of its `data_collections`' counts, each a collection name with a count
+    of at least one."""
+    if not ev.transaction_topic:
+        yield NotApplicable("not on the transaction topic")
+        return
+    p = ev.msg.value.payload
+    if not isinstance(p, dict) or p.get("status") != "END":
+        yield NotApplicable("not an END")
+        return
+    total, colls = p.get("event_count"), p.get("data_collections")
+    if not isinstance(total, int) or isinstance(total, bool) or total < 0 or not isinstance(colls, list):
+        yield Failure("an END without an event_count and a list of data_collections",
+                      expected="event_count: a count; data_collections: a list", actual=brief(p, 120),
+                      location=ev.at("event_count", "value"))
+        return
+    counts: list[int] = []
+    for d in colls:
+        n = d.get("event_count") if isinstance(d, dict) else None
+        if not isinstance(d, dict) or not isinstance(d.get("data_collection"), str) \
+                or not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            yield Failure("a data collection of an END is not a name with a count of at least one",
+                          expected='{"data_collection": "<schema>.<table>", "event_count": >= 1}',
+                          actual=brief(d, 100), location=ev.at("data_collections", "value"))
+            return
+        counts.append(n)
+    if sum(counts) != total:
+        yield Failure("END's event_count is not the sum of its data collections' counts", expected=sum(counts),
+                      actual=total, location=ev.at("event_count", "value"))

@@ -218,14 +218,27 @@ class KeyChangeAsUpdate(DebeziumEncoder):
         return out
 
 
-@mutant("end-miscounts", "transaction.metadata", needs={"provide.transaction.metadata": "true"})
+@mutant("end-miscounts", "transaction.end-counts", needs={"provide.transaction.metadata": "true"})
 class EndMiscounts(DebeziumEncoder):
-    """Counts one event too many in every END."""
+    """Counts one event too many in every END's event_count (not in its data collections)."""
 
     def transaction_record(self, status: str, tx_id: str, ts_ms: int,
                            end: tuple[int, dict[str, int]] | None) -> Record:
         if end is not None:
             end = (end[0] + 1, end[1])
+        return super().transaction_record(status, tx_id, ts_ms, end)
+
+
+@mutant("end-counts-one-more-row", "transaction.metadata", needs={"provide.transaction.metadata": "true"})
+class EndCountsOneMoreRow(DebeziumEncoder):
+    """Counts one event too many in every END that has a data collection, in its event_count and its
+    first collection's count alike: consistent in itself, only the source shows it."""
+
+    def transaction_record(self, status: str, tx_id: str, ts_ms: int,
+                           end: tuple[int, dict[str, int]] | None) -> Record:
+        if end is not None and end[1]:
+            first = next(iter(end[1]))
+            end = (end[0] + 1, {**end[1], first: end[1][first] + 1})
         return super().transaction_record(status, tx_id, ts_ms, end)
 
 
