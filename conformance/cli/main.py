@@ -549,10 +549,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     more: list[Section] = []  # with --workload: the capture judged against it
     if args.kafka is not None:
-        if args.workload is not None:
-            raise UsageError("--workload goes with --input: dump the topics first (conformance check --kafka … "
-                             "writes none; any records.jsonl dump of them will do)")
-        section, what = _check_kafka(args, protocol, options, report)
+        section, what = _check_kafka(args, protocol, options, report, more)
     else:
         section, what = _check_file(args, protocol, options, report, more)
     section.workloads = 0
@@ -606,7 +603,10 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
                                                    complete=args.complete, keep=_combo_filter(args.combo))
             section.notes.extend(delivery.notes())
             if export is not None:
-                more.append(_check_against(args, protocol, options, registry, path, export))
+                from ..harness.capture import BadLine, read_records
+
+                records = [r for _, r in read_records(path) if not isinstance(r, BadLine)]
+                more.append(_check_against(args, protocol, options, registry, records, f"capture:{path.name}", export))
     except (DumpFormatError, ValueError) as e:
         # A malformed dump, or a registry URL that does not parse (a port that is not a number…).
         raise UsageError(str(e)) from None
@@ -658,14 +658,13 @@ def _export_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> Any:
 
 
 def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], registry: Any,
-                   path: Path, export: Any) -> Section:
-    """The capture judged against the workload it was made from, as a run judges its own output."""
-    from ..harness.capture import BadLine, read_records
+                   records: Sequence[Any], name: str, export: Any) -> Section:
+    """The capture (`records`, of `name`) judged against the workload it was made from, as a run
+    judges its own output."""
     from ..harness.field import SeveralCombinations, check_units, split
     from ..harness.stages import ComboResult, new_tally
 
     t0 = time.monotonic()
-    records = [r for _, r in read_records(path) if not isinstance(r, BadLine)]
     try:
         units, loose = split(protocol, options, registry, records, export, combo=args.combo)
     except SeveralCombinations as e:
@@ -675,7 +674,7 @@ def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: d
         task = progress.add_task("workloads", total=len(units))
         notes = check_units(protocol, options, registry, units, result,
                             progress=lambda n: progress.update(task, completed=n))
-    section = Section(protocol.name, f"capture:{path.name} + workload:{Path(args.workload).name}", "capture",
+    section = Section(protocol.name, f"{name} + workload:{Path(args.workload).name}", "capture",
                       options, describe_options(options, protocol), result.tally, workloads=len(units),
                       records=sum(len(u.records) for u in units), seed=export.header.get("seed"),
                       duration_s=time.monotonic() - t0)
@@ -691,13 +690,15 @@ def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: d
     return section
 
 
-def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], report: Report
-                 ) -> tuple[Section, str]:
+def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], report: Report,
+                 more: list[Section]) -> tuple[Section, str]:
     from ..harness.capture import finish_log_only
     from ..harness.check import LiveSpec, check_live_local, check_live_spark, commit, starting_offsets
-    from ..harness.kafka_source import plan_ranges
-    from ..infra.registry import RegistryClient
+    from ..harness.kafka_source import plan_ranges, read_range
+    from ..harness.runners import records_of
+    from ..infra.registry import RegistryClient, open_registry
 
+    export = _export_arg(args, protocol)
     if not args.topics:
         raise UsageError("--kafka needs --topics T1[,T2…]")
     registry_url = _registry_arg(args, protocol, options)
@@ -730,6 +731,13 @@ def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dic
             else:
                 tally, n, delivery = check_live_spark(spec, config, ranges, args.spark_master, progress=checked)
             finish_log_only(tally, protocol.name)
+        if export is not None:
+            # The same ranges again, held this time: the join needs the whole capture at once.
+            held = [rec for r in ranges if not r.empty for rec in records_of(read_range(config["bootstrap.servers"], r,
+                                                                                       rest))]
+            with (open_registry(registry_url) if registry_url is not None else contextlib.nullcontext()) as registry:
+                more.append(_check_against(args, protocol, options, registry, held, f"kafka:{','.join(topics)}",
+                                           export))
         if args.group:
             commit(config, args.group, {(r.topic, r.partition): r.high for r in ranges})
     section = Section(protocol.name, f"kafka:{','.join(topics)}", "capture", options,

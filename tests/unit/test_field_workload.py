@@ -28,22 +28,29 @@ PROTOCOL = "maxscale-kafkacdc"
 SEED = 29
 
 
-def export_of(encoder: str = "reference", examples: int = 3, seed: int = SEED) -> Export:
+def export_text(encoder: str = "reference", examples: int = 3, seed: int = SEED) -> str:
+    """What `conformance workload --encoder ENCODER --examples N --seed S` writes."""
     suite = get_protocol(PROTOCOL)
     plan = RunPlan(protocol=suite, encoder=find_encoder(encoder, PROTOCOL), combos=[{}], examples=examples,
                    seed=seed, first_shard=0)
-    return read("".join(render(plan)))
+    return "".join(render(plan))
 
 
-def as_deployed(w: Workload, databases: dict[str, str], *, gaps: bool = False) -> Workload:
+def export_of(encoder: str = "reference", examples: int = 3, seed: int = SEED) -> Export:
+    return read(export_text(encoder, examples, seed))
+
+
+def as_deployed(w: Workload, databases: dict[str, str], *, gaps: bool = False, after: int = 0) -> Workload:
     """The workload as another deployment numbered it: its databases, server 9, GTIDs 500 on
-    (`gaps`: every other one, as on a server with other writes), binlog times a day later."""
-    day = tso(86_400_000)
+    (`gaps`: every other one, as on a server with other writes), binlog times a day later; `after`:
+    how many workloads that server took before (one session applies a file's workloads in turn)."""
+    day = tso(86_400_000 + after * 3_600_000)
 
     def moved(e: object) -> object:
         if isinstance(e, (Transaction, Ddl)):
             g = Gtid.parse(e.position) if e.position else None
-            pos = str(Gtid(g.domain, 9, g.sequence * (2 if gaps else 1) + 500)) if g is not None else e.position
+            pos = str(Gtid(g.domain, 9, g.sequence * (2 if gaps else 1) + 500 + 10_000 * after)) \
+                if g is not None else e.position
             return replace(e, position=pos, commit_ts=e.commit_ts + day)
         return e
 
@@ -58,8 +65,8 @@ def records_of(encoder: str, export: Export, *, deployed: bool, gaps: bool = Fal
     info = find_encoder(encoder, PROTOCOL)
     options = suite.resolve_options(dict(info.needs_options))
     buf = io.StringIO()
-    for x in export.workloads:
-        w = as_deployed(x.workload, x.databases, gaps=gaps) if deployed else x.workload
+    for n, x in enumerate(export.workloads):
+        w = as_deployed(x.workload, x.databases, gaps=gaps, after=n) if deployed else x.workload
         run_in_memory(suite, info, options, None, w, shard=x.shard, run_id="r", dump=buf)
     out = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
     if deployed:
