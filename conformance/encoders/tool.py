@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..model.events import Event, Workload
+from ..model.table import Table
 from .spi import EncoderContext, EncoderError, EncoderHung, Record
 
 
@@ -91,8 +92,14 @@ class ToolRecord:
     # non-transactional logical decoding message): placed in order (`order`) with those events.
     loose: bool = False
     # A record of no transaction that names the source position of the event that made it (a
-    # MaxScale schema event's key: the GTID of the DDL that made that table version).
+    # MaxScale schema event's key: the GTID of the DDL that made that table version; a TiCDC
+    # watermark's ts), as `ProtocolSuite.event_position` names that event.
     position: str | None = None
+    # A record of a DDL (its `tx`: the DDL's own; `table`: the table it made, if any).
+    ddl: bool = False
+    # A record a deployment makes on its own schedule, not for an event of the workload (TiCDC's
+    # watermarks): `check --workload` judges a deployment's with the capture alone.
+    own_schedule: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +111,10 @@ class FieldIds:
     position: str | None = None
     time_ms: int | None = None
     commit_ts: int | None = None
+    sql: str | None = None  # a DDL's statement as the deployment recorded it
+    # Each table version the records name, with the identity the deployment gave it (TiDB's
+    # table id and schema version: `Table` fields).
+    tables: tuple[tuple[Table, Mapping[str, Any]], ...] = ()
 
 
 class ToolAdapter(Protocol):

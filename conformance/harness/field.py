@@ -123,57 +123,62 @@ def with_databases(w: Workload, names: Mapping[str, str]) -> Workload:
             got = tables[id(table)] = replace(table, database=names[table.database])
         return got
 
-    def opt(table: Table | None) -> Table | None:
-        return None if table is None else t(table)
-
     def ev(e: Event) -> Event:
-        if isinstance(e, Transaction):
-            return replace(e, changes=tuple(replace(c, table=t(c.table)) for c in e.changes))
-        if isinstance(e, Ddl):
-            return replace(e, table=opt(e.table), pre_table=opt(e.pre_table),
-                           database=names.get(e.database, e.database))
-        if isinstance(e, CaptureStart):
-            return replace(e, tables=tuple((t(tb), rows) for tb, rows in e.tables))
-        return e
+        e = _with_tables(e, t)
+        return replace(e, database=names.get(e.database, e.database)) if isinstance(e, Ddl) else e
 
     return replace(w, events=tuple(ev(e) for e in w.events))
 
 
 @dataclass
 class Joined:
-    workload: Workload  # the truth, with the deployment's ids
+    workload: Workload  # the truth (a deployment's: with the deployment's ids)
     batches: list[list[Record]]  # the capture's records per event of `workload`
     unjoined: int = 0  # records of transactions the join could not place (judged as unexpected)
+    own_schedule: int = 0  # a deployment's records made on its own schedule (judged with the capture alone)
 
 
 def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth: Workload,
-         records: Sequence[Record]) -> Joined:
-    """The capture's records per event of the workload, and the workload with the capture's ids
-    (see the module docstring)."""
+         records: Sequence[Record], *, deployed: bool = True) -> Joined:
+    """The capture's records per event of the workload, and (`deployed`: a deployment's capture)
+    the workload with the capture's ids (see the module docstring). A run's dump keeps the
+    model's ids: it was made with them, and taking its own would hide a wrong one."""
+    if deployed:
+        # Events a deployment makes on its own schedule (TiCDC's watermarks) are not the model's.
+        truth = replace(truth, events=tuple(e for e in truth.events if suite.field_reproducible(e)))
     placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in records]
+    own = [deployed and p.own_schedule for p in placed]
+    keep = [n for n in range(len(records)) if not own[n]]
+    records = [records[n] for n in keep]
+    placed = [placed[n] for n in keep]
     tx, _ = fill_transactions(records, placed)
     events = truth.events
     first = capture_start(events)
-    # Per table, the workload's transactions that changed it, in commit order …
-    wanted: dict[tuple[str, str], list[int]] = defaultdict(list)
+    # Per table, the workload's transactions (and, apart, its DDL) that changed it, in commit
+    # order, and the capture's, in the order they first appear (each record that names its own).
+    wanted: dict[tuple[bool, tuple[str, str] | None], list[int]] = defaultdict(list)
+    key: tuple[bool, tuple[str, str] | None]
     for i, e in enumerate(events):
-        if isinstance(e, Transaction) and i >= first:
+        if i < first:
+            continue
+        if isinstance(e, Transaction):
             for c in e.changes:
-                key = suite.record_table(c.table.database, c.table.name)
+                key = (False, suite.record_table(c.table.database, c.table.name))
                 if not wanted[key] or wanted[key][-1] != i:
                     wanted[key].append(i)
-    # … and the capture's, in the order they first appear (each record that names its own).
-    seen: dict[tuple[str, str], list[Any]] = defaultdict(list)
+        elif isinstance(e, Ddl) and suite.field_joins_ddl:
+            wanted[(True, _ddl_table(suite, e))].append(i)
+    seen: dict[tuple[bool, tuple[str, str] | None], list[Any]] = defaultdict(list)
     for p in placed:
-        if p.table is not None and p.tx is not None and p.tx != CAPTURE_START:
-            s = seen[p.table]
-            if p.tx not in s:
-                s.append(p.tx)
+        if p.tx is not None and p.tx != CAPTURE_START and (p.table is not None or p.ddl):
+            got = seen[(p.ddl, p.table)]
+            if p.tx not in got:
+                got.append(p.tx)
     votes: dict[Any, Counter[int]] = defaultdict(Counter)
-    for table, txs in seen.items():
+    for key, txs in seen.items():
         for k, x in enumerate(txs):
-            if k < len(wanted.get(table, ())):
-                votes[x][wanted[table][k]] += 1
+            if k < len(wanted.get(key, ())):
+                votes[x][wanted[key][k]] += 1
     # Each capture transaction to the event most of its tables say; an event claimed twice goes
     # to the transaction with more votes (the other's records are judged as unexpected).
     event_of: dict[Any, int] = {}
@@ -186,35 +191,28 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             event_of.pop(claimed[i][1], None)
         claimed[i] = (n, x)
         event_of[x] = i
-    # The workload's events take the capture's ids: each joined transaction its own …
     adopted = list(events)
     by_event: dict[int, list[Record]] = defaultdict(list)
     for n in range(len(records)):
         if tx[n] in event_of:
             by_event[event_of[tx[n]]].append(records[n])
-    for i, recs in sorted(by_event.items()):
-        ids = suite.field_ids(recs, options, registry)
-        e = adopted[i]
-        if ids is None or not isinstance(e, Transaction):
-            continue
-        ts = ids.commit_ts if ids.commit_ts is not None else (
-            tso(ids.time_ms, i & TSO_LOGICAL_MASK) if ids.time_ms is not None else e.commit_ts)
-        adopted[i] = replace(e, commit_ts=ts, position=ids.position if ids.position is not None else e.position)
-    # … and the events between them (DDL) a GTID as far from the nearest joined transaction's as
-    # the workload's was (one session, one server: the deployment numbered them in the same steps).
-    _shift_positions(events, adopted, sorted(by_event))
-    # Records that name the position of the event that made them (a schema event) go with it. A
-    # position no event has (the server numbered other writes in between) is the one of the
-    # latest DDL of that table before the transaction the record came with.
-    at_position = {e.position: i for i, e in enumerate(adopted)
-                   if isinstance(e, (Transaction, Ddl)) and e.position is not None}
+    if deployed:
+        _adopt(suite, options, registry, events, adopted, by_event)
+    # Records that name the position of the event that made them (a schema event, a watermark)
+    # go with it. A schema event's GTID that no event has (the server numbered other writes in
+    # between) is the one of the latest DDL of that table before the transaction it came with.
+    at_position: dict[str, int] = {}
+    for i, e in enumerate(adopted):
+        pos = suite.event_position(e)
+        if pos is not None:
+            at_position[pos] = i
 
     def names_it(i: int | None, table: tuple[str, str] | None) -> bool:
         e = adopted[i] if i is not None else None
         return not isinstance(e, Ddl) or table is None or _ddl_table(suite, e) == table
 
     for n, p in enumerate(placed):
-        if p.tx is not None or p.position is None or p.table is None \
+        if not deployed or p.tx is not None or p.position is None or p.table is None \
                 or (p.position in at_position and names_it(at_position[p.position], p.table)):
             continue
         before = event_of.get(tx[n], len(adopted))
@@ -258,7 +256,56 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     if strays and out:
         last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
         out[last] = out[last] + strays
-    return Joined(replace(truth, events=tuple(adopted)), out, len(strays))
+    return Joined(replace(truth, events=tuple(adopted)), out, len(strays), sum(own))
+
+
+def _adopt(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, events: Sequence[Event],
+           adopted: list[Event], by_event: Mapping[int, list[Record]]) -> None:
+    """The workload's events take a deployment's ids: each joined event those of its records, the
+    events between (DDL a capture cannot place) a GTID as far from the nearest joined
+    transaction's as the workload's was (one session, one server: the deployment numbered them in
+    the same steps), and every table version the identity the capture gives it."""
+    tables: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for i, recs in sorted(by_event.items()):
+        e = adopted[i]
+        if not isinstance(e, (Transaction, Ddl)):
+            continue
+        ids = suite.field_ids(e, recs, options, registry)
+        if ids is None:
+            continue
+        ts = ids.commit_ts if ids.commit_ts is not None else (
+            tso(ids.time_ms, i & TSO_LOGICAL_MASK) if ids.time_ms is not None else e.commit_ts)
+        e = replace(e, commit_ts=ts, position=ids.position if ids.position is not None else e.position)
+        if isinstance(e, Ddl) and ids.sql is not None:
+            e = replace(e, sql=ids.sql)
+        adopted[i] = e
+        for named, attrs in ids.tables:
+            tables.setdefault((named.database, named.name, named.version), dict(attrs))
+    _shift_positions(events, adopted, sorted(by_event))
+    if tables:
+        cache: dict[int, Table] = {}
+
+        def deployed(table: Table) -> Table:
+            got = cache.get(id(table))
+            if got is None:
+                attrs = tables.get((table.database, table.name, table.version))
+                got = cache[id(table)] = replace(table, **attrs) if attrs else table
+            return got
+
+        for i, e in enumerate(adopted):
+            adopted[i] = _with_tables(e, deployed)
+
+
+def _with_tables(e: Event, t: Callable[[Table], Table]) -> Event:
+    """The event with every table version it names through `t`."""
+    if isinstance(e, Transaction):
+        return replace(e, changes=tuple(replace(c, table=t(c.table)) for c in e.changes))
+    if isinstance(e, Ddl):
+        return replace(e, table=None if e.table is None else t(e.table),
+                       pre_table=None if e.pre_table is None else t(e.pre_table))
+    if isinstance(e, CaptureStart):
+        return replace(e, tables=tuple((t(tb), rows) for tb, rows in e.tables))
+    return e
 
 
 def _ddl_table(suite: ProtocolSuite, d: Ddl) -> tuple[str, str] | None:
@@ -319,12 +366,17 @@ def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, un
             truth = with_databases(truth, u.exported.databases)
         if upstream is not None:
             truth = upstream.run_workload(truth).workload  # what the server's log says it did
-        joined = join(suite, options, registry, truth, u.records)
+        joined = join(suite, options, registry, truth, u.records, deployed=not u.from_run)
         if joined.unjoined:
             notes.append(f"{u.label}: {joined.unjoined} record(s) belong to no transaction of the workload "
                          "(judged as unexpected)")
+        if joined.own_schedule:
+            notes.append(f"{u.label}: {joined.own_schedule} record(s) the deployment made on its own schedule "
+                         "(watermarks) are judged with the capture alone")
+        parts = max((r.partition or 0 for r in u.records), default=-1) + 1
         run_in_memory(suite, replay_encoder(suite, joined, u.label), options, registry, joined.workload,
-                      seed=u.exported.seed, shard=u.exported.shard, run_id="f", into=into)
+                      seed=u.exported.seed, shard=u.exported.shard, run_id="f", into=into,
+                      partitions=parts if parts > 0 else None)
         if progress is not None:
             progress(n)
     return notes

@@ -187,11 +187,12 @@ _attempts = itertools.count(1)
 def run_in_memory(suite: ProtocolSuite, encoder: EncoderInfo, options: dict[str, str], registry: Any,
                   workload: Workload, *, timeout: float = 10.0, seed: int | str = 0, shard: int = 0,
                   run_id: str | None = None, time_zone: str = "UTC", dump: IO[str] | None = None,
-                  into: ComboResult | None = None) -> ComboResult:
-    """One workload through the in-memory pipeline (encode, log, judge), with topics of their own;
-    its records also go to `dump` (records.jsonl lines), its results into `into` if given."""
+                  into: ComboResult | None = None, partitions: int | None = None) -> ComboResult:
+    """One workload through the in-memory pipeline (encode, log, judge), with topics of their own
+    (`partitions` each: the protocol's in-memory count by default); its records also go to `dump`
+    (records.jsonl lines), its results into `into` if given."""
     spec = RunSpec(suite.name, encoder.name, seed, DEFAULT_SHAPE, (tuple(sorted(options.items())),),
-                   partitions=suite.capabilities.memory_partitions,
+                   partitions=partitions or suite.capabilities.memory_partitions,
                    run_id=run_id if run_id is not None else f"x{next(_attempts)}", encoder_timeout=timeout,
                    time_zone=time_zone)
     result = into if into is not None else ComboResult(new_tally(suite))

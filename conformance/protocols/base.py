@@ -521,13 +521,26 @@ class ProtocolSuite(ABC):
         unless the protocol rewrites names (MaxScale's Avro sanitizer)."""
         return (database, table)
 
-    def field_ids(self, records: Sequence[Record], options: Mapping[str, str], registry: Any = None
+    def field_ids(self, event: Event, records: Sequence[Record], options: Mapping[str, str], registry: Any = None
                   ) -> FieldIds | None:
-        """The ids a deployment gave one source transaction, from its records (see
-        `encoders.tool.FieldIds`): `check --workload` gives them to the workload's transaction that
-        the capture's is joined to. None: this protocol cannot judge a capture against a workload
-        (the default)."""
+        """The ids a deployment gave one source transaction or DDL (`event`, the workload's), from
+        its records (see `encoders.tool.FieldIds`): `check --workload` gives them to the workload's
+        event that the capture's is joined to. None: this protocol cannot judge a capture against a
+        workload (the default)."""
         return None
+
+    def event_position(self, event: Event) -> str | None:
+        """What a record that names the event that made it (`ToolRecord.position`) names it by:
+        the source position (a MariaDB GTID) by default."""
+        return getattr(event, "position", None)
+
+    def field_reproducible(self, event: Event) -> bool:
+        """Whether a deployment makes this event of the workload too (not: TiCDC's watermarks,
+        which a deployment makes on its own schedule)."""
+        return True
+
+    #: Whether a capture's DDL records (`ToolRecord.ddl`) are joined to the workload's DDL events.
+    field_joins_ddl: bool = False
 
     @property
     def joins_captures(self) -> bool:

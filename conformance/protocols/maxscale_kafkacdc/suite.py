@@ -8,7 +8,7 @@ from typing import Any
 from ...checks.results import Tally
 from ...encoders.spi import EncoderInfo, EncoderKind, Record
 from ...encoders.tool import FieldIds, ToolRecord
-from ...model.events import Workload
+from ...model.events import Event, Workload
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
 from . import delivery, spec
@@ -65,7 +65,8 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
     def record_table(self, database: str, table: str) -> tuple[str, str]:
         return (spec.sanitize(database), spec.sanitize(table))
 
-    def field_ids(self, records: Sequence[Record], options: Mapping[str, str], registry: Any = None) -> FieldIds:
+    def field_ids(self, event: Event, records: Sequence[Record], options: Mapping[str, str], registry: Any = None
+                  ) -> FieldIds:
         """A transaction's GTID and binlog time, from its first DML event."""
         from .decoder import decode
 
