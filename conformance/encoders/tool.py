@@ -203,23 +203,27 @@ def group_in_order(events: Sequence[Event], groups: Sequence[list[Record]],
 def fill_transactions(records: Sequence[Record], placed: Sequence[ToolRecord]
                       ) -> tuple[list[int | str | None], list[tuple[Any, ...]]]:
     """Each record's transaction and order key: its own, or, for a record that names none (a
-    tombstone, a schema record), its neighbour's in the same partition (`ToolRecord.with_next`)."""
+    tombstone, a schema record), its neighbour's in the same partition (`ToolRecord.with_next`;
+    the other neighbour where the partition has none on that side)."""
     tx: list[int | str | None] = [p.tx for p in placed]
     order: list[tuple[Any, ...]] = [p.order for p in placed]
     by_part: dict[tuple[str, int | None], list[int]] = {}
     for i, r in enumerate(records):
         by_part.setdefault((r.topic, r.partition), []).append(i)
     for idx in by_part.values():
+        own = [tx[i] is not None for i in idx]
         for pos, i in enumerate(idx):
-            if tx[i] is not None or placed[i].loose:
+            if own[pos] or placed[i].loose:
                 continue
-            step = 1 if placed[i].with_next else -1
-            j = pos + step
-            while 0 <= j < len(idx) and tx[idx[j]] is None:
-                j += step
-            if 0 <= j < len(idx):
-                tx[i] = tx[idx[j]]
-                order[i] = order[idx[j]]
+            first = 1 if placed[i].with_next else -1
+            for step in (first, -first):
+                j = pos + step
+                while 0 <= j < len(idx) and not own[j]:
+                    j += step
+                if 0 <= j < len(idx):
+                    tx[i] = tx[idx[j]]
+                    order[i] = order[idx[j]]
+                    break
     return tx, order
 
 

@@ -89,13 +89,18 @@ def split(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, recor
     for i, r in enumerate(field_records):
         by_part[(r.topic, r.partition)].append(i)
     for idx in by_part.values():
-        for seq in (idx, list(reversed(idx))):
-            last: int | None = None
-            for i in seq:
-                if shard_of[i] is None and placed[i].table is None:
-                    shard_of[i] = last
-                elif shard_of[i] is not None:
-                    last = shard_of[i]
+        known = [shard_of[i] for i in idx]
+        for pos, i in enumerate(idx):
+            if known[pos] is not None or placed[i].table is not None:
+                continue
+            first = 1 if placed[i].with_next else -1
+            for step in (first, -first):
+                j = pos + step
+                while 0 <= j < len(idx) and known[j] is None:
+                    j += step
+                if 0 <= j < len(idx):
+                    shard_of[i] = known[j]
+                    break
     for r, s in zip(field_records, shard_of, strict=True):
         if s is None:
             loose.append(r)
@@ -198,9 +203,9 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             by_event[event_of[tx[n]]].append(records[n])
     if deployed:
         _adopt(suite, options, registry, events, adopted, by_event)
-    # Records that name the position of the event that made them (a schema event, a watermark)
-    # go with it. A schema event's GTID that no event has (the server numbered other writes in
-    # between) is the one of the latest DDL of that table before the transaction it came with.
+    # Records that name the position of the event that made them (a schema event) go with it. A
+    # schema event's GTID that no event has (the server numbered other writes in between) is the
+    # one of the latest DDL of that table before the transaction it came with.
     at_position: dict[str, int] = {}
     for i, e in enumerate(adopted):
         pos = suite.event_position(e)
@@ -208,8 +213,10 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             at_position[pos] = i
 
     def names_it(i: int | None, table: tuple[str, str] | None) -> bool:
+        """Whether event `i` is one a record about `table` can name: any event for a record about no
+        table (a watermark), else a DDL of that table (a schema event)."""
         e = adopted[i] if i is not None else None
-        return not isinstance(e, Ddl) or table is None or _ddl_table(suite, e) == table
+        return table is None or (isinstance(e, Ddl) and _ddl_table(suite, e) == table)
 
     for n, p in enumerate(placed):
         if not deployed or p.tx is not None or p.position is None or p.table is None \
@@ -223,10 +230,18 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             adopted[j] = replace(d, position=p.position)
             at_position = {k: v for k, v in at_position.items() if v != j}
             at_position[p.position] = j
+    # A run's records made on a schedule of their own (watermarks) go, in each partition, to the
+    # workload's events of that kind in turn: the run made one for each.
+    scheduled = [i for i, e in enumerate(adopted) if not suite.field_reproducible(e)]
+    turn: Counter[tuple[str, int | None]] = Counter()
     where: list[int | None] = []
-    for n in range(len(records)):
+    for n, r in enumerate(records):
         named = placed[n].position
-        if placed[n].tx is None and named is not None and named in at_position \
+        if placed[n].own_schedule:
+            k = turn[(r.topic, r.partition)]
+            turn[(r.topic, r.partition)] += 1
+            where.append(scheduled[k] if k < len(scheduled) else None)
+        elif placed[n].tx is None and named is not None and named in at_position \
                 and names_it(at_position[named], placed[n].table):
             where.append(at_position[named])
         elif tx[n] == CAPTURE_START and first < len(events):

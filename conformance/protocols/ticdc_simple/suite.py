@@ -6,14 +6,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...checks.results import Tally
-from ...encoders.spi import EncoderInfo, EncoderKind
-from ...model.events import Workload
+from ...encoders.spi import EncoderInfo, EncoderKind, Record
+from ...encoders.tool import FieldIds, ToolRecord
+from ...model.events import Ddl, Event, Transaction, Watermark, Workload
+from ...model.table import Table
 from ...model.types import TIDB_KINDS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
 from . import delivery, spec
 from .checker import SimpleChecker
 from .checks import CHECKS
+from .decoder import decode, integer, schema_key, table_schema_of
 from .encoder import TiCDCSimpleEncoder
 
 
@@ -48,6 +51,66 @@ class TiCDCSimpleSuite(ProtocolSuite):
 
     def carries_commit_ts(self, options: Mapping[str, str]) -> bool:
         return True
+
+    # -- a deployment's capture against its workload (`check --workload`) ------------------------
+
+    field_joins_ddl = True
+
+    def tool_record(self, record: Record, options: Mapping[str, str], registry: Any = None) -> ToolRecord:
+        """A DML: its table and commitTs (the transaction's); a DDL: the table it made and its own
+        commitTs; a BOOTSTRAP goes with what follows it in its partition; a WATERMARK is made on
+        TiCDC's own schedule."""
+        o = spec.SimpleOptions.from_options(options)
+        m = decode(record.value, o.compression, o.avro)
+        if not m.ok:
+            return ToolRecord()
+        ts = integer(m.get("commitTs"))
+        if m.kind == "DML":
+            db, table = m.table_key
+            return ToolRecord(table=(db, table) if db is not None and table is not None else None, tx=ts)
+        if m.kind == "WATERMARK":
+            return ToolRecord(own_schedule=True)
+        schema = table_schema_of(m)
+        key = schema_key(schema) if schema is not None else None
+        named = (key[0], key[1]) if key is not None else None
+        if m.kind == "DDL":
+            # One that makes no table (CREATE DATABASE) belongs with what follows it.
+            return ToolRecord(table=named, tx=f"ddl:{ts}" if ts is not None else None, ddl=True,
+                              with_next=named is None)
+        return ToolRecord(table=named, with_next=True)  # a BOOTSTRAP
+
+    def field_reproducible(self, event: Event) -> bool:
+        return not isinstance(event, Watermark)
+
+    def field_ids(self, event: Event, records: Sequence[Record], options: Mapping[str, str], registry: Any = None
+                  ) -> FieldIds:
+        """The commit ts TiDB gave the transaction or DDL, a DDL's statement as TiDB recorded it,
+        and each table version's tableID and schemaVersion (TiDB's UpdateTS)."""
+        o = spec.SimpleOptions.from_options(options)
+        msgs = [m for m in (decode(r.value, o.compression, o.avro) for r in records) if m.ok]
+        tables: list[tuple[Table, dict[str, Any]]] = []
+        if isinstance(event, Transaction):
+            by_name = {(c.table.database, c.table.name): c.table for c in event.changes}
+            dml = [m for m in msgs if m.kind == "DML"]
+            for m in dml:
+                t = by_name.get(m.table_key)  # type: ignore[arg-type]
+                tid, version = integer(m.get("tableID")), integer(m.get("schemaVersion"))
+                if t is not None and tid is not None and version is not None:
+                    tables.append((t, {"table_id": tid, "version": version}))
+            ts = integer(dml[0].get("commitTs")) if dml else None
+            return FieldIds(commit_ts=ts, tables=tuple(tables))
+        ddl = next((m for m in msgs if m.kind == "DDL"), None)
+        if ddl is None or not isinstance(event, Ddl):
+            return FieldIds()
+        for t, name in zip(spec.ddl_schema_tables(event), ("tableSchema", "preTableSchema"), strict=True):
+            got = table_schema_of(ddl, name)
+            tid = integer(got.get("tableID")) if got is not None else None
+            version = integer(got.get("version")) if got is not None else None
+            if t is not None and tid is not None and version is not None:
+                tables.append((t, {"table_id": tid, "version": version}))
+        sql = ddl.get("sql")
+        return FieldIds(commit_ts=integer(ddl.get("commitTs")), sql=sql if isinstance(sql, str) else None,
+                        tables=tuple(tables))
 
 
 SUITE = TiCDCSimpleSuite.from_spec(
