@@ -257,10 +257,10 @@ def group_by_transaction(captured: Any, records: Sequence[Record], place: Callab
     if strays and out:
         last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
         out[last] = out[last] + strays
-    return _place_loose(captured, out, {i for i, p in enumerate(placed) if p.loose}, records, order)
+    return place_loose(captured, out, {i for i, p in enumerate(placed) if p.loose}, records, order)
 
 
-def _place_loose(captured: Any, batches: list[list[Record]], loose_at: set[int], records: Sequence[Record],
+def place_loose(captured: Any, batches: list[list[Record]], loose_at: set[int], records: Sequence[Record],
                  order: list[tuple[Any, ...]]) -> list[list[Record]]:
     """Records of no transaction (`ToolRecord.loose`: non-transactional logical decoding
     messages) go, in their order, with the events that emitted one, from the tool's start on

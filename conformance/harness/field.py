@@ -22,6 +22,7 @@ stay with the workload's last records: judged as unexpected, never dropped.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..encoders.spi import EncoderInfo, EncoderKind, Record
-from ..encoders.tool import CAPTURE_START, ReplayEncoder, ToolRecord, ToolRun, fill_transactions
+from ..encoders.tool import CAPTURE_START, ReplayEncoder, ToolRecord, ToolRun, fill_transactions, place_loose
 from ..model.events import CaptureStart, Ddl, Event, Gtid, Transaction, Workload, capture_start, tso
 from ..model.table import Table
 from ..protocols.base import ProtocolSuite
@@ -84,14 +85,17 @@ def split(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, recor
     # A deployment's records: the shard of the database each record's table is in; a record that
     # names no table (a tombstone, a transaction boundary) takes its neighbour's in its partition.
     placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in field_records]
-    shard_of: list[int | None] = [owner_db.get(p.table[0]) if p.table is not None else None for p in placed]
+    # (A table of no name is none: a logical decoding message's source names no table.)
+    named = [p.table is not None and bool(p.table[0]) for p in placed]
+    shard_of: list[int | None] = [owner_db.get(p.table[0]) if p.table is not None and n else None
+                                  for p, n in zip(placed, named, strict=True)]
     by_part: dict[tuple[str, int | None], list[int]] = defaultdict(list)
     for i, r in enumerate(field_records):
         by_part[(r.topic, r.partition)].append(i)
     for idx in by_part.values():
         known = [shard_of[i] for i in idx]
         for pos, i in enumerate(idx):
-            if known[pos] is not None or placed[i].table is not None:
+            if known[pos] is not None or named[i]:
                 continue
             first = 1 if placed[i].with_next else -1
             for step in (first, -first):
@@ -101,6 +105,19 @@ def split(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, recor
                 if 0 <= j < len(idx):
                     shard_of[i] = known[j]
                     break
+    # A record of a transaction whose other records say their workload (BEGIN/END on a topic of
+    # their own); else the workload of the record nearest it in the source's order (a message
+    # outside any transaction, by its LSN).
+    tx_shard = {p.tx: sh for p, sh in zip(placed, shard_of, strict=True) if p.tx is not None and sh is not None}
+    ordered = sorted((p.order, sh) for p, sh in zip(placed, shard_of, strict=True) if sh is not None and p.order)
+    order_keys = [k for k, _ in ordered]
+    for i, p in enumerate(placed):
+        if shard_of[i] is None and not named[i]:
+            if p.tx is not None and p.tx in tx_shard:
+                shard_of[i] = tx_shard[p.tx]
+            elif p.order and ordered:
+                at = max(0, bisect.bisect_right(order_keys, p.order) - 1)
+                shard_of[i] = ordered[at][1]
     for r, s in zip(field_records, shard_of, strict=True):
         if s is None:
             loose.append(r)
@@ -152,11 +169,15 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
         # Events a deployment makes on its own schedule (TiCDC's watermarks) are not the model's.
         truth = replace(truth, events=tuple(e for e in truth.events if suite.field_reproducible(e)))
     placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in records]
+    if deployed and not any(p.tx == CAPTURE_START for p in placed):
+        # The file marks where the lab starts its tool (a comment); a deployment whose tool ran all
+        # along (no snapshot in the capture) streamed everything.
+        truth = replace(truth, events=tuple(e for e in truth.events if not isinstance(e, CaptureStart)))
     own = [deployed and p.own_schedule for p in placed]
     keep = [n for n in range(len(records)) if not own[n]]
     records = [records[n] for n in keep]
     placed = [placed[n] for n in keep]
-    tx, _ = fill_transactions(records, placed)
+    tx, order = fill_transactions(records, placed)
     events = truth.events
     first = capture_start(events)
     # Per table, the workload's transactions (and, apart, its DDL) that changed it, in commit
@@ -237,7 +258,9 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     where: list[int | None] = []
     for n, r in enumerate(records):
         named = placed[n].position
-        if placed[n].own_schedule:
+        if placed[n].loose:
+            where.append(None)  # placed below, with the events that emitted one
+        elif placed[n].own_schedule:
             k = turn[(r.topic, r.partition)]
             turn[(r.topic, r.partition)] += 1
             where.append(scheduled[k] if k < len(scheduled) else None)
@@ -264,13 +287,20 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     strays: list[Record] = []
     for n, r in enumerate(records):
         at = where[n]
-        if at is None:
+        if at is None and not placed[n].loose:
             strays.append(r)
-        else:
+        elif at is not None:
             out[at].append(r)
     if strays and out:
         last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
         out[last] = out[last] + strays
+    # Records of no transaction (PostgreSQL's non-transactional messages), in their order, to the
+    # events that emitted one (as a whole tool's are placed).
+    loose = {n for n in range(len(records)) if placed[n].loose}
+    if loose and out:
+        out[-1].extend(records[n] for n in sorted(loose))  # in the batches, where `place_loose` takes them from
+        out = place_loose(SimpleNamespace(workload=replace(truth, events=tuple(adopted))), out, loose, records,
+                          order)
     return Joined(replace(truth, events=tuple(adopted)), out, len(strays), sum(own))
 
 

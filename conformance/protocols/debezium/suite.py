@@ -8,8 +8,8 @@ from typing import Any
 
 from ...checks.results import Tally
 from ...encoders.spi import ConfigurationError, EncoderInfo, EncoderKind, Record
-from ...encoders.tool import CAPTURE_START, ToolRecord
-from ...model.events import CaptureStart, Ddl, DdlKind, Transaction, Workload
+from ...encoders.tool import CAPTURE_START, FieldIds, ToolRecord
+from ...model.events import CaptureStart, Ddl, DdlKind, Event, Transaction, Workload
 from ...strategies.history import EVOLUTIONS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..connector_config import ConnectorOptions
@@ -174,6 +174,29 @@ class DebeziumSuite(ProtocolSuite):
             return ToolRecord(tx=int(head) & 0xFFFFFFFF if head.isdigit() else None,
                               order=(0,) if status == "BEGIN" else (2,))
         return ToolRecord()
+
+    def field_ids(self, event: Event, records: Sequence[Record], options: Mapping[str, str], registry: Any = None
+                  ) -> FieldIds:
+        """A transaction's commit time, from its change events' source.ts_ms (txId and LSN are
+        judged against each other in the log itself, never against the workload)."""
+        o = spec.DbzOptions.from_options(options)
+        for r in records:
+            if r.value is None:
+                continue
+            if o.value_avro:
+                part = decode_avro_part(r.value, self._resolver(registry))
+                payload = part.payload if part.ok else None
+            else:
+                try:
+                    doc = json.loads(r.value)
+                except ValueError:
+                    continue
+                payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
+            src = payload.get("source") if isinstance(payload, dict) else None
+            ms = src.get("ts_ms") if isinstance(src, dict) else None
+            if isinstance(ms, int) and not isinstance(ms, bool) and payload.get("op") != "r":  # type: ignore[union-attr]
+                return FieldIds(time_ms=ms)
+        return FieldIds()
 
     def _resolver(self, registry: Any) -> SchemaResolver:
         """One schema cache per registry (a tool's records are read many times over)."""
