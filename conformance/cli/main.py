@@ -114,6 +114,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="the workload the capture was made from (conformance workload --out FILE, applied to your "
                         "deployment; or a run's dump with the same flags): the capture is also judged against it, "
                         "as a run judges its own output")
+    c.add_argument("--upstream", default="none", metavar="URL",
+                   help="with --workload: the truth from a server of the source's family that applies the file "
+                        "(embedded-mariadb, embedded-postgres, or a URL): what its change log says each statement "
+                        "did; without it the suite's model of the workload is the truth, as in a run without one")
     c.add_argument("--combo", type=int, default=None, metavar="N",
                    help="a run's dump of several option combinations: judge the one made with the options given here "
                         "(the c<N> of its topics' prefix; the run's closing line names each)")
@@ -670,10 +674,13 @@ def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: d
     except SeveralCombinations as e:
         raise UsageError(str(e)) from None
     result = ComboResult(new_tally(protocol))
-    with _progress() as progress:
+    plan = argparse.Namespace(upstream=None, upstream_args="")
+    with _upstream(args.upstream, plan), _progress() as progress:
         task = progress.add_task("workloads", total=len(units))
-        notes = check_units(protocol, options, registry, units, result,
+        notes = check_units(protocol, options, registry, units, result, upstream=plan.upstream,
                             progress=lambda n: progress.update(task, completed=n))
+    if plan.upstream is not None:
+        notes.append(f"the truth: what {redact(args.upstream)} logged for each workload")
     section = Section(protocol.name, f"{name} + workload:{Path(args.workload).name}", "capture",
                       options, describe_options(options, protocol), result.tally, workloads=len(units),
                       records=sum(len(u.records) for u in units), seed=export.header.get("seed"),

@@ -161,8 +161,9 @@ class Joined:
 
 
 def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth: Workload,
-         records: Sequence[Record], *, deployed: bool = True) -> Joined:
-    """The capture's records per event of the workload, and (`deployed`: a deployment's capture)
+         records: Sequence[Record], *, deployed: bool = True, foreign_truth: bool = False) -> Joined:
+    """The capture's records per event of the workload, and (`deployed`: a deployment's capture;
+    `foreign_truth`: a truth another server numbered, `--upstream`)
     the workload with the capture's ids (see the module docstring). A run's dump keeps the
     model's ids: it was made with them, and taking its own would hide a wrong one."""
     if deployed:
@@ -222,7 +223,8 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     for n in range(len(records)):
         if tx[n] in event_of:
             by_event[event_of[tx[n]]].append(records[n])
-    if deployed:
+    adopt = deployed or foreign_truth
+    if adopt:
         _adopt(suite, options, registry, events, adopted, by_event)
     # Records that name the position of the event that made them (a schema event) go with it. A
     # schema event's GTID that no event has (the server numbered other writes in between) is the
@@ -240,7 +242,7 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
         return table is None or (isinstance(e, Ddl) and _ddl_table(suite, e) == table)
 
     for n, p in enumerate(placed):
-        if not deployed or p.tx is not None or p.position is None or p.table is None \
+        if not adopt or p.tx is not None or p.position is None or p.table is None \
                 or (p.position in at_position and names_it(at_position[p.position], p.table)):
             continue
         before = event_of.get(tx[n], len(adopted))
@@ -411,7 +413,8 @@ def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, un
             truth = with_databases(truth, u.exported.databases)
         if upstream is not None:
             truth = upstream.run_workload(truth).workload  # what the server's log says it did
-        joined = join(suite, options, registry, truth, u.records, deployed=not u.from_run)
+        joined = join(suite, options, registry, truth, u.records, deployed=not u.from_run,
+                      foreign_truth=upstream is not None)
         if joined.unjoined:
             notes.append(f"{u.label}: {joined.unjoined} record(s) belong to no transaction of the workload "
                          "(judged as unexpected)")
