@@ -13,11 +13,13 @@ The join. A deployment numbers its transactions itself (MariaDB GTIDs and binlog
 commit ts, PostgreSQL xids and LSNs): nothing in the capture names the model's. A capture's
 transaction is joined to the workload's by its tables and the order of their changes: for every
 table, the k-th transaction of the capture that changed it is the k-th transaction of the workload
-that did; each capture transaction goes to the workload transaction most of its tables say. The
-workload's transaction then takes the ids the capture gives it (`ProtocolSuite.field_ids`), so
+that did (DDL apart, likewise); each capture transaction goes to the workload transaction most of
+its tables say. For a deployment's capture (and for a truth another server logged, `--upstream`)
+the workload's events then take the ids the capture gives them (`ProtocolSuite.field_ids`), so
 that checks which compare ids compare the deployment's with themselves, and everything else (the
-values, the columns, the order, loss and strays) with the workload. Records the join cannot place
-stay with the workload's last records: judged as unexpected, never dropped.
+values, the columns, the order, loss and strays) with the workload; a run's dump keeps the
+model's. Records the join cannot place stay with the workload's last records: judged as
+unexpected, never dropped.
 """
 
 from __future__ import annotations
