@@ -134,19 +134,8 @@ class DebeziumSuite(ProtocolSuite):
         """A change event: its source table and txId, ordered by LSN (then total_order, or a
         delete before a create); BEGIN / END (the id's txId part) around them; a tombstone goes
         with the delete before it. Avro values are read through the registry."""
-        if record.value is None:
-            return ToolRecord()
-        o = spec.DbzOptions.from_options(options)
-        if o.value_avro:
-            part = decode_avro_part(record.value, self._resolver(registry))
-            payload = part.payload if part.ok else None
-        else:
-            try:
-                doc = json.loads(record.value)
-            except ValueError:
-                return ToolRecord()
-            payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
-        if not isinstance(payload, dict):
+        payload = self._payload(record, options, registry)
+        if payload is None:
             return ToolRecord()
         src = payload.get("source")
         if isinstance(src, dict):
@@ -179,24 +168,29 @@ class DebeziumSuite(ProtocolSuite):
                   ) -> FieldIds:
         """A transaction's commit time, from its change events' source.ts_ms (txId and LSN are
         judged against each other in the log itself, never against the workload)."""
-        o = spec.DbzOptions.from_options(options)
         for r in records:
-            if r.value is None:
-                continue
-            if o.value_avro:
-                part = decode_avro_part(r.value, self._resolver(registry))
-                payload = part.payload if part.ok else None
-            else:
-                try:
-                    doc = json.loads(r.value)
-                except ValueError:
-                    continue
-                payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
-            src = payload.get("source") if isinstance(payload, dict) else None
+            payload = self._payload(r, options, registry)
+            src = payload.get("source") if payload is not None else None
             ms = src.get("ts_ms") if isinstance(src, dict) else None
-            if isinstance(ms, int) and not isinstance(ms, bool) and payload.get("op") != "r":  # type: ignore[union-attr]
+            if isinstance(ms, int) and not isinstance(ms, bool) and payload is not None and payload.get("op") != "r":
                 return FieldIds(time_ms=ms)
         return FieldIds()
+
+    def _payload(self, record: Record, options: Mapping[str, str], registry: Any) -> dict[str, Any] | None:
+        """A record's value payload (JSON, with or without the schema envelope, or Avro through
+        the registry); None for a tombstone or what does not decode to an object."""
+        if record.value is None:
+            return None
+        if spec.DbzOptions.from_options(options).value_avro:
+            part = decode_avro_part(record.value, self._resolver(registry))
+            payload = part.payload if part.ok else None
+        else:
+            try:
+                doc = json.loads(record.value)
+            except ValueError:
+                return None
+            payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
+        return payload if isinstance(payload, dict) else None
 
     def _resolver(self, registry: Any) -> SchemaResolver:
         """One schema cache per registry (a tool's records are read many times over)."""
