@@ -214,8 +214,10 @@ def test_lab_and_field_agree(mutant: str) -> None:
     export = export_of(mutant, examples=3, protocol=protocol)
     buf = io.StringIO()
     run = ComboResult(new_tally(suite))
+    timeout = 1.0 if info.catches == "encoder.responsive" else 10.0  # a hang: the run's own bound, short
     for x in export.workloads:
-        run_in_memory(suite, info, options, None, x.workload, shard=x.shard, run_id="r", dump=buf, into=run)
+        run_in_memory(suite, info, options, None, x.workload, shard=x.shard, run_id="r", dump=buf, into=run,
+                      timeout=timeout)
     lab = {c for c in failed(run) if not c.startswith("encoder.")}
     records = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
     # What `check --input DUMP --complete --workload FILE` reports: the capture judged alone, and
