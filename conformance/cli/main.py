@@ -643,6 +643,8 @@ def _export_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> Any:
     from ..harness.export import ExportFormatError, read_file
 
     if args.workload is None:
+        if args.upstream.strip().lower() not in ("", "none"):
+            raise UsageError("--upstream goes with --workload FILE: the server applies that file to give the truth")
         return None
     if not protocol.joins_captures:
         raise UsageError(f"--workload is not built for {protocol.name} yet (it is for: "

@@ -257,6 +257,8 @@ def test_cli_check_with_workload(tmp_path, capsys, monkeypatch) -> None:
     # Without the workload the same dump passes: BIT 0 is a value only the source knows.
     code, out = cli(capsys, "check", "--protocol", PROTOCOL, "--input", "bad", "--complete")
     assert code == 0, out
+    code, out = cli(capsys, "check", "--protocol", PROTOCOL, "--input", "bad", "--upstream", "embedded-mariadb")
+    assert code == 2 and "--upstream goes with --workload" in out
     code, out = cli(capsys, "check", "--protocol", "ticdc-avro", "--input", "bad", "--workload", "bad.sql",
                     "--registry", "embedded://")
     assert code == 2 and "--workload is not built for ticdc-avro yet" in out
