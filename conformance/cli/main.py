@@ -187,12 +187,24 @@ def _parser() -> argparse.ArgumentParser:
     bu.add_argument("--ticket", default=None, metavar="URL", help="where the defect is tracked")
     bu.add_argument("--expires", default=None, metavar="YYYY-MM-DD", help="after this date they fail again")
 
-    df = sub.add_parser("diff", help="what two outputs wrote differently (dumps of records), grouped by kind",
-                        description="Compare two dumps of records (run --dump-records, or captures of two versions "
-                                    "of a tool on the same SQL) message by message: topics, counts, order, keys, "
-                                    "JSON fields added or dropped, types and values that changed. Exit 0 when they "
-                                    "are the same, 1 when they differ, 2 on unusable input.")
+    df = sub.add_parser("diff", help="what two outputs wrote differently (encoders or dumps), grouped by kind",
+                        description="Run two encoders (--encoder A --encoder B, or --encoder-cmd 'CMD {version}' "
+                                    "--versions A,B) on the same generated workloads, or take two dumps of records "
+                                    "(run --dump-records, or captures of two versions of a tool on the same SQL), and "
+                                    "compare what they wrote message by message: topics, counts, order, keys, JSON "
+                                    "fields added or dropped, types and values that changed. Exit 0 when they are the "
+                                    "same, 1 when they differ, 2 on unusable input.")
     df.add_argument("--input", action="append", default=[], metavar="FILE", help="a dump; give two")
+    df.add_argument("--encoder", action="append", default=[], metavar="NAME",
+                    help="an encoder as run takes it (a name, cmd:…); give two")
+    df.add_argument("--encoder-cmd", default=None, metavar="COMMAND", help="a command with {version} in it")
+    df.add_argument("--versions", default=None, metavar="A,B", help="with --encoder-cmd: the two versions")
+    df.add_argument("--protocol", default=default_protocol(), choices=protocol_names(),
+                    help="with encoders: the workloads' protocol")
+    _generation_args(df, 20, "with encoders: how many workloads")
+    df.add_argument("--option", action="append", default=[], metavar="K=V", help="with encoders: an option both run "
+                                                                                  "under")
+    df.add_argument("--registry", default="embedded://")
     df.add_argument("--ignore", action="append", default=[], metavar="PATTERN",
                     help="a JSON path pattern to leave out (wall-clock fields are left out already)")
     df.add_argument("--json", default=None, metavar="FILE", help="also write the groups as JSON; - for stdout")
@@ -963,21 +975,39 @@ def _emit(target: str | None, text: Callable[[], str]) -> None:
         Path(target).write_text(text(), encoding="utf-8")
 
 
+def _versioned(command: str, versions: str) -> list[str]:
+    """`--encoder-cmd 'CMD {version}' --versions V1,V2,…`: the encoders, as --encoder takes them."""
+    if "{version}" not in command:
+        raise UsageError("--encoder-cmd needs {version} where the version goes")
+    return [f"cmd:{command.replace('{version}', v.strip())}" for v in versions.split(",") if v.strip()]
+
+
+def _generated(args: argparse.Namespace) -> tuple[ProtocolSuite, dict[str, str], list[Any]]:
+    """--protocol, --option, --seed, --shard, --examples: the protocol, the options and the workloads
+    `run` generates with them (the reference's shape)."""
+    from ..harness.run import RunPlan
+    from ..harness.stages import generate
+
+    protocol = _protocol(args.protocol)
+    pinned = parse_option_args(args.option)
+    options = protocol.resolve_options({k: v[0] for k, v in pinned.items()})
+    seed: int | str = random.randrange(1 << 31) if args.seed is None else (
+        int(args.seed) if args.seed.isdigit() else args.seed)
+    plan = RunPlan(protocol=protocol, encoder=_encoder("reference", protocol), combos=[options],
+                   examples=args.examples, seed=seed, first_shard=args.shard)
+    return protocol, options, [generate(seed, s, plan.run_shape()) for s in plan.shards]
+
+
 def cmd_bisect(args: argparse.Namespace) -> int:
     from ..harness.bisect import bisect, probe
     from ..harness.diff import by_partition, diff, render_text
-    from ..harness.run import RunPlan
-    from ..harness.stages import generate
     from ..infra.registry import open_registry
 
     if args.encoders_file:
         lines = Path(args.encoders_file).read_text(encoding="utf-8").splitlines()
         specs = [x.strip() for x in lines if x.strip() and not x.lstrip().startswith("#")]
     elif args.encoder_cmd and args.versions:
-        if "{version}" not in args.encoder_cmd:
-            raise UsageError("--encoder-cmd needs {version} where the version goes")
-        specs = [f"cmd:{args.encoder_cmd.replace('{version}', v.strip())}" for v in args.versions.split(",")
-                 if v.strip()]
+        specs = _versioned(args.encoder_cmd, args.versions)
     else:
         raise UsageError("name the versions: --encoder-cmd 'CMD {version}' --versions V1,V2,… or --encoders-file FILE")
     if args.repro:
@@ -988,13 +1018,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     else:
         if args.seed is None:
             raise UsageError("name the example: --repro FILE, or --protocol, --seed (and --shard, --examples)")
-        protocol = _protocol(args.protocol)
-        pinned = parse_option_args(args.option)
-        options = protocol.resolve_options({k: v[0] for k, v in pinned.items()})
-        seed: int | str = int(args.seed) if args.seed.isdigit() else args.seed
-        plan = RunPlan(protocol=protocol, encoder=_encoder("reference", protocol), combos=[options],
-                       examples=args.examples, seed=seed, first_shard=args.shard)
-        workloads, check = [generate(seed, s, plan.run_shape()) for s in plan.shards], args.check
+        protocol, options, workloads = _generated(args)
+        check = args.check
     console.print(f"bisecting {len(specs)} version(s) on {len(workloads)} workload(s) of {protocol.name}"
                   f"{', check ' + check if check else ''}", markup=False)
     with open_registry(args.registry) as registry:
@@ -1020,13 +1045,38 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ..harness.diff import DEFAULT_IGNORES, diff, load, render_text
+    from ..harness.bisect import SKIP, probe
+    from ..harness.diff import DEFAULT_IGNORES, by_partition, diff, load, render_text
+    from ..infra.registry import open_registry
 
-    if len(args.input) != 2:
-        raise UsageError("give two dumps: --input A --input B")
-    groups = diff(load(args.input[0]), load(args.input[1]), ignore=(*DEFAULT_IGNORES, *args.ignore))
-    _emit(args.json, lambda: json.dumps({"format": "cdc-conformance/diff", "format_version": 1, "A": args.input[0],
-                                         "B": args.input[1], "same": not groups,
+    specs = list(args.encoder) if args.encoder else (
+        _versioned(args.encoder_cmd, args.versions or "") if args.encoder_cmd else [])
+    if args.input and specs:
+        raise UsageError("diff two dumps (--input A --input B) or two encoders (--encoder A --encoder B), not both")
+    if specs:
+        if len(specs) != 2:
+            raise UsageError("give two encoders: --encoder A --encoder B, or --encoder-cmd 'CMD {version}' "
+                             "--versions A,B")
+        protocol, options, workloads = _generated(args)
+        seed = workloads[0].seed if workloads else None
+        console.print(f"running {specs[0]} and {specs[1]} on {len(workloads)} workload(s) of {protocol.name} "
+                      f"(seed {seed})", markup=False)
+        with open_registry(args.registry) as registry:
+            probes = [probe(protocol, spec, options, workloads, None, registry, index=i)
+                      for i, spec in enumerate(specs)]
+        for p in probes:
+            if p.outcome == SKIP:
+                raise UsageError(f"{p.encoder} {p.detail}")
+        names = specs
+        a, b = (by_partition(p.records) for p in probes)
+    elif len(args.input) == 2:
+        names = list(args.input)
+        a, b = load(args.input[0]), load(args.input[1])
+    else:
+        raise UsageError("give two dumps (--input A --input B) or two encoders (--encoder A --encoder B)")
+    groups = diff(a, b, ignore=(*DEFAULT_IGNORES, *args.ignore))
+    _emit(args.json, lambda: json.dumps({"format": "cdc-conformance/diff", "format_version": 1, "A": names[0],
+                                         "B": names[1], "same": not groups,
                                          "groups": [g.to_json() for g in groups]}, indent=2, ensure_ascii=False) + "\n")
     if args.json != "-":
         for line in render_text(groups):

@@ -1,9 +1,10 @@
-"""`conformance diff --input A --input B`: what two outputs wrote differently, grouped by kind."""
+"""`conformance diff`: what two outputs (two dumps, or two encoders on the same workloads) wrote differently, grouped by kind."""
 
 from __future__ import annotations
 
 import base64
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,19 @@ def test_unusable_input_is_a_usage_error(tmp_path: Path) -> None:
     assert main(["diff", "--input", str(good)]) == 2
     assert main(["diff", "--input", str(good), "--input", str(tmp_path / "missing.jsonl")]) == 2
     assert main(["diff", "--input", str(good), "--input", str(bad)]) == 2
+
+
+def test_two_encoders_on_the_same_workloads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`diff --encoder A --encoder B`, and `--encoder-cmd` with {version} and two versions (here the
+    suite's own encoders served through the subprocess protocol): the workloads are generated once."""
+    gen = ["--protocol", "ticdc-simple", "--seed", "7", "--examples", "3"]
+    assert main(["diff", *gen, "--encoder", "reference", "--encoder", "reference"]) == 0
+    assert main(["diff", *gen, "--encoder", "reference", "--encoder", "mutant/dml-type-lowercase",
+                 "--json", str(tmp_path / "d.json")]) == 1
+    groups = json.loads((tmp_path / "d.json").read_text())["groups"]
+    assert [(g["kind"], g["path"]) for g in groups] == [("value", "type")]
+    serve = f"{sys.executable} -m conformance.encoders.serve --encoder ticdc-simple/{{version}}"
+    assert main(["diff", *gen, "--encoder-cmd", serve, "--versions", "reference,mutant/dml-type-lowercase"]) == 1
+    assert "value type" in capsys.readouterr().out
+    assert main(["diff", *gen, "--encoder", "reference"]) == 2  # one encoder
+    assert main(["diff", *gen, "--encoder", "reference", "--encoder", "no-such-encoder"]) == 2
