@@ -204,7 +204,9 @@ def _parser() -> argparse.ArgumentParser:
     _generation_args(df, 20, "with encoders: how many workloads")
     df.add_argument("--option", action="append", default=[], metavar="K=V", help="with encoders: an option both run "
                                                                                   "under")
-    df.add_argument("--registry", default="embedded://")
+    df.add_argument("--registry", action="append", default=[], metavar="URL|FILE",
+                    help="where framed Avro is read: with encoders, the registry both write to (default embedded://); "
+                         "with dumps, one registry or dump for both, or one per dump (A's first)")
     df.add_argument("--ignore", action="append", default=[], metavar="PATTERN",
                     help="a JSON path pattern to leave out (wall-clock fields are left out already)")
     df.add_argument("--json", default=None, metavar="FILE", help="also write the groups as JSON; - for stdout")
@@ -1046,8 +1048,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from ..harness.bisect import SKIP, probe
-    from ..harness.diff import DEFAULT_IGNORES, by_partition, diff, load, render_text
-    from ..infra.registry import open_registry
+    from ..harness.diff import DEFAULT_IGNORES, AvroReader, by_partition, diff, load, render_text
+    from ..infra.registry import DumpFormatError, open_registry
 
     specs = list(args.encoder) if args.encoder else (
         _versioned(args.encoder_cmd, args.versions or "") if args.encoder_cmd else [])
@@ -1061,20 +1063,39 @@ def cmd_diff(args: argparse.Namespace) -> int:
         seed = workloads[0].seed if workloads else None
         console.print(f"running {specs[0]} and {specs[1]} on {len(workloads)} workload(s) of {protocol.name} "
                       f"(seed {seed})", markup=False)
-        with open_registry(args.registry) as registry:
+        if len(args.registry) > 1:
+            raise UsageError("with encoders, one --registry: the one both write to")
+        with open_registry(args.registry[0] if args.registry else "embedded://") as registry:
             probes = [probe(protocol, spec, options, workloads, None, registry, index=i)
                       for i, spec in enumerate(specs)]
-        for p in probes:
-            if p.outcome == SKIP:
-                raise UsageError(f"{p.encoder} {p.detail}")
-        names = specs
-        a, b = (by_partition(p.records) for p in probes)
+            for p in probes:
+                if p.outcome == SKIP:
+                    raise UsageError(f"{p.encoder} {p.detail}")
+            names = specs
+            a, b = (by_partition(p.records) for p in probes)
+            reader = AvroReader(registry)
+            groups = diff(a, b, ignore=(*DEFAULT_IGNORES, *args.ignore), avro=(reader, reader))
     elif len(args.input) == 2:
         names = list(args.input)
         a, b = load(args.input[0]), load(args.input[1])
+        if len(args.registry) > 2:
+            raise UsageError("with dumps, one --registry for both or one per dump")
+        with contextlib.ExitStack() as stack:
+            try:
+                regs = [stack.enter_context(open_registry(r)) for r in args.registry]
+            except (DumpFormatError, ValueError, OSError) as e:
+                raise UsageError(f"--registry: {e}") from None
+            readers = [AvroReader(r) for r in regs]
+            avro = (readers[0], readers[-1]) if readers else None
+            groups = diff(a, b, ignore=(*DEFAULT_IGNORES, *args.ignore), avro=avro)
+        framed = any(r.value is not None and r.value[:1] == b"\x00" and len(r.value) >= 5
+                     for side in (a, b) for rs in side.values() for r in rs)
+        if framed and not regs:
+            console.print("note: the values look like framed Avro, compared here as bytes (the same schema id may "
+                          "name two schemas in two registries): give each dump's registry (--registry A.json "
+                          "--registry B.json) to compare schemas and values", markup=False)
     else:
         raise UsageError("give two dumps (--input A --input B) or two encoders (--encoder A --encoder B)")
-    groups = diff(a, b, ignore=(*DEFAULT_IGNORES, *args.ignore))
     _emit(args.json, lambda: json.dumps({"format": "cdc-conformance/diff", "format_version": 1, "A": names[0],
                                          "B": names[1], "same": not groups,
                                          "groups": [g.to_json() for g in groups]}, indent=2, ensure_ascii=False) + "\n")

@@ -1,7 +1,7 @@
-"""`conformance diff --input A --input B`: what two outputs wrote differently, grouped by kind.
+"""`conformance diff`: what two outputs wrote differently, grouped by kind.
 
 Two dumps of records (`run --dump-records`, or captures of two versions of a tool on the same
-SQL) are compared topic by topic, partition by partition, message by message in offset order,
+SQL), or the outputs of two encoders on the same generated workloads, are compared topic by topic, partition by partition, message by message in offset order,
 so that a format change that breaks consumers shows even where both versions pass every check:
 
 * `topic`: a topic only one side wrote; `count`: a partition with more messages on one side;
@@ -9,7 +9,9 @@ so that a format change that breaks consumers shows even where both versions pas
 * JSON values, leaf by leaf (paths like `payload.after.price`, array items as `[]`):
   `field added` / `field dropped`, `type` (a JSON type changed: number to string…) and `value`
   (the same path holds another value: a rendering change);
-* `bytes`: values that are not JSON and differ.
+* Confluent-framed Avro (magic byte 0, schema id) where a registry is given: `schema` (the
+  writer schemas differ), then the decoded values leaf by leaf as JSON's are;
+* `bytes`: values that are neither and differ.
 
 Topics are compared by their logical name (a run's unit prefix, `<run id>c<combo>w<shard>-`,
 removed). Paths that hold wall-clock time differ between any two runs and are ignored by
@@ -18,10 +20,15 @@ default (`*.ts_ms`, `*.ts_us`, `*.ts_ns`, `buildTs`); `--ignore PATTERN` adds pa
 
 from __future__ import annotations
 
+import base64
+import datetime
+import decimal
 import fnmatch
+import io
 import json
+import uuid
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,6 +111,54 @@ def leaves(doc: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, doc
 
 
+class AvroReader:
+    """Confluent-framed Avro read through a registry: (the value as JSON-like data, its writer
+    schema's text), or None for what is not framed Avro the registry can read."""
+
+    def __init__(self, registry: Any) -> None:
+        self.registry = registry
+        self.schemas: dict[int, tuple[Any, str] | None] = {}
+
+    def __call__(self, raw: bytes | None) -> tuple[Any, str] | None:
+        import fastavro
+
+        if raw is None or len(raw) < 5 or raw[0] != 0:
+            return None
+        sid = int.from_bytes(raw[1:5], "big")
+        if sid not in self.schemas:
+            try:
+                text = self.registry.schema_by_id(sid)
+                self.schemas[sid] = (fastavro.parse_schema(json.loads(text)), text)
+            except Exception:  # noqa: BLE001 - an unknown id or a schema fastavro refuses: not readable
+                self.schemas[sid] = None
+        known = self.schemas[sid]
+        if known is None:
+            return None
+        try:
+            datum = fastavro.schemaless_reader(io.BytesIO(raw[5:]), known[0])
+        except Exception:  # noqa: BLE001 - a body its schema does not read: compared as bytes
+            return None
+        return _plain(datum), known[1]
+
+
+def _plain(v: Any) -> Any:
+    """Avro data as JSON-like values (bytes as base64, decimals and times as text)."""
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, bytes):
+        return base64.b64encode(v).decode("ascii")
+    if isinstance(v, (decimal.Decimal, uuid.UUID)):
+        return str(v)
+    if isinstance(v, (datetime.date, datetime.time, datetime.datetime)):
+        return v.isoformat()
+    return v
+
+
+Reader = Callable[[bytes | None], "tuple[Any, str] | None"]
+
+
 def _type(v: Any) -> str:
     if v is None:
         return "null"
@@ -122,7 +177,8 @@ def _brief(v: Any) -> Any:
 
 
 def diff(a: dict[tuple[str, int], list[Record]], b: dict[tuple[str, int], list[Record]], *,
-         ignore: Sequence[str] = DEFAULT_IGNORES) -> list[Group]:
+         ignore: Sequence[str] = DEFAULT_IGNORES, avro: tuple[Reader, Reader] | None = None) -> list[Group]:
+    """The groups of differences; `avro`: how each side's framed Avro is read (its registry)."""
     groups: dict[tuple[str, str], Group] = {}
 
     def group(kind: str, path: str = "") -> Group:
@@ -145,10 +201,18 @@ def diff(a: dict[tuple[str, int], list[Record]], b: dict[tuple[str, int], list[R
             continue
         for x, y in pairs:
             where = {"partition": p, "offset A": x.offset, "offset B": y.offset}
-            if x.key != y.key:
-                group("key").add(t, {**where, "A": _brief(_text(x.key)), "B": _brief(_text(y.key))})
-            _values(group, t, where, x.value, y.value, ignore)
-    order = ["topic", "count", "order", "key", "field added", "field dropped", "type", "value", "bytes"]
+            # Under two registries the same bytes may mean two things (one schema id, two schemas).
+            if x.key != y.key or (avro is not None and avro[0] is not avro[1]):
+                ka, kb = (avro[0](x.key), avro[1](y.key)) if avro is not None else (None, None)
+                if ka is not None and kb is not None:
+                    if ka[1] != kb[1]:
+                        _schemas(group, t, where, "key", ka[1], kb[1])
+                    if ka[0] != kb[0]:
+                        group("key").add(t, {**where, "A": _brief(ka[0]), "B": _brief(kb[0])})
+                elif x.key != y.key:
+                    group("key").add(t, {**where, "A": _brief(_text(x.key)), "B": _brief(_text(y.key))})
+            _values(group, t, where, x.value, y.value, ignore, avro)
+    order = ["topic", "count", "order", "key", "schema", "field added", "field dropped", "type", "value", "bytes"]
     return sorted(groups.values(), key=lambda g: (order.index(g.kind), g.path))
 
 
@@ -157,10 +221,16 @@ def _text(raw: bytes | None) -> str | None:
 
 
 def _values(group: Any, topic: str, where: dict[str, Any], va: bytes | None, vb: bytes | None,
-            ignore: Sequence[str]) -> None:
-    if va == vb:
+            ignore: Sequence[str], avro: tuple[Reader, Reader] | None = None) -> None:
+    if va == vb and (avro is None or avro[0] is avro[1]):
         return
     da, db = _json(va), _json(vb)
+    if (da is _NOT_JSON or db is _NOT_JSON) and avro is not None:
+        xa, xb = avro[0](va), avro[1](vb)
+        if xa is not None and xb is not None:
+            (da, sa), (db, sb) = xa, xb
+            if sa != sb:
+                _schemas(group, topic, where, "value", sa, sb)
     if da is _NOT_JSON or db is _NOT_JSON or va is None or vb is None:
         group("bytes").add(topic, {**where, "A": _brief(_text(va)), "B": _brief(_text(vb))})
         return
@@ -177,6 +247,15 @@ def _values(group: Any, topic: str, where: dict[str, Any], va: bytes | None, vb:
             kind = "type" if ta != tb and "null" not in ta | tb else "value"
             group(kind, path).add(topic, {**where, "A": _brief(la[path][0] if len(la[path]) == 1 else la[path]),
                                           "B": _brief(lb[path][0] if len(lb[path]) == 1 else lb[path])})
+
+
+def _schemas(group: Any, topic: str, where: dict[str, Any], part: str, sa: str, sb: str) -> None:
+    """Two writer schemas, compared leaf by leaf (`schema` at `key.fields[].name`…)."""
+    la, lb = _collect(json.loads(sa)), _collect(json.loads(sb))
+    for path in sorted(la.keys() | lb.keys()):
+        if la.get(path) != lb.get(path):
+            group("schema", f"{part}.{path}").add(topic, {**where, "A": _brief(la.get(path)),
+                                                            "B": _brief(lb.get(path))})
 
 
 def _collect(doc: Any) -> dict[str, list[Any]]:

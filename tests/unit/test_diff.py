@@ -76,3 +76,33 @@ def test_two_encoders_on_the_same_workloads(tmp_path: Path, capsys: pytest.Captu
     assert "value type" in capsys.readouterr().out
     assert main(["diff", *gen, "--encoder", "reference"]) == 2  # one encoder
     assert main(["diff", *gen, "--encoder", "reference", "--encoder", "no-such-encoder"]) == 2
+
+
+def test_avro_outputs_are_read_through_the_registry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Framed Avro is decoded with the registry it was written to: a writer schema that changed is a
+    `schema` difference at its path, a value rendered otherwise a `value` difference at its field."""
+    gen = ["--protocol", "ticdc-avro", "--seed", "3", "--examples", "5", "--option", "enable-tidb-extension=true"]
+    assert main(["diff", *gen, "--encoder", "reference", "--encoder", "mutant/key-record-suffix",
+                 "--json", str(tmp_path / "k.json")]) == 1
+    groups = json.loads((tmp_path / "k.json").read_text())["groups"]
+    assert [(g["kind"], g["path"]) for g in groups] == [("schema", "key.name")]
+    assert groups[0]["examples"][0]["A"] == ["orders"] and groups[0]["examples"][0]["B"] == ["orders_key"]
+    assert main(["diff", *gen, "--encoder", "reference", "--encoder", "mutant/decimal-bytes-little-endian",
+                 "--json", str(tmp_path / "v.json")]) == 1
+    groups = json.loads((tmp_path / "v.json").read_text())["groups"]
+    assert {g["kind"] for g in groups} == {"value"}  # decoded: decimals compared as numbers' text, not bytes
+    assert "qty" in {g["path"] for g in groups}
+    # Two dumps, each with the registry dump its run wrote: read the same way.
+    run = ["run", *gen, "--no-matrix", "--no-spark", "--kafka", "none", "--no-shrink"]
+    for enc, name in (("reference", "a"), ("mutant/key-record-suffix", "b")):
+        assert main([*run, "--encoder", enc, "--dump-records", str(tmp_path / f"{name}.jsonl"),
+                     "--report-dir", str(tmp_path / name)]) in (0, 1)
+    capsys.readouterr()
+    dumps = ["--input", str(tmp_path / "a.jsonl"), "--input", str(tmp_path / "b.jsonl")]
+    assert main(["diff", *dumps, "--registry", str(tmp_path / "a.registry.json"),
+                 "--registry", str(tmp_path / "b.registry.json")]) == 1
+    assert "schema key.name" in capsys.readouterr().out
+    # Without the registries the bytes are all there is (one schema id, two schemas): said so.
+    assert main(["diff", *dumps]) == 0
+    assert "give each dump's registry" in capsys.readouterr().out
+    assert main(["diff", *dumps, "--registry", str(tmp_path / "missing.json")]) == 2
