@@ -1,8 +1,9 @@
 """`conformance diff`: what two outputs wrote differently, grouped by kind.
 
 Two dumps of records (`run --dump-records`, or captures of two versions of a tool on the same
-SQL), or the outputs of two encoders on the same generated workloads, are compared topic by topic, partition by partition, message by message in offset order,
-so that a format change that breaks consumers shows even where both versions pass every check:
+SQL), or the outputs of two encoders on the same generated workloads, are compared topic by
+topic, partition by partition, message by message in offset order, so that a format change that
+breaks consumers shows even where both versions pass every check:
 
 * `topic`: a topic only one side wrote; `count`: a partition with more messages on one side;
 * `order`: the same messages in another order; `key`: a message key that differs;
