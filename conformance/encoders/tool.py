@@ -200,30 +200,38 @@ def group_in_order(events: Sequence[Event], groups: Sequence[list[Record]],
     return out
 
 
-def fill_transactions(records: Sequence[Record], placed: Sequence[ToolRecord]
-                      ) -> tuple[list[int | str | None], list[tuple[Any, ...]]]:
-    """Each record's transaction and order key: its own, or, for a record that names none (a
-    tombstone, a schema record), its neighbour's in the same partition (`ToolRecord.with_next`;
-    the other neighbour where the partition has none on that side)."""
-    tx: list[int | str | None] = [p.tx for p in placed]
-    order: list[tuple[Any, ...]] = [p.order for p in placed]
+def neighbours(records: Sequence[Record], placed: Sequence[ToolRecord], known: Sequence[bool],
+               wants: Callable[[int], bool]) -> list[int | None]:
+    """For each record `wants` names, the index of the nearest record of its partition that is
+    `known`: on the side `ToolRecord.with_next` says, else on the other; None for the rest (and
+    where the partition has no known record)."""
+    out: list[int | None] = [None] * len(records)
     by_part: dict[tuple[str, int | None], list[int]] = {}
     for i, r in enumerate(records):
         by_part.setdefault((r.topic, r.partition), []).append(i)
     for idx in by_part.values():
-        own = [tx[i] is not None for i in idx]
         for pos, i in enumerate(idx):
-            if own[pos] or placed[i].loose:
+            if not wants(i):
                 continue
             first = 1 if placed[i].with_next else -1
             for step in (first, -first):
                 j = pos + step
-                while 0 <= j < len(idx) and not own[j]:
+                while 0 <= j < len(idx) and not known[idx[j]]:
                     j += step
                 if 0 <= j < len(idx):
-                    tx[i] = tx[idx[j]]
-                    order[i] = order[idx[j]]
+                    out[i] = idx[j]
                     break
+    return out
+
+
+def fill_transactions(records: Sequence[Record], placed: Sequence[ToolRecord]
+                      ) -> tuple[list[int | str | None], list[tuple[Any, ...]]]:
+    """Each record's transaction and order key: its own, or, for a record that names none (a
+    tombstone, a schema record), its neighbour's in the same partition (`neighbours`)."""
+    own = [p.tx is not None for p in placed]
+    near = neighbours(records, placed, own, lambda i: not own[i] and not placed[i].loose)
+    tx: list[int | str | None] = [p.tx if j is None else placed[j].tx for p, j in zip(placed, near, strict=True)]
+    order = [p.order if j is None else placed[j].order for p, j in zip(placed, near, strict=True)]
     return tx, order
 
 

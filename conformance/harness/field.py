@@ -32,7 +32,15 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..encoders.spi import EncoderInfo, EncoderKind, Record
-from ..encoders.tool import CAPTURE_START, ReplayEncoder, ToolRecord, ToolRun, fill_transactions, place_loose
+from ..encoders.tool import (
+    CAPTURE_START,
+    ReplayEncoder,
+    ToolRecord,
+    ToolRun,
+    fill_transactions,
+    neighbours,
+    place_loose,
+)
 from ..model.events import CaptureStart, Ddl, Event, Gtid, Transaction, Workload, capture_start, tso
 from ..model.table import Table
 from ..protocols.base import ProtocolSuite
@@ -50,6 +58,7 @@ class Unit:
     records: list[Record] = field(default_factory=list)
     from_run: bool = False  # a run's dump (unit prefix stripped), else a deployment's capture
     label: str = ""
+    placed: list[ToolRecord] | None = None  # where `split` placed a deployment's records (one per record)
 
 
 class SeveralCombinations(ValueError):
@@ -91,22 +100,10 @@ def split(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, recor
     named = [p.table is not None and bool(p.table[0]) for p in placed]
     shard_of: list[int | None] = [owner_db.get(p.table[0]) if p.table is not None and n else None
                                   for p, n in zip(placed, named, strict=True)]
-    by_part: dict[tuple[str, int | None], list[int]] = defaultdict(list)
-    for i, r in enumerate(field_records):
-        by_part[(r.topic, r.partition)].append(i)
-    for idx in by_part.values():
-        known = [shard_of[i] for i in idx]
-        for pos, i in enumerate(idx):
-            if known[pos] is not None or named[i]:
-                continue
-            first = 1 if placed[i].with_next else -1
-            for step in (first, -first):
-                j = pos + step
-                while 0 <= j < len(idx) and known[j] is None:
-                    j += step
-                if 0 <= j < len(idx):
-                    shard_of[i] = known[j]
-                    break
+    known = [s is not None for s in shard_of]
+    for i, j in enumerate(neighbours(field_records, placed, known, lambda i: not known[i] and not named[i])):
+        if j is not None:
+            shard_of[i] = shard_of[j]
     # A record of a transaction whose other records say their workload (BEGIN/END on a topic of
     # their own); else the workload of the record nearest it in the source's order (a message
     # outside any transaction, by its LSN).
@@ -120,11 +117,14 @@ def split(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, recor
             elif p.order and ordered:
                 at = max(0, bisect.bisect_right(order_keys, p.order) - 1)
                 shard_of[i] = ordered[at][1]
-    for r, s in zip(field_records, shard_of, strict=True):
+    for r, p, s in zip(field_records, placed, shard_of, strict=True):
         if s is None:
             loose.append(r)
         else:
-            units.setdefault(("", s), Unit(by_shard[s], label=f"workload shard {s}")).records.append(r)
+            u = units.setdefault(("", s), Unit(by_shard[s], label=f"workload shard {s}", placed=[]))
+            assert u.placed is not None  # a deployment's unit
+            u.records.append(r)
+            u.placed.append(p)
     # A workload the capture holds nothing of is judged too: what it should have put in the log
     # is missing (or, under these options, nothing was due).
     from_run = bool(combos) and not field_records
@@ -163,7 +163,8 @@ class Joined:
 
 
 def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth: Workload,
-         records: Sequence[Record], *, deployed: bool = True, foreign_truth: bool = False) -> Joined:
+         records: Sequence[Record], *, deployed: bool = True, foreign_truth: bool = False,
+         placed: Sequence[ToolRecord] | None = None) -> Joined:
     """The capture's records per event of the workload, and (`deployed`: a deployment's capture;
     `foreign_truth`: a truth another server numbered, `--upstream`)
     the workload with the capture's ids (see the module docstring). A run's dump keeps the
@@ -171,7 +172,8 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     if deployed:
         # Events a deployment makes on its own schedule (TiCDC's watermarks) are not the model's.
         truth = replace(truth, events=tuple(e for e in truth.events if suite.field_reproducible(e)))
-    placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in records]
+    if placed is None:  # (else: as `split` placed them)
+        placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in records]
     if deployed and not any(p.tx == CAPTURE_START for p in placed):
         # The file marks where the lab starts its tool (a comment); a deployment whose tool ran all
         # along (no snapshot in the capture) streamed everything.
@@ -416,7 +418,7 @@ def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, un
         if upstream is not None:
             truth = upstream.run_workload(truth).workload  # what the server's log says it did
         joined = join(suite, options, registry, truth, u.records, deployed=not u.from_run,
-                      foreign_truth=upstream is not None)
+                      foreign_truth=upstream is not None, placed=u.placed)
         if joined.unjoined:
             notes.append(f"{u.label}: {joined.unjoined} record(s) belong to no transaction of the workload "
                          "(judged as unexpected)")
