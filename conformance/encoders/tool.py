@@ -272,14 +272,14 @@ def place_loose(captured: Any, batches: list[list[Record]], loose_at: set[int], 
                  order: list[tuple[Any, ...]]) -> list[list[Record]]:
     """Records of no transaction (`ToolRecord.loose`: non-transactional logical decoding
     messages) go, in their order, with the events that emitted one, from the tool's start on
-    (whatever batch their neighbours put them in); any left over stays with the last batch."""
+    (out of whatever batch their neighbours put them in, if any); any left over stays with the
+    last batch."""
     from ..model.events import Transaction, capture_start
 
     if not loose_at:
         return batches
     loose_ids = {id(records[i]) for i in loose_at}
-    rank = {id(records[i]): (_sortable(order[i]), i) for i in loose_at}
-    loose = sorted((r for b in batches for r in b if id(r) in loose_ids), key=lambda r: rank[id(r)])
+    loose = [records[i] for i in sorted(loose_at, key=lambda i: (_sortable(order[i]), i))]
     batches = [[r for r in b if id(r) not in loose_ids] for b in batches]
     events = captured.workload.events
     first = capture_start(events)  # what happened before the tool started it never saw

@@ -304,7 +304,6 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     # events that emitted one (as a whole tool's are placed).
     loose = {n for n in range(len(records)) if placed[n].loose}
     if loose and out:
-        out[-1].extend(records[n] for n in sorted(loose))  # in the batches, where `place_loose` takes them from
         out = place_loose(SimpleNamespace(workload=replace(truth, events=tuple(adopted))), out, loose, records,
                           order)
     return Joined(replace(truth, events=tuple(adopted)), out, len(strays), sum(own))
