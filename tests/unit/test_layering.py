@@ -170,3 +170,10 @@ def test_imports_go_down_the_layers() -> None:
             if t_room != room and t_rank >= rank:
                 wrong.append(f"{m} (layer {rank}) imports {t} (layer {t_rank}) at line {line}")
     assert wrong == [], "\n".join(sorted(wrong))
+
+
+def test_no_module_over_a_thousand_lines() -> None:
+    """Issue 28's bound: a module that outgrows it is split by concern (as the TiCDC checks and the
+    CLI's regression commands were), not left to grow."""
+    long = {m: n for m, p in modules().items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000}
+    assert long == {}, f"modules over 1,000 lines: {long}"
