@@ -74,9 +74,21 @@ _INI: tuple[tuple[str, str, str, Any], ...] = (
      "string", ""),
     ("conformance_baseline_strict", "cdc-conformance: a baseline entry whose check passed fails its test "
                                     "(default false)", "bool", False),
+    ("conformance_examples_db", "cdc-conformance: where failing examples are kept and replayed first on the next "
+                                "run (relative to the configuration file; default .conformance, or "
+                                "$CONFORMANCE_EXAMPLES_DB; off: none)", "string", ""),
     ("conformance_report_dir", "cdc-conformance: where to write the reports, relative to the configuration "
                                "file (default reports/conformance; empty: none)", "string", "reports/conformance"),
 )
+
+
+def _examples_db_dir(base: Path, value: str) -> Path | None:
+    """`conformance_examples_db` (else the environment's, else `.conformance`), relative to the
+    configuration file's directory; None when off."""
+    from .harness.examples_db import location
+
+    root = location(value or None)
+    return None if root is None else base / root
 
 
 class _HookSpecs:
@@ -139,6 +151,7 @@ class Settings:
     base: Path  # the configuration file's directory: relative paths and the encoder command start here
     baseline: Any = None  # reporting.baseline.Baseline (`conformance_baseline`), read at configuration
     baseline_strict: bool = False
+    examples_db: Path | None = None  # `conformance_examples_db` (None: off)
 
     @classmethod
     def from_config(cls, config: pytest.Config, protocol: str) -> Settings:
@@ -187,7 +200,8 @@ class Settings:
             shrink_seconds=number("conformance_shrink_seconds", float, 0),
             strict=bool(config.getini("conformance_strict")),
             report_dir=(base / report) if report else None, base=base, baseline=baseline,
-            baseline_strict=bool(config.getini("conformance_baseline_strict")))
+            baseline_strict=bool(config.getini("conformance_baseline_strict")),
+            examples_db=_examples_db_dir(base, text("conformance_examples_db")))
 
     @property
     def in_memory(self) -> bool:
@@ -227,6 +241,7 @@ class ConformancePlugin:
         self.started = time.monotonic()
         self._findable: bool | None = None
         self._token = format(random.randrange(16 ** 4), "04x")
+        self._examples_db: Any = None  # harness.examples_db.ExamplesDb, opened with the first combination
 
     # -- collection ---------------------------------------------------------------------------------
 
@@ -345,6 +360,7 @@ class ConformancePlugin:
                        seed=s.seed, encoder_timeout=s.encoder_timeout, shrink=s.shrink,
                        shrink_seconds=s.shrink_seconds, first_shard=s.first_shard,
                        repro_dir=s.report_dir / "repro" / f"c{index}" if s.report_dir is not None else None)
+        plan.examples_db = self._open_examples_db()
         registry = self._open_registry()
         # Every combination runs as a plan of its own: a prefix of its own keeps its topics and
         # registry subjects apart from the other combinations' (and from other sessions').
@@ -363,6 +379,16 @@ class ConformancePlugin:
         (section,) = execute(plan, runner, spec, registry)
         self.sections[index] = section
         return section
+
+    def _open_examples_db(self) -> Any:
+        """The session's example database (one for every combination: each replays its own)."""
+        root = self.settings.examples_db
+        if self._examples_db is None and root is not None and self.encoder is not None and self.encoder.tool is None:
+            from .harness.examples_db import ExamplesDb
+
+            assert self.protocol is not None
+            self._examples_db = ExamplesDb.open(root, self.protocol.name, self.encoder.name)
+        return self._examples_db
 
     def _open_registry(self) -> Any:
         if self._registry is None:
@@ -401,7 +427,8 @@ class ConformancePlugin:
 
         report = Report("run", [self.sections[i] for i in sorted(self.sections)], command=_command_line(),
                         strict=s.strict, errors=list(self.errors), baseline=s.baseline,
-                        baseline_strict=s.baseline_strict)
+                        baseline_strict=s.baseline_strict,
+                        examples_db=self._examples_db.to_json() if self._examples_db is not None else None)
         report.duration_s = time.monotonic() - self.started
         with contextlib.suppress(OSError):  # the reports are not the verdict: pytest's own outcome is
             write_reports(report, s.report_dir)
@@ -426,6 +453,11 @@ class ConformancePlugin:
             tr.write_line(f"left out (the encoder does not support them): {'; '.join(self.left_out)}")
         for e in self.errors:
             tr.write_line(f"error: {e}")
+        if self._examples_db is not None:
+            from .reporting.model import examples_db_lines
+
+            for line in examples_db_lines({"examples_db": self._examples_db.to_json()}):
+                tr.write_line(line)
         if s.report_dir is not None:
             tr.write_line(f"reports: {s.report_dir / 'report.html'}  {s.report_dir / 'junit.xml'}  "
                           f"{s.report_dir / 'summary.md'}")

@@ -51,6 +51,14 @@ is_true "${INPUT_MATRIX:-true}" || args+=(--no-matrix)
 is_true "${INPUT_STRICT:-false}" && args+=(--strict)
 [ -z "${INPUT_BASELINE:-}" ] || args+=(--baseline "$INPUT_BASELINE")
 is_true "${INPUT_BASELINE_STRICT:-false}" && args+=(--baseline-strict)
+if [ -n "${INPUT_EXAMPLES_DB:-}" ]; then
+  args+=(--examples-db "$INPUT_EXAMPLES_DB")
+  # The cache step saves the directory: it exists even when nothing failed yet.
+  case "$(printf '%s' "$INPUT_EXAMPLES_DB" | tr '[:upper:]' '[:lower:]')" in
+    off|none|no|false|0) ;;
+    *) mkdir -p "$INPUT_EXAMPLES_DB" ;;
+  esac
+fi
 kafka="${INPUT_KAFKA:-none}"
 args+=(--kafka "$kafka")
 if [ "$(printf '%s' "$kafka" | tr '[:upper:]' '[:lower:]')" != "none" ] && ! is_true "${INPUT_SPARK:-false}"; then

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from ..checks.registry import Outcome
 from ..encoders import all_encoders
-from ..encoders.spi import ConfigurationError
+from ..encoders.spi import ConfigurationError, EncoderInfo
 from ..errors import InfrastructureError, UsageError
 from ..infra.urls import redact, redact_text
 from ..protocols import all_checks, all_protocols, default_protocol, get_check, protocol_names
@@ -77,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--dump-records", default=None, metavar="FILE", help="also write every record as records.jsonl")
     r.add_argument("--encoder-timeout", type=float, default=30.0, help="seconds an encoder call may take")
     r.add_argument("--no-shrink", action="store_true", help="do not shrink failing workloads")
+    r.add_argument("--examples-db", default=None, metavar="DIR",
+                   help="where failing examples are kept and replayed first on the next run of the same protocol and "
+                        "encoder (default .conformance, or $CONFORMANCE_EXAMPLES_DB; 'off' turns it off)")
+    r.add_argument("--no-examples-db", action="store_true", help="neither replay nor keep failing examples")
     r.add_argument("--strict", action="store_true", help="SHOULD-level failures also fail the run")
     _baseline_args(r)
 
@@ -373,6 +377,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                    encoder_timeout=args.encoder_timeout, shrink=not args.no_shrink, repro_dir=report_dir / "repro",
                    first_shard=args.shard)
     report = Report("run", command=_command_line(), strict=args.strict, **_baseline(args))
+    plan.examples_db = _examples_db(args, protocol, encoder)
     if left_out:
         console.print(f"[dim]{encoder.name} does not support {len(left_out)} combination(s) of the matrix, left out: "
                       f"{'; '.join(left_out[:4])}{' …' if len(left_out) > 4 else ''}[/]")
@@ -392,11 +397,26 @@ def cmd_run(args: argparse.Namespace) -> int:
             report.sections = _run_over_kafka(args, plan, registry, mode, faults, dump)
         hint = _dump_registry(plan, protocol, combos, registry, dump_path)
     report.duration_s = time.monotonic() - t0
+    report.examples_db = plan.examples_db.to_json() if plan.examples_db is not None else None
     paths = write_reports(report, report_dir)
     print_summary(report, paths, console, err)
     if hint:
         console.print(hint, markup=False)
     return report.exit_code()
+
+
+def _examples_db(args: argparse.Namespace, protocol: ProtocolSuite, encoder: EncoderInfo) -> Any:
+    """The example database of this protocol and encoder, or None (turned off; a whole tool, whose
+    examples replay only against its server)."""
+    from ..harness.examples_db import ExamplesDb, location
+
+    root = location(args.examples_db, disabled=args.no_examples_db)
+    if root is None or encoder.tool is not None:
+        return None
+    db = ExamplesDb.open(root, protocol.name, encoder.name)
+    if db.examples:
+        console.print(f"[dim]example database: {len(db.examples)} kept example(s) in {db.dir}, replayed first[/]")
+    return db
 
 
 @contextlib.contextmanager

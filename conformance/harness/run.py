@@ -39,6 +39,7 @@ from ..strategies import DEFAULT_SHAPE, Shape
 from ..strategies.dialect_domains import domain_for
 from ..strategies.history import evolving, shape_for
 from .evolution import evolution
+from .examples_db import Example, ExamplesDb
 from .runners import MemoryRunner, Runner
 from .shrink import shrink
 from .stages import ComboResult, HangLatch, RunSpec, generate, new_tally
@@ -74,6 +75,9 @@ class RunPlan:
     # Fields of every spec this plan makes (`spec()`), set by whoever starts the infrastructure.
     spec_fields: dict[str, Any] = field(default_factory=dict)
     shape_overrides: dict[str, Any] = field(default_factory=dict)
+    # Failing examples kept between runs (`examples_db.ExamplesDb`, opened for this protocol and
+    # encoder): replayed before the generated workloads, new failures kept.
+    examples_db: ExamplesDb | None = None
 
     @property
     def shards(self) -> range:
@@ -168,7 +172,10 @@ def supported_combos(encoder: EncoderInfo, combos: Sequence[dict[str, str]], pin
 
 def execute(plan: RunPlan, runner: Runner, spec: RunSpec, registry: Any, *,
             progress: Progress | None = None) -> list[Section]:
-    """Run every unit with `runner`, then add the reproductions of what failed."""
+    """Replay the example database's kept examples (if any), run every unit with `runner`, then
+    add the reproductions of what failed."""
+    db = plan.examples_db
+    replays = replay_kept(plan, spec, registry, db) if db is not None else {}
     sections = runner.run(spec, plan.shards, progress=progress)
     for combo, section in enumerate(sections):
         # The registry's verdict on the schema changes this combination registered.
@@ -176,7 +183,52 @@ def execute(plan: RunPlan, runner: Runner, spec: RunSpec, registry: Any, *,
         if note:
             section.notes.append(note)
         add_reproductions(plan, spec, combo, section, registry)
+        if db is not None and combo in replays:
+            _add_replays(plan, db, spec.options(combo), section, replays[combo])
+    if db is not None:
+        db.finish()
     return sections
+
+
+def replay_kept(plan: RunPlan, spec: RunSpec, registry: Any, db: ExamplesDb) -> dict[int, ComboResult]:
+    """Every kept example whose options are one of the run's combinations, through the in-memory
+    pipeline (as `conformance reproduce` replays it), per combination."""
+    out: dict[int, ComboResult] = {}
+    attempt = itertools.count()
+
+    def run(combo: int, ex: Example) -> set[str]:
+        # Its findings name the kept file as their workload's seed: not one of this run's.
+        one = run_in_memory(plan.protocol, plan.encoder, spec.options(combo), registry, ex.workload,
+                            timeout=plan.encoder_timeout, seed=f"kept:{ex.path.name}", shard=ex.origin[1],
+                            run_id=f"{spec.run_id}e{next(attempt)}", time_zone=spec.time_zone)
+        into = out.setdefault(combo, ComboResult(new_tally(plan.protocol)))
+        into.tally.merge(one.tally)
+        into.workloads += 1
+        into.records += one.records
+        return one.tally.failed_ids()
+
+    db.replay([spec.options(c) for c in range(len(spec.combos))], run)
+    return out
+
+
+def _add_replays(plan: RunPlan, db: ExamplesDb, options: dict[str, str], section: Section, replayed: ComboResult
+                 ) -> None:
+    """A combination's replayed examples join its results; one that still fails is the
+    reproduction of its check where the generated workloads gave none."""
+    replayed.tally.merge(section.tally)  # the replayed examples' findings first, as they ran
+    section.tally = replayed.tally
+    section.notes.append(f"{replayed.workloads} kept example(s) of the example database replayed before the "
+                         f"generated workloads ({replayed.records} records, not in --dump)")
+    have = {r["check"] for r in section.reproductions}
+    for ex in db.still_failing(options):
+        if ex.check in have:
+            continue
+        seed, shard = ex.origin
+        command = f"{plan.command_prefix} reproduce {shlex.quote(str(ex.path))}"
+        section.reproductions.append({"check": ex.check, "seed": seed, "shard": shard, "sql": workload_sql(ex.workload),
+                                      "events": len(ex.workload.events), "file": str(ex.path), "command": command,
+                                      "replay": command, "note": "a kept example of the example database, still "
+                                      "failing"})
 
 
 # -- the in-memory pipeline on one given workload (shrinking, reproduce) ------------------------------
@@ -270,6 +322,8 @@ def reproduction(plan: RunPlan, spec: RunSpec, combo: int, registry: Any, check_
     if path is not None:
         out["file"] = str(path)
         out["command"] = f"{plan.command_prefix} reproduce {shlex.quote(str(path))}"
+    if plan.examples_db is not None and not hang:
+        plan.examples_db.keep(plan.protocol, options, check_id, small, seed=plan.seed, shard=shard)
     return out
 
 

@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from .model import baseline_lines, compatibility_table, grouped_notes, known_text, runs_with_results
+from .model import baseline_lines, compatibility_table, examples_db_lines, grouped_notes, known_text, runs_with_results
 
 _SYMBOL = {"passed": "✓", "failed": "✗", "errored": "!", "skipped": "·", "not-applicable": "–"}
 
@@ -122,7 +122,7 @@ def render(report: dict[str, Any]) -> str:
     out.append("<p class=legend>" + "".join(f"<span class='{k}'>{_SYMBOL[k]} {k}</span>" for k in _SYMBOL)
                + "<span class='failed should'>✗ failed (SHOULD)</span>"
                + ("<span class='failed known'>✗ known (baseline)</span>" if report.get("baseline") else "") + "</p>")
-    out += [f"<p class=clause>{_e(line)}</p>" for line in baseline_lines(report)]
+    out += [f"<p class=clause>{_e(line)}</p>" for line in [*baseline_lines(report), *examples_db_lines(report)]]
 
     out.append("<table class=matrix><thead><tr><th></th>")
     for run in runs:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import baseline_lines, compatibility_table, grouped_notes, known_text, runs_with_results
+from .model import baseline_lines, compatibility_table, examples_db_lines, grouped_notes, known_text, runs_with_results
 
 ICON = {"passed": "✅", "failed": "❌", "errored": "💥", "skipped": "⏭", "not-applicable": "➖"}
 
@@ -33,6 +33,9 @@ def render(report: dict[str, Any]) -> str:
     lines = baseline_lines(report)
     if lines:
         out += ["", "### Baseline", "", *(f"- {x.strip()}" for x in lines)]
+    lines = examples_db_lines(report)
+    if lines:
+        out += ["", "### Example database", "", *(f"- {x.strip()}" for x in lines)]
     levels, rows = compatibility_table(runs)
     if rows:
         out += ["", "### Schema changes × registry compatibility level", "",

@@ -95,6 +95,7 @@ class Report:
     errors: list[str] = field(default_factory=list)  # infrastructure errors that stopped work
     baseline: Baseline | None = None  # expected failures (`--baseline`)
     baseline_strict: bool = False  # a stale baseline entry fails the verdict
+    examples_db: dict[str, Any] | None = None  # what the example database did (`ExamplesDb.to_json`)
 
     def judged(self) -> Verdicts | None:
         """What the baseline says of this report's results (None without a baseline)."""
@@ -149,6 +150,7 @@ class Report:
             "runs": sections,
             "results": flat,
             **extra,
+            **({"examples_db": self.examples_db} if self.examples_db is not None else {}),
         }
 
 
@@ -235,6 +237,21 @@ def baseline_lines(report: dict[str, Any]) -> list[str]:
     for e in b["stale"]:
         out.append(f"  stale (its check ran and passed): {e['check']}"
                    + "".join(f" {k}={v}" for k, v in e.get("options", {}).items()) + f" — {e.get('reason', '')}")
+    return out
+
+
+def examples_db_lines(report: dict[str, Any]) -> list[str]:
+    """What the example database did in this run (`harness/examples_db.py`): examples replayed
+    first, still failing, retired, newly kept."""
+    db = report.get("examples_db")
+    if not db or not (db["replayed"] or db["saved"] or db["unreadable"] or db["not_in_this_run"]):
+        return []
+    out = [f"example database {db['path']}: {db['replayed']} kept example(s) replayed first, "
+           f"{len(db['still_failing'])} still failing, {len(db['retired'])} retired (passed {db['retire_after']} "
+           f"runs in a row), {len(db['saved'])} newly kept"
+           + (f", {db['not_in_this_run']} waiting for a run with their options" if db["not_in_this_run"] else "")]
+    out += [f"  still failing: {x['check']} ({x['file']})" for x in db["still_failing"]]
+    out += [f"  unreadable, left alone: {x}" for x in db["unreadable"]]
     return out
 
 

@@ -11,7 +11,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .model import Report, baseline_lines, finding_details, grouped_notes, known_text, runs_with_results
+from .model import (
+    Report,
+    baseline_lines,
+    examples_db_lines,
+    finding_details,
+    grouped_notes,
+    known_text,
+    runs_with_results,
+)
 
 #: Failures printed at most (the reports hold them all).
 MAX_SHOWN = 25
@@ -43,7 +51,7 @@ def print_summary(report: Report, paths: dict[str, Path] | None, console: Consol
     # printed once; the report keeps each section's own.
     for note, who in grouped_notes(runs):
         console.print(f"note ({who}): {note}", style="dim", markup=False)
-    for line in baseline_lines(data):
+    for line in [*baseline_lines(data), *examples_db_lines(data)]:
         console.print(line, markup=False)
     for e in data["errors"]:
         err.print(f"[bold magenta]error:[/] {e}")

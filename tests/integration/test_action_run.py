@@ -74,3 +74,18 @@ def test_a_run_that_cannot_start_still_writes_a_summary(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert out["verdict"] == "error" and out["exit-code"] == "2"
     assert "cdc-conformance: **ERROR**" in summary and "no encoder named" in summary
+
+
+def test_the_example_database_of_one_step_is_replayed_by_the_next(tmp_path: Path) -> None:
+    done, out, _ = run_step(tmp_path, protocol="ticdc-simple", encoder="mutant/version-2", examples="2", seed="7",
+                            matrix="false", kafka="none", args="--no-shrink", examples_db=".conformance")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert list((tmp_path / ".conformance" / "examples").rglob("*.json"))
+    done, out, summary = run_step(tmp_path, protocol="ticdc-simple", encoder="mutant/version-2", examples="1",
+                                  seed="8", matrix="false", kafka="none", examples_db=".conformance")
+    assert "1 kept example(s) replayed first, 1 still failing" in summary, summary
+    # Turned off, the step leaves no directory behind.
+    (tmp_path / "r").mkdir()
+    done, out, _ = run_step(tmp_path / "r", protocol="ticdc-simple", encoder="reference", examples="1",
+                            matrix="false", kafka="none", examples_db="off")
+    assert done.returncode == 0 and not (tmp_path / "r" / "off").exists(), done.stdout + done.stderr

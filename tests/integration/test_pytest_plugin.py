@@ -220,3 +220,19 @@ def test_configuration_errors_say_what_to_fix(tmp_path: Path, extra: str, messag
     assert done.returncode in (1, 2, 4), text[-2000:]
     assert message in text, text[-2000:]
     assert "Traceback" not in text and "pytest_plugin.py" not in text, text[-2000:]
+
+
+def test_the_example_database_keeps_a_failure_and_replays_it_in_the_next_session(tmp_path: Path) -> None:
+    repo = small_repo(tmp_path, extra='conformance_examples_db = ".conformance"', conftest=CONFTEST)
+    done = pytest_in(repo, "-k", "message.version")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr
+    kept = sorted((repo / ".conformance" / "examples" / "ticdc-simple").glob("*/*message.version*.json"))
+    assert len(kept) == 1 and "1 newly kept" in done.stdout
+
+    # The encoder fixed under the same name: the kept example is replayed first and passes.
+    (repo / "conftest.py").write_text(CONFTEST.replace('find_encoder("mutant/version-2", protocol)',
+                                                       'find_encoder("reference", protocol)'))
+    done = pytest_in(repo, "-k", "message.version")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    db = json.loads((repo / "reports" / "conformance" / "report.json").read_text())["examples_db"]
+    assert (db["replayed"], db["still_failing"], db["passed"][0]["passes_in_a_row"]) == (1, [], 1)

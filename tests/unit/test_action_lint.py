@@ -58,7 +58,7 @@ def test_every_input_reaches_the_step_that_uses_it() -> None:
     steps = {s.get("id"): s for s in action["runs"]["steps"]}
     env = steps["run"]["env"]
     script = RUN_SH.read_text(encoding="utf-8")
-    used_elsewhere = {"python-version", "suite", "working-directory"}
+    used_elsewhere = {"python-version", "suite", "working-directory", "cache-examples-db"}
     for name in action["inputs"]:
         if name in used_elsewhere:
             assert f"inputs.{name}" in ACTION.read_text(encoding="utf-8")
