@@ -6,7 +6,8 @@ topic, partition by partition, message by message in offset order, so that a for
 breaks consumers shows even where both versions pass every check:
 
 * `topic`: a topic only one side wrote; `count`: a partition with more messages on one side;
-* `order`: the same messages in another order; `key`: a message key that differs;
+* `order`: the same messages in another order; `key`: a message key that differs (JSON keys leaf
+  by leaf, at their path);
 * JSON values, leaf by leaf (paths like `payload.after.price`, array items as `[]`):
   `field added` / `field dropped`, `type` (a JSON type changed: number to string…) and `value`
   (the same path holds another value: a rendering change);
@@ -211,10 +212,22 @@ def diff(a: dict[tuple[str, int], list[Record]], b: dict[tuple[str, int], list[R
                     if ka[0] != kb[0]:
                         group("key").add(t, {**where, "A": _brief(ka[0]), "B": _brief(kb[0])})
                 elif x.key != y.key:
-                    group("key").add(t, {**where, "A": _brief(_text(x.key)), "B": _brief(_text(y.key))})
+                    _keys(group, t, where, x.key, y.key)
             _values(group, t, where, x.value, y.value, ignore, avro)
     order = ["topic", "count", "order", "key", "schema", "field added", "field dropped", "type", "value", "bytes"]
     return sorted(groups.values(), key=lambda g: (order.index(g.kind), g.path))
+
+
+def _keys(group: Any, topic: str, where: dict[str, Any], ka: bytes | None, kb: bytes | None) -> None:
+    """Two keys: JSON objects leaf by leaf (`key` at `schema.name`…), anything else as a whole."""
+    da, db = _json(ka), _json(kb)
+    if isinstance(da, dict) and isinstance(db, dict):
+        la, lb = _collect(da), _collect(db)
+        for path in sorted(la.keys() | lb.keys()):
+            if la.get(path) != lb.get(path):
+                group("key", path).add(topic, {**where, "A": _brief(la.get(path)), "B": _brief(lb.get(path))})
+        return
+    group("key").add(topic, {**where, "A": _brief(_text(ka)), "B": _brief(_text(kb))})
 
 
 def _text(raw: bytes | None) -> str | None:
@@ -223,8 +236,8 @@ def _text(raw: bytes | None) -> str | None:
 
 def _values(group: Any, topic: str, where: dict[str, Any], va: bytes | None, vb: bytes | None,
             ignore: Sequence[str], avro: tuple[Reader, Reader] | None = None) -> None:
-    if va == vb and (avro is None or avro[0] is avro[1]):
-        return
+    if va == vb and (avro is None or avro[0] is avro[1] or va is None):
+        return  # two null values (deletes, tombstones) are the same under any registries
     da, db = _json(va), _json(vb)
     if (da is _NOT_JSON or db is _NOT_JSON) and avro is not None:
         xa, xb = avro[0](va), avro[1](vb)

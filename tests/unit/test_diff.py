@@ -51,6 +51,21 @@ def test_kinds_of_difference() -> None:
     assert [g.kind for g in diff(a | {("only-a", 0): []}, swapped | {("only-a", 0): []})] == ["order"]
 
 
+def test_json_keys_leaf_by_leaf_and_null_values_under_two_registries() -> None:
+    """A JSON key is compared at its paths (Debezium's key schema name), and two null values (a
+    delete, a tombstone) are the same whatever registries the two sides were read with."""
+    a = {("t", 0): [rec("t", 0, {"v": 1}, key=b'{"schema": {"name": "a.Key"}, "payload": {"id": 1}}'),
+                    rec("t", 1, None)]}
+    b = {("t", 0): [rec("t", 0, {"v": 1}, key=b'{"schema": {"name": "b.Key"}, "payload": {"id": 1}}'),
+                    rec("t", 1, None)]}
+
+    def unreadable(raw: bytes | None) -> None:
+        return None
+
+    assert [(g.kind, g.path) for g in diff(a, b)] == [("key", "schema.name")]
+    assert [(g.kind, g.path) for g in diff(a, b, avro=(unreadable, lambda raw: None))] == [("key", "schema.name")]
+
+
 def test_unusable_input_is_a_usage_error(tmp_path: Path) -> None:
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps({"topic": "t", "partition": 0, "offset": 0, "key": None,

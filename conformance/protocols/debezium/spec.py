@@ -11,7 +11,10 @@ What is covered: the key and the envelope (`before`, `after`, `source`, `op`, `t
 key-changing updates (delete + tombstone + create), topic naming, the transaction topic, and the
 type mapping of the column kinds in `KINDS` under `decimal.handling.mode`, `time.precision.mode`
 and `binary.handling.mode`. Not yet: the Avro converter, arrays, intervals, BIT, hstore, snapshots
-(`op` r), TRUNCATE (`op` t, skipped by Debezium's default `skipped.operations=t`).
+(`op` r), TRUNCATE (`op` t, skipped by Debezium's default `skipped.operations=t`; the PostgreSQL
+connector has skipped it by default since it could emit it: `truncate.handling.mode=skip` from 1.4,
+DBZ-2382, then `skipped.operations=t` from 1.9, DBZ-4419 — 2.0's DBZ-5497 moved that default to the
+other connectors; docs/regressions.md).
 """
 
 from __future__ import annotations
@@ -103,7 +106,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("schema.name.adjustment.mode", "none", ("none", "avro", "avro_unicode"), kind=CONNECTOR_PROPERTY,
                short="schema-names",
                doc="Schema names made valid Avro: characters Avro refuses become _ (avro) or _uXXXX "
-                   "(avro_unicode)."),
+                   "(avro_unicode). Debezium 1.x adjusted them as avro by default (an option since 1.9, "
+                   "DBZ-3535); 2.0 made none the default (https://issues.redhat.com/browse/DBZ-5541; "
+                   "docs/regressions.md)."),
     OptionSpec("field.name.adjustment.mode", "none", ("none", "avro", "avro_unicode"), kind=CONNECTOR_PROPERTY,
                short="field-names",
                doc="Field (column) names made valid Avro, likewise; Avro refuses names such as `x-1` or `名前`."),

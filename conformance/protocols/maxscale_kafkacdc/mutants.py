@@ -185,7 +185,9 @@ class IgnoresSendSchema(MaxScaleKafkaCDCEncoder):
 
 @mutant("no-table-names", "dml.fields")
 class NoTableNames(MaxScaleKafkaCDCEncoder):
-    """Leaves table_schema and table_name out, as MaxScale before 2.5.3 did."""
+    """Leaves table_schema and table_name out, as MaxScale before 2.5.3 did: MXS-3095
+    (https://jira.mariadb.org/browse/MXS-3095, MaxScale commit 453b0b43, first in maxscale-2.5.3),
+    catalogued in docs/regressions.md."""
 
     def dml_json(self, r: RowImage) -> dict[str, Any]:
         obj = super().dml_json(r)

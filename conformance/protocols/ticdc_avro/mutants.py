@@ -249,7 +249,9 @@ class BigintUnsignedStringSigned(_TypeMutant):
 
 @mutant("float-as-double", "type.float", shape=_kinds(Kind.FLOAT))
 class FloatAsDouble(_TypeMutant):
-    """Maps FLOAT to double under the current profile (TiCDC's pre-v6.5.2 behaviour)."""
+    """Maps FLOAT to double under the current profile (TiCDC's pre-v6.5.2 behaviour): the regression
+    of https://github.com/pingcap/tiflow/issues/8490 (fixed by tiflow#8567), catalogued in
+    docs/regressions.md; the `float-as-double` profile switch is the same behaviour as an option."""
 
     family = spec.Family.FLOAT
 

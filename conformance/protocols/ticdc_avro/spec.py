@@ -71,7 +71,9 @@ OPTIONS = (
                doc="TiCDC server time zone: TIMESTAMP values are rendered in it."),
     OptionSpec("float-as-double", "false", ("false", "true"), kind="profile switch",
                doc="FLOAT columns as Avro double (TiCDC <= v6.5.1 and v6.6.0; #8567). Docs' type "
-                   "table still says double; code says float since v6.5.2 / v7.0.0."),
+                   "table still says double; code says float since v6.5.2 / v7.0.0. The upgrade "
+                   "fails at a BACKWARD registry (https://github.com/pingcap/tiflow/issues/8490; "
+                   "docs/regressions.md)."),
     OptionSpec("extension-field-defaults", "true", ("true", "false"), kind="profile switch",
                doc="Extension fields carry `default` attributes (v7.1.0+). Docs show them without."),
     OptionSpec("null-string-default", "string", ("string", "null"), kind="profile switch",
