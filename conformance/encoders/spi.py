@@ -178,6 +178,9 @@ class EncoderInfo:
     # the upstream's change log itself; `factory` is then unused (the harness replays what the
     # tool handed over).
     tool: Callable[[], Any] | None = field(default=None, compare=False, repr=False)
+    # Records replayed from a capture (`check --workload`): registered where the capture was made,
+    # so the run's registry checks (what the registry answered the encoder) do not apply.
+    replays_capture: bool = False
 
     @property
     def needs_broker(self) -> bool:

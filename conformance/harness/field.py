@@ -45,7 +45,7 @@ from ..model.events import CaptureStart, Ddl, Event, Gtid, Transaction, Workload
 from ..model.table import Table
 from ..protocols.base import ProtocolSuite
 from .export import Export, Exported
-from .stages import UNIT_PREFIX, ComboResult
+from .stages import UNIT_PREFIX, ComboResult, unit_prefix
 
 TSO_LOGICAL_MASK = (1 << 18) - 1
 
@@ -400,7 +400,29 @@ def replay_encoder(suite: ProtocolSuite, joined: Joined, label: str) -> EncoderI
     """An encoder that hands the run, event by event, what the capture holds for that event."""
     run = ToolRun(SimpleNamespace(workload=joined.workload, truth=None), joined.batches)
     return EncoderInfo(f"{suite.name}/capture", suite.name, EncoderKind.EXTERNAL,
-                       lambda: ReplayEncoder(run, suite.name), description=f"the capture's records of {label}")
+                       lambda: ReplayEncoder(run, suite.name), description=f"the capture's records of {label}",
+                       replays_capture=True)
+
+
+class ReplaySubjects:
+    """The capture's registry as the replay sees it: the replay puts its records on topics of its
+    own prefix, so a subject registered under the capture's topic (a deployment's, or a run's with
+    that run's prefix) is named under the replay's; everything else is the registry's."""
+
+    def __init__(self, registry: Any, replay_prefix: str, capture_prefix: str) -> None:
+        self._registry = registry
+        self._replay = replay_prefix
+        self._capture = capture_prefix
+
+    def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
+        try:
+            pairs = self._registry.subjects_for_id(schema_id, fresh=fresh)
+        except TypeError:  # a registry object without the `fresh` switch
+            pairs = self._registry.subjects_for_id(schema_id)
+        return [(self._replay + s[len(self._capture):] if s.startswith(self._capture) else s, v) for s, v in pairs]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._registry, name)
 
 
 def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, units: Sequence[Unit],
@@ -425,7 +447,11 @@ def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, un
             notes.append(f"{u.label}: {joined.own_schedule} record(s) the deployment made on its own schedule "
                          "(watermarks) are judged with the capture alone")
         parts = max((r.partition or 0 for r in u.records), default=-1) + 1
-        run_in_memory(suite, replay_encoder(suite, joined, u.label), options, registry, joined.workload,
+        seen = registry
+        if registry is not None:
+            seen = ReplaySubjects(registry, unit_prefix("f", 0, u.exported.shard),
+                                  u.label + "-" if u.from_run and UNIT_PREFIX.match(u.label + "-") else "")
+        run_in_memory(suite, replay_encoder(suite, joined, u.label), options, seen, joined.workload,
                       seed=u.exported.seed, shard=u.exported.shard, run_id="f", into=into,
                       partitions=parts if parts > 0 else None)
         if progress is not None:

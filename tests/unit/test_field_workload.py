@@ -262,3 +262,51 @@ def test_cli_check_with_workload(tmp_path, capsys, monkeypatch) -> None:
     code, out = cli(capsys, "check", "--protocol", "ticdc-avro", "--input", "bad", "--workload", "bad.sql",
                     "--registry", "embedded://")
     assert code == 2 and "--workload is not built for ticdc-avro yet" in out
+
+
+class _Deployed:
+    """A registry as a deployment's tool writes to it: subjects under its own topics (the run's
+    unit prefix, which the simulated deployment's records lose, taken off)."""
+
+    def __init__(self, registry: object) -> None:
+        self.registry = registry
+
+    def register(self, subject: str, schema: str) -> int:
+        return self.registry.register(subject.split("-", 1)[1], schema)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.registry, name)
+
+
+@pytest.mark.parametrize("deployed", [False, True], ids=["run-dump", "deployment"])
+def test_avro_captures_are_judged_through_their_registry(deployed: bool) -> None:
+    """Framed Avro against its workload, read through the registry it was written to: the replay's
+    topics carry a prefix of their own, and its subjects are the capture's (a run's under that run's
+    prefix, a deployment's under its topics); the registry's answers to the encoder are the lab's."""
+    from conformance.infra.registry import open_registry
+
+    protocol = "debezium"
+    suite = get_protocol(protocol)
+    options = suite.resolve_options({"profile": "avro"})
+    # (One workload for a deployment: the simulation numbers each from the same LSN, as no server would.)
+    plan = RunPlan(protocol=suite, encoder=find_encoder("reference", protocol), combos=[options],
+                   examples=1 if deployed else 3, seed=SEED, first_shard=0)
+    export = read("".join(render(plan)))
+    with open_registry("embedded://") as registry:
+        writes_to = _Deployed(registry) if deployed else registry
+        buf = io.StringIO()
+        for n, x in enumerate(export.workloads):
+            w = as_deployed(x.workload, x.databases, after=n) if deployed else x.workload
+            run_in_memory(suite, find_encoder("reference", protocol), options, writes_to, w, shard=x.shard,
+                          run_id="r", dump=buf)
+        records = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
+        if deployed:
+            records = [replace(r, topic=r.topic.split("-", 1)[1]) for r in records]
+        units, loose = split(suite, options, registry, records, export)
+        assert not loose
+        result = ComboResult(new_tally(suite))
+        check_units(suite, options, registry, units, result)
+    assert failed(result) == set()
+    outcomes = {t.id: t.outcome for t in result.tally}
+    assert outcomes["debezium.avro.subject"] is Outcome.PASSED
+    assert {"delivery.no-loss", "delivery.no-strays"} <= {c for c, o in outcomes.items() if o is Outcome.PASSED}
