@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -211,3 +212,33 @@ def test_diff_between_the_last_good_and_the_first_bad_names_exactly_the_change(
     code, out = cli(capsys, "diff", *EXAMPLES, "--encoder-cmd", f"node {hunt.versions}/{{version}}/src/main.js",
                     "--versions", "v1,v4")
     assert code == 0 and "the same" in out
+
+
+def test_the_readme_walk_through_runs_as_written(tmp_path: Path) -> None:
+    """The README's "Hunt a regression" commands, pasted into a shell at the root of a clone (with
+    `conformance` and `python3` on the PATH), only /tmp/hunt moved into the test's directory."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Hunt a regression\n"):]
+    section = section[:section.index("\n### ", 1)]
+    script = "".join(block for block in re.findall(r"```sh\n(.*?)```", section, re.S))
+    assert re.search(r"^cd /tmp/hunt\b", script, re.M)  # before anything runs
+    kept_before = (ROOT / ".conformance").exists()
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for name, argv in (("conformance", f'"{sys.executable}" -m conformance.cli.main'), ("python3", sys.executable)):
+        (bin_ / name).write_text(f'#!/bin/sh\nexec {argv} "$@"\n')
+        (bin_ / name).chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run(["bash", "-c", script.replace("/tmp/hunt", str(tmp_path / "hunt"))], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=180, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]  # the last command: baseline update
+    assert out.count("VERDICT: PASS") == 2 and out.count("VERDICT: FAIL") == 2, out[-4000:]
+    assert "REGRESSED: new failures" in out and "NO NEW FAILURES" in out
+    assert out.count("first bad: cmd:node versions/v5/src/main.js") == 2
+    assert "1 known failure(s)" in out and "1 stale entry" in out and "1 stale pruned" in out
+    commits = dict(line.split() for line in out.splitlines() if re.fullmatch(r"v\d [0-9a-f]{40}", line))
+    assert f"{commits['v5']} is the first bad commit" in out
+    assert "value data.flag: 4 in 1 topic(s)" in out and "2 kind(s) of difference" in out
+    assert (ROOT / ".conformance").exists() == kept_before, "the walk-through keeps its examples in /tmp/hunt"
