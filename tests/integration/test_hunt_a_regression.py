@@ -7,6 +7,7 @@ The example as shipped is the version after v8: the fix."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -216,12 +217,16 @@ def test_diff_between_the_last_good_and_the_first_bad_names_exactly_the_change(
 
 def test_the_readme_walk_through_runs_as_written(tmp_path: Path) -> None:
     """The README's "Hunt a regression" commands, pasted into a shell at the root of a clone (with
-    `conformance` and `python3` on the PATH), only /tmp/hunt moved into the test's directory."""
+    `conformance` and `python3` on the PATH); only /tmp/hunt moved into the test's directory, and
+    the baseline's expiry date kept a year ahead (the README's is a real date, which will pass)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Hunt a regression\n"):]
     section = section[:section.index("\n### ", 1)]
     script = "".join(block for block in re.findall(r"```sh\n(.*?)```", section, re.S))
     assert re.search(r"^cd /tmp/hunt\b", script, re.M)  # before anything runs
+    expires = re.findall(r"--expires (\d{4}-\d\d-\d\d)", script)
+    assert len(expires) == 1
+    script = script.replace(expires[0], (dt.date.today() + dt.timedelta(days=365)).isoformat())
     kept_before = (ROOT / ".conformance").exists()
     bin_ = tmp_path / "bin"
     bin_.mkdir()
