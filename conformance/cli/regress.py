@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..protocols.base import ProtocolSuite, parse_option_args
-from .common import _encoder, _protocol, _reproduction, console
+from .common import _encoder, _protocol, _reproduction, console, err
 
 
 def _emit(target: str | None, text: Callable[[], str]) -> None:
@@ -126,8 +126,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
                              "--versions A,B")
         protocol, options, workloads = _generated(args)
         seed = workloads[0].seed if workloads else None
-        console.print(f"running {specs[0]} and {specs[1]} on {len(workloads)} workload(s) of {protocol.name} "
-                      f"(seed {seed})", markup=False)
+        # With --json - standard output is the JSON alone.
+        (err if args.json == "-" else console).print(
+            f"running {specs[0]} and {specs[1]} on {len(workloads)} workload(s) of {protocol.name} (seed {seed})",
+            markup=False)
         if len(args.registry) > 1:
             raise UsageError("with encoders, one --registry: the one both write to")
         with open_registry(args.registry[0] if args.registry else "embedded://") as registry:

@@ -167,6 +167,9 @@ function setBitmask(t, members) {
 function intOf(t, v) {
   if (t.kind === 'ENUM') return enumIndex(t, v);
   if (t.kind === 'SET') return setBitmask(t, v);
+  // BIGINT UNSIGNED above 2^63-1 may come wrapped to int64 (as some drivers carry it): the uint64
+  // it stands for, in BigInt arithmetic (a Number has 53 bits: 2^63+1 would become 2^63).
+  if (t.kind === 'BIGINT' && t.unsigned) return BigInt.asUintN(64, BigInt(v));
   return BigInt(v);
 }
 

@@ -6,7 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { parse, goMarshal, tidbJsonText } = require('../src/json');
 const { goFloat } = require('../src/floats');
-const { decimalText } = require('../src/simple');
+const { decimalText, jsonValue } = require('../src/simple');
 
 test('integers above 2^53 stay exact; floats stay floats', () => {
   const v = parse('{"ts": 463267587817472001, "u": 18446744073709551615, "f": 1.0, "z": -0.0, "e": 1e+20}');
@@ -52,4 +52,12 @@ test('TiDB decimal text: exactly scale digits, never -0', () => {
   assert.equal(decimalText('0.125', 2), '0.12');
   assert.equal(decimalText('0.135', 2), '0.14');
   assert.equal(decimalText('7', 0), '7');
+});
+
+test('BIGINT UNSIGNED: exact up to 2^64-1, and a value wrapped to int64 read as its uint64', () => {
+  const u64 = { kind: 'BIGINT', unsigned: true };
+  assert.equal(jsonValue(u64, 9223372036854775809n, {}), '9223372036854775809');
+  assert.equal(jsonValue(u64, 18446744073709551615n, {}), '18446744073709551615');
+  assert.equal(jsonValue(u64, -1n, {}), '18446744073709551615');
+  assert.equal(jsonValue({ kind: 'BIGINT' }, -9223372036854775807n, {}), '-9223372036854775807');
 });
