@@ -680,6 +680,9 @@ def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: d
     from ..harness.stages import ComboResult, new_tally
 
     t0 = time.monotonic()
+    refused = protocol.field_refuses(options)
+    if refused is not None:
+        raise UsageError(f"--workload cannot judge {protocol.name} under these options: {refused}")
     try:
         units, loose = split(protocol, options, registry, records, export, combo=args.combo)
     except SeveralCombinations as e:

@@ -251,11 +251,16 @@ class Gate:
     workload: Workload | None = field(default=None, init=False)
     _where: tuple[int, str] = field(default=(1, "UTC"), init=False)
     observer: ObservedRegistry | None = field(default=None, init=False)
+    # A capture replayed (`check --workload`): its registry is read, never written (no level set,
+    # nothing watched), and its subjects' levels are the deployment's own.
+    read_only: bool = False
 
     def set_levels(self, workload: Workload) -> str | None:
         """The run's level on every subject the workload's tables will use (before anything
         registers); None, or why it could not be set (a registry that is down: the encoder's own
         registrations then say what happens, and the `registry.*` checks are skipped)."""
+        if self.read_only:
+            return None
         try:
             for subject in sorted(self.suite.subjects(workload, self.options, self.prefix)):
                 self.registry.set_compatibility(self.level, subject)
@@ -271,6 +276,8 @@ class Gate:
 
     def encoder_registry(self) -> Any:
         """What the encoder registers through: the run's registry, watched (and faulty for a registry mutant)."""
+        if self.read_only:
+            return self.registry
         inner = self.registry
         fault = self.info.registry_fault
         if fault is not None:
@@ -380,7 +387,7 @@ class Gate:
                 held.append(parse_schema(t))
             except SchemaTextError:
                 return []  # a schema the rules cannot read: the protocol's schema checks say so
-        if len(texts) < 2:
+        if len(texts) < 2 or self.read_only:
             return held
         level = str(self.registry.get_compatibility(subject)).upper()
         if level != self.level:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
-from ..encoders.spi import EncoderInfo, EncoderKind, Record
+from ..encoders.spi import EncoderError, EncoderInfo, EncoderKind, Record
 from ..encoders.tool import (
     CAPTURE_START,
     ReplayEncoder,
@@ -41,6 +41,7 @@ from ..encoders.tool import (
     neighbours,
     place_loose,
 )
+from ..infra.registry.errors import RegistryError
 from ..model.events import CaptureStart, Ddl, Event, Gtid, Transaction, Workload, capture_start, tso
 from ..model.table import Table
 from ..protocols.base import ProtocolSuite
@@ -95,7 +96,8 @@ def split(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, recor
         u.records.append(replace(r, topic=r.topic[m.end():]))
     # A deployment's records: the shard of the database each record's table is in; a record that
     # names no table (a tombstone, a transaction boundary) takes its neighbour's in its partition.
-    placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in field_records]
+    placed = [ToolRecord(table=suite.field_table(r, options, registry)) if suite.field_joins_rows
+              else suite.tool_record(r, options, registry) or ToolRecord() for r in field_records]
     # (A table of no name is none: a logical decoding message's source names no table.)
     named = [p.table is not None and bool(p.table[0]) for p in placed]
     shard_of: list[int | None] = [owner_db.get(p.table[0]) if p.table is not None and n else None
@@ -309,6 +311,117 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     return Joined(replace(truth, events=tuple(adopted)), out, len(strays), sum(own))
 
 
+class _Scratch:
+    """Where the reference registers its schemas while it shows `join_rows` what an event writes:
+    ids of its own, never the capture's registry."""
+
+    server = None
+    url = "scratch://"
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._subjects: dict[int, list[tuple[str, int]]] = defaultdict(list)
+
+    def register(self, subject: str, schema: str) -> int:
+        sid = self._ids.setdefault(schema, len(self._ids) + 1)
+        if all(s != subject for s, _ in self._subjects[sid]):
+            self._subjects[sid].append((subject, 1))
+        return sid
+
+    def schema_by_id(self, schema_id: int) -> str:
+        return next(text for text, sid in self._ids.items() if sid == schema_id)
+
+    def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
+        return list(self._subjects.get(schema_id, []))
+
+
+def join_rows(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth: Workload,
+              records: Sequence[Record], *, deployed: bool = True, foreign_truth: bool = False) -> Joined:
+    """The capture's records per event of the workload, row by row (`field_joins_rows`): the
+    reference shows which rows each event writes (their delivery identities: topic and key), and
+    each event takes the captured records of those identities, the k-th of an identity for its k-th
+    write. Nothing of the deployment's own numbering is used; with the records placed, the
+    workload takes the ids they carry (`field_ids`: a commit ts) as `join` does. A record that sits
+    after a later event's record in its partition goes with that later event (the replay keeps
+    each partition's order); a record of no identity the reference wrote is judged as unexpected."""
+    from ..encoders.spi import EncoderContext
+
+    if deployed:
+        truth = replace(truth, events=tuple(e for e in truth.events if suite.field_reproducible(e)))
+    scratch = _Scratch()
+    reference = suite.reference().factory()
+    reference.open(EncoderContext(options=options, registry=scratch, topic_prefix=""))
+    ref_id, cap_id = suite.identifier(options, scratch), suite.identifier(options, registry)
+    wanted: dict[Any, list[tuple[int, int]]] = defaultdict(list)  # row -> (event, n-th reference record)
+    n_ref = 0
+    try:
+        for i, e in enumerate(truth.events):
+            for r in reference.encode(e):
+                wanted[_row_of(r, ref_id)].append((i, n_ref))
+                n_ref += 1
+    finally:
+        reference.close()
+    taken: Counter[Any] = Counter()
+    used: set[int] = set()
+    where: list[int | None] = []
+    for r in records:
+        key = _row_of(r, cap_id)
+        writes = wanted.get(key, [])
+        k = taken[key]
+        taken[key] += 1
+        if k < len(writes):
+            used.add(writes[k][1])
+        where.append(writes[k][0] if k < len(writes) else None)
+    # A record whose row the reference never wrote (its key rendered otherwise, its topic another)
+    # takes, in turn, the place of a write no record took (of its topic first): judged against
+    # that event, its key, topic and values are found wrong by their own checks rather than only as
+    # loss and a stray. (A capture that conforms has no such record.)
+    open_writes: dict[str | None, list[tuple[int, int]]] = defaultdict(list)
+    for (topic, _), writes in wanted.items():
+        open_writes[topic].extend(w for w in writes if w[1] not in used)
+    for writes in open_writes.values():
+        writes.sort(key=lambda w: w[1], reverse=True)
+    for n, r in enumerate(records):
+        if where[n] is None and open_writes.get(r.topic):
+            used.add(open_writes[r.topic][-1][1])
+            where[n] = open_writes[r.topic].pop()[0]
+    anywhere = sorted((w for ws in wanted.values() for w in ws if w[1] not in used), key=lambda w: w[1], reverse=True)
+    for n in range(len(records)):
+        if where[n] is None and anywhere:
+            where[n] = anywhere.pop()[0]
+    latest: dict[tuple[str, int | None], int] = {}
+    for n, r in enumerate(records):
+        at = where[n]
+        if at is None:
+            continue
+        part = (r.topic, r.partition)
+        if at < latest.get(part, -1):
+            where[n] = latest[part]
+        else:
+            latest[part] = at
+    events = truth.events
+    out: list[list[Record]] = [[] for _ in events]
+    strays = [r for n, r in enumerate(records) if where[n] is None]
+    for n, r in enumerate(records):
+        at = where[n]
+        if at is not None:
+            out[at].append(r)
+    if strays and out:
+        last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
+        out[last] = out[last] + strays
+    adopted = list(events)
+    if deployed or foreign_truth:
+        _adopt(suite, options, registry, events, adopted, {i: b for i, b in enumerate(out) if b})
+    return Joined(replace(truth, events=tuple(adopted)), out, len(strays))
+
+
+def _row_of(r: Record, identify: Callable[[str, bytes | None, bytes | None], Any]) -> tuple[str, Any]:
+    """A record's row for `join_rows`: its topic and entity (a row of a table with no key, or a
+    record the identity cannot read, is one of its topic's rows taken in turn)."""
+    ident = identify(r.topic, r.key, r.value)
+    return (r.topic, ident[0] if ident is not None else None)
+
+
 def _adopt(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, events: Sequence[Event],
            adopted: list[Event], by_event: Mapping[int, list[Record]]) -> None:
     """The workload's events take a deployment's ids: each joined event those of its records, the
@@ -396,33 +509,74 @@ def _gtid(e: Event) -> Gtid | None:
     return Gtid.parse(pos) if isinstance(pos, str) else None
 
 
-def replay_encoder(suite: ProtocolSuite, joined: Joined, label: str) -> EncoderInfo:
-    """An encoder that hands the run, event by event, what the capture holds for that event."""
-    run = ToolRun(SimpleNamespace(workload=joined.workload, truth=None), joined.batches)
+def replay_encoder(suite: ProtocolSuite, joined: Joined, label: str, stop: EncoderError | None = None
+                   ) -> EncoderInfo:
+    """An encoder that hands the run, event by event, what the capture holds for that event (and
+    `stop`, raised after its last record: the tool's own stop, `refused_end`)."""
+    run = ToolRun(SimpleNamespace(workload=joined.workload, truth=None), joined.batches, stop)
     return EncoderInfo(f"{suite.name}/capture", suite.name, EncoderKind.EXTERNAL,
                        lambda: ReplayEncoder(run, suite.name), description=f"the capture's records of {label}",
                        replays_capture=True)
 
 
 class ReplaySubjects:
-    """The capture's registry as the replay sees it: the replay puts its records on topics of its
-    own prefix, so a subject registered under the capture's topic (a deployment's, or a run's with
-    that run's prefix) is named under the replay's; everything else is the registry's."""
+    """The capture's registry as the replay sees it, read only: the replay puts its records on
+    topics of its own prefix, so a subject registered under the capture's topic (a deployment's,
+    or a run's with that run's prefix) is named under the replay's, both ways."""
 
     def __init__(self, registry: Any, replay_prefix: str, capture_prefix: str) -> None:
         self._registry = registry
         self._replay = replay_prefix
         self._capture = capture_prefix
 
+    def _replayed(self, subject: str) -> str:
+        return self._replay + subject[len(self._capture):] if subject.startswith(self._capture) else subject
+
+    def _captured(self, subject: str) -> str:
+        return self._capture + subject[len(self._replay):] if subject.startswith(self._replay) else subject
+
     def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
         try:
             pairs = self._registry.subjects_for_id(schema_id, fresh=fresh)
         except TypeError:  # a registry object without the `fresh` switch
             pairs = self._registry.subjects_for_id(schema_id)
-        return [(self._replay + s[len(self._capture):] if s.startswith(self._capture) else s, v) for s, v in pairs]
+        return [(self._replayed(s), v) for s, v in pairs]
+
+    def subjects(self) -> list[str]:
+        return [self._replayed(s) for s in self._registry.subjects()]
+
+    def versions(self, subject: str) -> list[int]:
+        return list(self._registry.versions(self._captured(subject)))
+
+    def version(self, subject: str, version: int | str = "latest") -> Any:
+        return self._registry.version(self._captured(subject), version)
+
+    def register(self, subject: str, schema: str) -> int:
+        raise RegistryError(f"a capture's registry is read, not written (the replay registered {subject!r})")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._registry, name)
+
+
+def refused_end(suite: ProtocolSuite, options: Mapping[str, str], joined: Joined, prefix: str, partitions: int
+                ) -> EncoderError | None:
+    """Where the capture of a refused table ends as the tool's stop (a TiCDC changefeed's error
+    state): the level the options name refuses a table's new schema at some event (the
+    reference's registrations predicted, as the run's gate predicts them) and the capture holds no
+    record of that table from there on. None where nothing is refused or the tool went on (the
+    registry checks then judge what it did)."""
+    from .compatibility import predict
+
+    level = suite.registry_level(options)
+    if level is None:
+        return None
+    r = predict(suite, joined.workload, options, prefix, level, partitions=max(1, partitions)).refusal
+    if r is None:
+        return None
+    if any(r.subject in suite.topic_subjects(prefix + x.topic) for b in joined.batches[r.event:] for x in b):
+        return None
+    return EncoderError(f"the capture holds no record of {r.table} from event {r.event} on, where the registry at "
+                        f"{level} refuses its new schema ({r.change}): the tool stopped there")
 
 
 def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, units: Sequence[Unit],
@@ -438,8 +592,12 @@ def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, un
             truth = with_databases(truth, u.exported.databases)
         if upstream is not None:
             truth = upstream.run_workload(truth).workload  # what the server's log says it did
-        joined = join(suite, options, registry, truth, u.records, deployed=not u.from_run,
-                      foreign_truth=upstream is not None, placed=u.placed)
+        if suite.field_joins_rows:
+            joined = join_rows(suite, options, registry, truth, u.records, deployed=not u.from_run,
+                               foreign_truth=upstream is not None)
+        else:
+            joined = join(suite, options, registry, truth, u.records, deployed=not u.from_run,
+                          foreign_truth=upstream is not None, placed=u.placed)
         if joined.unjoined:
             notes.append(f"{u.label}: {joined.unjoined} record(s) belong to no transaction of the workload "
                          "(judged as unexpected)")
@@ -447,11 +605,13 @@ def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, un
             notes.append(f"{u.label}: {joined.own_schedule} record(s) the deployment made on its own schedule "
                          "(watermarks) are judged with the capture alone")
         parts = max((r.partition or 0 for r in u.records), default=-1) + 1
-        seen = registry
+        seen, stop = registry, None
         if registry is not None:
-            seen = ReplaySubjects(registry, unit_prefix("f", 0, u.exported.shard),
-                                  u.label + "-" if u.from_run and UNIT_PREFIX.match(u.label + "-") else "")
-        run_in_memory(suite, replay_encoder(suite, joined, u.label), options, seen, joined.workload,
+            prefix = unit_prefix("f", 0, u.exported.shard)
+            seen = ReplaySubjects(registry, prefix, u.label + "-" if u.from_run and UNIT_PREFIX.match(u.label + "-")
+                                  else "")
+            stop = refused_end(suite, options, joined, prefix, parts)
+        run_in_memory(suite, replay_encoder(suite, joined, u.label, stop), options, seen, joined.workload,
                       seed=u.exported.seed, shard=u.exported.shard, run_id="f", into=into,
                       partitions=parts if parts > 0 else None)
         if progress is not None:

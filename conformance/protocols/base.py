@@ -542,9 +542,26 @@ class ProtocolSuite(ABC):
     #: Whether a capture's DDL records (`ToolRecord.ddl`) are joined to the workload's DDL events.
     field_joins_ddl: bool = False
 
+    #: Whether `check --workload` joins a capture row by row (`harness/field.join_rows`): each
+    #: event takes the captured records of the delivery identities (`identifier`) the reference
+    #: writes for it, in order; for a protocol whose records name no source transaction (TiCDC
+    #: Avro: a commit ts only with its extension, none on a tombstone).
+    field_joins_rows: bool = False
+
+    def field_table(self, record: Record, options: Mapping[str, str], registry: Any = None) -> tuple[str, str] | None:
+        """The table a captured record is about, as `record_table` names it (for placing a
+        deployment's records in the workloads of an export); by default what `tool_record` says."""
+        placed = self.tool_record(record, options, registry)
+        return placed.table if placed is not None else None
+
+    def field_refuses(self, options: Mapping[str, str]) -> str | None:
+        """Why `check --workload` cannot judge captures made under these options (None: it can)."""
+        return None
+
     @property
     def joins_captures(self) -> bool:
-        return self.places_tool_records and type(self).field_ids is not ProtocolSuite.field_ids
+        return self.field_joins_rows or (self.places_tool_records
+                                         and type(self).field_ids is not ProtocolSuite.field_ids)
 
 
 def describe_options(options: Mapping[str, str], suite: ProtocolSuite) -> str:

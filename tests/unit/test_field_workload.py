@@ -9,7 +9,9 @@ the workload as that deployment would have numbered it.
 
 from __future__ import annotations
 
+import contextlib
 import io
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -22,6 +24,7 @@ from conformance.harness.export import Export, read, render
 from conformance.harness.field import _with_tables, check_units, split, with_databases
 from conformance.harness.run import RunPlan, run_in_memory
 from conformance.harness.stages import ComboResult, new_tally
+from conformance.infra.registry import open_registry
 from conformance.model.events import CaptureStart, Ddl, Gtid, Transaction, Watermark, Workload, tso
 from conformance.model.table import Table
 from conformance.protocols import all_protocols, get_protocol
@@ -71,32 +74,58 @@ def as_deployed(w: Workload, databases: dict[str, str], *, gaps: bool = False, a
     return replace(w, events=tuple(moved(e) for e in w.events))  # type: ignore[misc]
 
 
-def records_of(encoder: str, export: Export, *, deployed: bool, gaps: bool = False, protocol: str = PROTOCOL
-               ) -> list:
+class _Deployed:
+    """A registry as a deployment's tool writes to it: subjects under its own topics (the run's
+    unit prefix, which the simulated deployment's records lose, taken off)."""
+
+    def __init__(self, registry: object) -> None:
+        self.registry = registry
+
+    def register(self, subject: str, schema: str) -> int:
+        return self.registry.register(subject.split("-", 1)[1], schema)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.registry, name)
+
+
+@contextlib.contextmanager
+def registry_for(protocol: str, options: dict[str, str] | None = None) -> Iterator[object]:
+    """A registry of its own where the protocol's records need one (framed Avro), else None."""
+    suite = get_protocol(protocol)
+    if not suite.needs_registry(suite.resolve_options(options or {})):
+        yield None
+        return
+    with open_registry("embedded://") as registry:
+        yield registry
+
+
+def records_of(encoder: str, export: Export, *, deployed: bool, gaps: bool = False, protocol: str = PROTOCOL,
+               registry: object = None) -> list:
     """What `encoder` writes for each workload of the export: a run's dump, or a deployment's
-    capture (no unit prefix, its own names and ids)."""
+    capture (no unit prefix, its own names and ids; its schemas under its own topics)."""
     suite = get_protocol(protocol)
     info = find_encoder(encoder, protocol)
     options = suite.resolve_options(dict(info.needs_options))
     buf = io.StringIO()
+    writes_to = _Deployed(registry) if deployed and registry is not None else registry
     for n, x in enumerate(export.workloads):
         w = as_deployed(x.workload, x.databases, gaps=gaps, after=n) if deployed else x.workload
-        run_in_memory(suite, info, options, None, w, shard=x.shard, run_id="r", dump=buf)
+        run_in_memory(suite, info, options, writes_to, w, shard=x.shard, run_id="r", dump=buf)
     out = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
     if deployed:
         out = [replace(r, topic=r.topic.split("-", 1)[1]) for r in out]
     return out
 
 
-def judged(records: list, export: Export, options: dict[str, str] | None = None, protocol: str = PROTOCOL
-           ) -> ComboResult:
+def judged(records: list, export: Export, options: dict[str, str] | None = None, protocol: str = PROTOCOL,
+           registry: object = None) -> ComboResult:
     suite = get_protocol(protocol)
     opts = suite.resolve_options(options or {})
-    units, loose = split(suite, opts, None, records, export)
+    units, loose = split(suite, opts, registry, records, export)
     assert not loose
     assert {u.exported.shard for u in units} == {x.shard for x in export.workloads}
     result = ComboResult(new_tally(suite))
-    check_units(suite, opts, None, units, result)
+    check_units(suite, opts, registry, units, result)
     return result
 
 
@@ -111,8 +140,9 @@ def test_reference_passes_against_its_workload(protocol: str, deployed: bool, ga
     # (The simulated deployment numbers Debezium's transactions and LSNs from the same start in
     # each workload, as no server would: one workload there.)
     export = export_of(examples=1 if deployed and protocol == "debezium" else 4, protocol=protocol)
-    result = judged(records_of("reference", export, deployed=deployed, gaps=gaps, protocol=protocol), export,
-                    protocol=protocol)
+    with registry_for(protocol) as registry:
+        result = judged(records_of("reference", export, deployed=deployed, gaps=gaps, protocol=protocol,
+                                   registry=registry), export, protocol=protocol, registry=registry)
     assert failed(result) == set()
     # Everything was joined and judged as a run judges it: the workload's checks ran.
     passed = {t.id for t in result.tally if t.outcome is Outcome.PASSED}
@@ -143,7 +173,9 @@ VALUE_MUTANTS = [("maxscale-kafkacdc", m) for m in ("bit-zero", "decimal-as-doub
     [("ticdc-simple", m) for m in ("bit-as-base64", "decimal-normalized", "enum-as-name", "set-as-names",
                                    "text-as-base64", "int-as-number")] + \
     [("debezium", m) for m in ("date-as-text", "timetz-local-clock", "hstore-as-text", "varbit-big-endian",
-                               "toasted-value-written")]
+                               "toasted-value-written")] + \
+    [("ticdc-avro", m) for m in ("bigint-unsigned-clamped", "decimal-string-normalized", "set-reversed",
+                                 "time-hours-mod-24", "binary-padding-stripped")]
 
 
 @pytest.mark.parametrize(("protocol", "mutant"), VALUE_MUTANTS)
@@ -156,14 +188,17 @@ def test_value_defects_are_caught_in_a_deployments_capture(protocol: str, mutant
         export = export_of(f"mutant/{mutant}", examples=1 if protocol == "debezium" else 4, seed=seed,
                            protocol=protocol)
         run = ComboResult(new_tally(suite))
-        for x in export.workloads:
-            run_in_memory(suite, info, options, None, x.workload, shard=x.shard, run_id="r", into=run)
+        with registry_for(protocol, options) as registry:
+            for x in export.workloads:
+                run_in_memory(suite, info, options, registry, x.workload, shard=x.shard, run_id="r", into=run)
         if info.catches in failed(run):
             break
     else:
         pytest.fail(f"no run of {mutant} showed its defect")
-    assert info.catches in failed(judged(records_of(f"mutant/{mutant}", export, deployed=True, protocol=protocol),
-                                         export, dict(info.needs_options), protocol=protocol))
+    with registry_for(protocol, options) as registry:
+        records = records_of(f"mutant/{mutant}", export, deployed=True, protocol=protocol, registry=registry)
+        assert info.catches in failed(judged(records, export, dict(info.needs_options), protocol=protocol,
+                                             registry=registry))
 
 
 def test_a_lost_transaction_is_loss_not_a_false_value() -> None:
@@ -215,17 +250,18 @@ def test_lab_and_field_agree(mutant: str) -> None:
     buf = io.StringIO()
     run = ComboResult(new_tally(suite))
     timeout = 1.0 if info.catches == "encoder.responsive" else 10.0  # a hang: the run's own bound, short
-    for x in export.workloads:
-        run_in_memory(suite, info, options, None, x.workload, shard=x.shard, run_id="r", dump=buf, into=run,
-                      timeout=timeout)
-    lab = {c for c in failed(run) if not c.startswith("encoder.")}
-    records = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
-    # What `check --input DUMP --complete --workload FILE` reports: the capture judged alone, and
-    # against its workload.
-    alone = capture_tally(suite, "no encoder")
-    check_log(suite, options, None, unnumbered(records), alone, complete=True)
-    field = {t.id for t in alone if t.outcome is Outcome.FAILED}
-    field |= failed(judged(records, export, options, protocol=protocol))
+    with registry_for(protocol, options) as registry:
+        for x in export.workloads:
+            run_in_memory(suite, info, options, registry, x.workload, shard=x.shard, run_id="r", dump=buf, into=run,
+                          timeout=timeout)
+        lab = {c for c in failed(run) if not c.startswith("encoder.")}
+        records = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
+        # What `check --input DUMP --complete --workload FILE` reports: the capture judged alone,
+        # and against its workload.
+        alone = capture_tally(suite, "no encoder")
+        check_log(suite, options, registry, unnumbered(records), alone, complete=True)
+        field = {t.id for t in alone if t.outcome is Outcome.FAILED}
+        field |= failed(judged(records, export, options, protocol=protocol, registry=registry))
     assert lab - field == set(), f"the run failed {sorted(lab - field)}; check --workload on its dump did not"
 
 
@@ -259,23 +295,12 @@ def test_cli_check_with_workload(tmp_path, capsys, monkeypatch) -> None:
     assert code == 0, out
     code, out = cli(capsys, "check", "--protocol", PROTOCOL, "--input", "bad", "--upstream", "embedded-mariadb")
     assert code == 2 and "--upstream goes with --workload" in out
-    code, out = cli(capsys, "check", "--protocol", "ticdc-avro", "--input", "bad", "--workload", "bad.sql",
-                    "--registry", "embedded://")
-    assert code == 2 and "--workload is not built for ticdc-avro yet" in out
-
-
-class _Deployed:
-    """A registry as a deployment's tool writes to it: subjects under its own topics (the run's
-    unit prefix, which the simulated deployment's records lose, taken off)."""
-
-    def __init__(self, registry: object) -> None:
-        self.registry = registry
-
-    def register(self, subject: str, schema: str) -> int:
-        return self.registry.register(subject.split("-", 1)[1], schema)  # type: ignore[attr-defined]
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.registry, name)
+    code, out = cli(capsys, "workload", "--protocol", "ticdc-avro", "--seed", "5", "--examples", "1", "--out", "a.sql")
+    assert code == 0, out
+    code, out = cli(capsys, "check", "--protocol", "ticdc-avro", "--input", "bad", "--workload", "a.sql",
+                    "--registry", "embedded://", "--option", "enable-tidb-extension=true",
+                    "--option", "avro-enable-watermark=true")
+    assert code == 2 and "--workload cannot judge ticdc-avro under these options: avro-enable-watermark" in out
 
 
 @pytest.mark.parametrize("deployed", [False, True], ids=["run-dump", "deployment"])
@@ -283,8 +308,6 @@ def test_avro_captures_are_judged_through_their_registry(deployed: bool) -> None
     """Framed Avro against its workload, read through the registry it was written to: the replay's
     topics carry a prefix of their own, and its subjects are the capture's (a run's under that run's
     prefix, a deployment's under its topics); the registry's answers to the encoder are the lab's."""
-    from conformance.infra.registry import open_registry
-
     protocol = "debezium"
     suite = get_protocol(protocol)
     options = suite.resolve_options({"profile": "avro"})

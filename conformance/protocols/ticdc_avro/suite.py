@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...checks.results import Tally
-from ...encoders.spi import EncoderInfo, EncoderKind
-from ...model.events import Workload
+from ...encoders.spi import EncoderInfo, EncoderKind, Record
+from ...encoders.tool import FieldIds
+from ...model.events import Event, Workload
 from ...model.types import TIDB_KINDS
 from ...strategies.history import EVOLUTIONS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
@@ -15,7 +17,7 @@ from ..mutants import MutantSpec
 from . import delivery, spec, watermark
 from .checker import AvroChecker
 from .checks import CHECKS
-from .decoder import SchemaResolver
+from .decoder import SchemaResolver, decode_framed
 from .encoder import TiCDCAvroEncoder
 
 
@@ -49,6 +51,49 @@ class TiCDCAvroSuite(ProtocolSuite):
     def topic_subjects(self, topic: str) -> set[str]:
         """`<topic with . replaced by _>-key|-value` (spec/notes/ticdc.md §1)."""
         return {spec.subject(topic, "key"), spec.subject(topic, "value")}
+
+    # -- check --workload (harness/field.py): row by row --------------------------------------
+
+    field_joins_rows = True
+
+    def record_table(self, database: str, table: str) -> tuple[str, str]:
+        """As a record's schema names its table: the namespace of the database, the sanitized name."""
+        return (spec.namespace(database), spec.sanitize_name(table))
+
+    def field_table(self, record: Record, options: Mapping[str, str], registry: Any = None) -> tuple[str, str] | None:
+        """The key's (else the value's) writer schema: its namespace and name."""
+        resolver = SchemaResolver(registry)
+        for part in (record.key, record.value):
+            if part is None or len(part) < 5 or part[0] != 0:
+                continue
+            view = resolver.view(int.from_bytes(part[1:5], "big", signed=True))
+            if not isinstance(view, str) and view.namespace is not None and view.name is not None:
+                return (view.namespace, view.name)
+        return None
+
+    def field_refuses(self, options: Mapping[str, str]) -> str | None:
+        if spec.AvroOptions.from_options(options).control_messages:
+            return ("avro-enable-watermark (a testing option) writes DDL and checkpoint records on TiCDC's own "
+                    "schedule, which the row join does not place")
+        return None
+
+    def field_ids(self, event: Event, records: Sequence[Record], options: Mapping[str, str], registry: Any = None
+                  ) -> FieldIds | None:
+        """With enable-tidb-extension, the commit ts TiDB gave the transaction (its rows'
+        `_tidb_commit_ts`, the most common one: a tombstone carries none); else nothing."""
+        if not spec.AvroOptions.from_options(options).extension:
+            return None
+        resolver = SchemaResolver(registry)
+        seen: Counter[int] = Counter()
+        for r in records:
+            if r.value is not None:
+                d = decode_framed(r.value, resolver)
+                ts = d.datum.get("_tidb_commit_ts") if d.datum is not None else None
+                if isinstance(ts, int) and not isinstance(ts, bool):
+                    seen[ts] += 1
+        if not seen:
+            return None
+        return FieldIds(commit_ts=min(seen.items(), key=lambda kv: (-kv[1], kv[0]))[0])
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
         """The rows' topics, and with avro-enable-watermark those of the DDL and checkpoint records."""
