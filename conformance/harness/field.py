@@ -279,6 +279,7 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             where.append(first)
         else:
             where.append(event_of.get(tx[n]))
+    _with_its_copies(records, placed, where)
     # The replay keeps each partition's order: a record that sits after a later event's record in
     # its partition goes with that later event (a schema event sent late is late in the replay too).
     latest: dict[tuple[str, int | None], int] = {}
@@ -413,6 +414,38 @@ def join_rows(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, t
     if deployed or foreign_truth:
         _adopt(suite, options, registry, events, adopted, {i: b for i, b in enumerate(out) if b})
     return Joined(replace(truth, events=tuple(adopted)), out, len(strays))
+
+
+def _with_its_copies(records: Sequence[Record], placed: Sequence[ToolRecord], where: list[int | None]) -> None:
+    """A record sent to every partition at once (a TiCDC BOOTSTRAP: `with_next`, placed by what
+    follows it in its partition) goes, with all its copies, to the earliest event any copy follows:
+    in a partition the table's rows never reach, what follows is a later event's. The k-th
+    occurrence of the same message in each partition of a topic are the copies of one sending."""
+    seen: Counter[tuple[str, int | None, bytes | None]] = Counter()
+    groups: dict[tuple[str, bytes | None, int], list[int]] = defaultdict(list)
+    for n, r in enumerate(records):
+        if not placed[n].with_next or placed[n].tx is not None:
+            continue
+        k = seen[(r.topic, r.partition, r.value)]
+        seen[(r.topic, r.partition, r.value)] += 1
+        groups[(r.topic, r.value, k)].append(n)
+    for members in groups.values():
+        at = [where[n] for n in members if where[n] is not None]
+        if len(members) > 1 and at:
+            for n in members:
+                where[n] = min(at)
+
+
+def _refused_statement(truth: Any) -> str | None:
+    """The statement a server refused while replaying a workload, with its error (None: it took
+    every one)."""
+    if truth is None or truth.complete:
+        return None
+    bad = next((r for a in truth.applied for r in a.statements if r.error is not None), None)
+    if bad is None:
+        return truth.stopped or "a statement was refused"
+    sql = bad.sql if len(bad.sql) <= 160 else bad.sql[:159] + "…"
+    return f"{sql!r}: {bad.error}"
 
 
 def _row_of(r: Record, identify: Callable[[str, bytes | None, bytes | None], Any]) -> tuple[str, Any]:
@@ -590,14 +623,22 @@ def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, un
         truth = u.exported.workload
         if not u.from_run:
             truth = with_databases(truth, u.exported.databases)
+        foreign = False  # the truth is a server's (its ids), not the file's model
         if upstream is not None:
-            truth = upstream.run_workload(truth).workload  # what the server's log says it did
+            captured = upstream.run_workload(truth)
+            refused = _refused_statement(captured.truth)
+            if refused is None:
+                truth, foreign = captured.workload, True  # what the server's log says it did
+            else:
+                notes.append(f"{u.label}: {upstream.describe()} could not replay it ({refused}): judged against "
+                             "the file's own model instead (a statement of another dialect: export with "
+                             "--upstream of this family to replay every workload)")
         if suite.field_joins_rows:
             joined = join_rows(suite, options, registry, truth, u.records, deployed=not u.from_run,
-                               foreign_truth=upstream is not None)
+                               foreign_truth=foreign)
         else:
             joined = join(suite, options, registry, truth, u.records, deployed=not u.from_run,
-                          foreign_truth=upstream is not None, placed=u.placed)
+                          foreign_truth=foreign, placed=u.placed)
         if joined.unjoined:
             notes.append(f"{u.label}: {joined.unjoined} record(s) belong to no transaction of the workload "
                          "(judged as unexpected)")

@@ -62,3 +62,23 @@ def test_a_value_defect_fails_against_the_servers_truth(protocol: str, mutant: s
             assert catches in field
             return
     pytest.fail(f"no run of {mutant} showed its defect")
+
+
+def test_statements_the_server_refuses_are_named_and_their_workloads_judged_by_the_model(mariadb_upstream: Any
+                                                                                          ) -> None:
+    """A TiDB file replayed on MariaDB: a workload with a statement MariaDB refuses (VECTOR) is not
+    guessed at — the note names the statement and the server's error, and that workload is judged
+    against the file's own model; the others against what MariaDB logged."""
+    protocol = "ticdc-simple"
+    suite = get_protocol(protocol)
+    options = suite.resolve_options({})
+    export = export_of(examples=6, seed=11, protocol=protocol)
+    assert any("VECTOR" in x.sql for x in export.workloads)
+    units, loose = split(suite, options, None, records_of("reference", export, deployed=False, protocol=protocol),
+                         export)
+    result = ComboResult(new_tally(suite))
+    notes = check_units(suite, options, None, units, result, upstream=mariadb_upstream)
+    assert {t.id for t in result.tally if t.outcome is Outcome.FAILED} == set()
+    refused = [n for n in notes if "could not replay it" in n]
+    assert refused and all("Unknown data type: 'VECTOR'" in n and "CREATE TABLE" in n for n in refused)
+    assert len(refused) == sum("VECTOR" in x.sql for x in export.workloads)
