@@ -430,7 +430,7 @@ def _with_its_copies(records: Sequence[Record], placed: Sequence[ToolRecord], wh
         seen[(r.topic, r.partition, r.value)] += 1
         groups[(r.topic, r.value, k)].append(n)
     for members in groups.values():
-        at = [where[n] for n in members if where[n] is not None]
+        at = [e for e in (where[n] for n in members) if e is not None]
         if len(members) > 1 and at:
             for n in members:
                 where[n] = min(at)
