@@ -391,3 +391,56 @@ def test_what_an_older_or_newer_ticdc_writes_names_its_profile(writer: str, opti
     assert f"--option {option}" in (next(iter(t.failures.values())).hint or "")
     k, v = option.split("=")
     assert problems(check_capture(recs, {**EXT, k: v}, protocol="ticdc-avro", registry=reg)) == {}
+
+
+# -- single defects in the Avro capture fail `check` alone, each by the rule it breaks (issue 29) -----
+
+def _avro_variant(change: Any) -> list[Record]:
+    """avro_edges with one defect in the first row of `tidb_shop_t_defaults`: `change` takes the
+    decoded value (and returns it), or the framed bytes (and returns new bytes)."""
+    out, done = [], False
+    reg = registry("avro_edges")
+    for r in records("avro_edges"):
+        if not done and r.topic == "tidb_shop_t_defaults" and r.value is not None:
+            done = True
+            try:
+                new = change(r.value)
+            except TypeError:
+                sid = int.from_bytes(r.value[1:5], "big")
+                parsed = fastavro.parse_schema(strip_logical_types(json.loads(reg.schema_by_id(sid))))
+                datum = change(fastavro.schemaless_reader(io.BytesIO(r.value[5:]), parsed, None))
+                buf = io.BytesIO()
+                fastavro.schemaless_writer(buf, parsed, datum)
+                new = r.value[:5] + buf.getvalue()
+            r = Record(r.topic, r.key, new, r.partition, headers=r.headers, offset=r.offset)
+        out.append(r)
+    assert done
+    return out
+
+
+def _field(name: str, value: Any) -> Any:
+    def change(d: Any) -> Any:
+        if isinstance(d, bytes):
+            raise TypeError("a decoded value, please")
+        return {**d, name: value}
+    return change
+
+
+AVRO_DEFECTS = [
+    (_field("e", "three"), "ticdc-avro.type.enum"),  # not a member of the column's ENUM
+    (_field("y", 1800), "ticdc-avro.type.year"),  # YEAR holds 1901..2155 or 0
+    (_field("tm", "839:00:00"), "ticdc-avro.type.time"),  # TIME is within ±838:59:59
+    (_field("dt", "2026-01-01T00:00:00"), "ticdc-avro.type.datetime"),  # TiDB's text has a space
+    (_field("j", '{"a": [1, 2]'), "ticdc-avro.type.json"),  # not JSON
+    (_field("_tidb_op", "d"), "ticdc-avro.extension.op"),  # a value is an insert or an update
+    (_field("_tidb_commit_physical_time", 1), "ticdc-avro.extension.commit-ts"),  # not the commit ts's time
+    (lambda v: b"\x01" + v[1:], "ticdc-avro.framing.magic-byte"),
+    (lambda v: v[:1] + (424242).to_bytes(4, "big") + v[5:], "ticdc-avro.framing.schema-id"),
+    (lambda v: v[:-3], "ticdc-avro.framing.body"),
+]
+
+
+@pytest.mark.parametrize(("change", "check"), AVRO_DEFECTS, ids=[c for _, c in AVRO_DEFECTS])
+def test_a_single_defect_in_the_avro_capture_fails_its_rule(change: Any, check: str) -> None:
+    tally = check_capture(_avro_variant(change), EXT, protocol="ticdc-avro", registry=registry("avro_edges"))
+    assert check in problems(tally), sorted(problems(tally))
