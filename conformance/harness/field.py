@@ -280,29 +280,7 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
         else:
             where.append(event_of.get(tx[n]))
     _with_its_copies(records, placed, where)
-    # The replay keeps each partition's order: a record that sits after a later event's record in
-    # its partition goes with that later event (a schema event sent late is late in the replay too).
-    latest: dict[tuple[str, int | None], int] = {}
-    for n, r in enumerate(records):
-        at = where[n]
-        if at is None:
-            continue
-        part = (r.topic, r.partition)
-        if at < latest.get(part, -1):
-            where[n] = latest[part]
-        else:
-            latest[part] = at
-    out: list[list[Record]] = [[] for _ in events]
-    strays: list[Record] = []
-    for n, r in enumerate(records):
-        at = where[n]
-        if at is None and not placed[n].loose:
-            strays.append(r)
-        elif at is not None:
-            out[at].append(r)
-    if strays and out:
-        last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
-        out[last] = out[last] + strays
+    out, strays = _batches(records, where, len(events), skip=[p.loose for p in placed])
     # Records of no transaction (PostgreSQL's non-transactional messages), in their order, to the
     # events that emitted one (as a whole tool's are placed).
     loose = {n for n in range(len(records)) if placed[n].loose}
@@ -390,6 +368,20 @@ def join_rows(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, t
     for n in range(len(records)):
         if where[n] is None and anywhere:
             where[n] = anywhere.pop()[0]
+    events = truth.events
+    out, strays = _batches(records, where, len(events))
+    adopted = list(events)
+    if deployed or foreign_truth:
+        _adopt(suite, options, registry, events, adopted, {i: b for i, b in enumerate(out) if b})
+    return Joined(replace(truth, events=tuple(adopted)), out, len(strays))
+
+
+def _batches(records: Sequence[Record], where: list[int | None], n_events: int, *, skip: Sequence[bool] = ()
+             ) -> tuple[list[list[Record]], list[Record]]:
+    """The records per event (`where`: each record's event; None: a stray, judged with the last
+    event that has records, as unexpected; `skip`: records placed later, not strays). The replay
+    keeps each partition's order: a record that sits after a later event's record in its
+    partition goes with that later event (a schema event sent late is late in the replay too)."""
     latest: dict[tuple[str, int | None], int] = {}
     for n, r in enumerate(records):
         at = where[n]
@@ -400,20 +392,18 @@ def join_rows(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, t
             where[n] = latest[part]
         else:
             latest[part] = at
-    events = truth.events
-    out: list[list[Record]] = [[] for _ in events]
-    strays = [r for n, r in enumerate(records) if where[n] is None]
+    out: list[list[Record]] = [[] for _ in range(n_events)]
+    strays: list[Record] = []
     for n, r in enumerate(records):
         at = where[n]
         if at is not None:
             out[at].append(r)
+        elif not (skip and skip[n]):
+            strays.append(r)
     if strays and out:
         last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
         out[last] = out[last] + strays
-    adopted = list(events)
-    if deployed or foreign_truth:
-        _adopt(suite, options, registry, events, adopted, {i: b for i, b in enumerate(out) if b})
-    return Joined(replace(truth, events=tuple(adopted)), out, len(strays))
+    return out, strays
 
 
 def _with_its_copies(records: Sequence[Record], placed: Sequence[ToolRecord], where: list[int | None]) -> None:
