@@ -412,7 +412,10 @@ def row_schema(t: Table, topic: str, o: DbzOptions, *, field: str | None = None)
 
 
 def key_schema(t: Table, topic: str, o: DbzOptions) -> dict[str, Any]:
-    return {"type": "struct", "fields": [field_schema(c, o, optional=False) for c in key_columns(t)],
+    """Each key field optional as its column is (TableSchemaBuilder.addField): a primary key's
+    never are, a unique index's on a nullable column are, and its null is written (real 3.6.3,
+    seed issue27 shard 30: `"-lead"`, numeric NULL under UNIQUE, no primary key)."""
+    return {"type": "struct", "fields": [field_schema(c, o) for c in key_columns(t)],
             "optional": False, "name": schema_name(topic, "Key", o)}
 
 
