@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--strict", action="store_true", help="SHOULD-level failures also fail the run")
     _baseline_args(r)
 
-    c = sub.add_parser("check", help="judge a captured or live topic (a dump or --kafka), alone or against its --workload")
+    c = sub.add_parser("check", help="judge a captured or live topic (a dump, --kafka), alone or against --workload")
     c.add_argument("--protocol", default=default_protocol(), choices=protocol_names())
     c.add_argument("--input", default=None, help="records.jsonl (one JSON object per line)")
     c.add_argument("--kafka", default=None, metavar="URL", help="check live topics instead: kafka://host:port …")
