@@ -224,6 +224,7 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             event_of.pop(claimed[i][1], None)
         claimed[i] = (n, x)
         event_of[x] = i
+    _place_tableless(suite, events, records, tx, event_of)
     adopted = list(events)
     by_event: dict[int, list[Record]] = defaultdict(list)
     for n in range(len(records)):
@@ -443,6 +444,32 @@ def _row_of(r: Record, identify: Callable[[str, bytes | None, bytes | None], Any
     record the identity cannot read, is one of its topic's rows taken in turn)."""
     ident = identify(r.topic, r.key, r.value)
     return (r.topic, ident[0] if ident is not None else None)
+
+
+def _place_tableless(suite: ProtocolSuite, events: Sequence[Event], records: Sequence[Record],
+                     tx: Sequence[Any], event_of: dict[Any, int]) -> None:
+    """A capture transaction no table names (a TRUNCATE's empty BEGIN/END) goes to the first event
+    that makes such a transaction (`field_tableless`) between the events of the transactions
+    around it in its partitions."""
+    unnamed = [x for x in dict.fromkeys(tx) if x is not None and x != CAPTURE_START and x not in event_of]
+    if not unnamed:
+        return
+    parts: dict[tuple[str, int | None], list[int]] = defaultdict(list)
+    for n, r in enumerate(records):
+        parts[(r.topic, r.partition)].append(n)
+    taken = set(event_of.values())
+    for x in unnamed:
+        lo, hi = -1, len(events)
+        for n in (n for n in range(len(records)) if tx[n] == x):
+            row = parts[(records[n].topic, records[n].partition)]
+            at = bisect.bisect_left(row, n)
+            before = next((event_of[tx[m]] for m in reversed(row[:at]) if tx[m] in event_of), lo)
+            lo = max(lo, before)
+            hi = min(hi, next((event_of[tx[m]] for m in row[at + 1:] if tx[m] in event_of), hi))
+        i = next((i for i in range(lo + 1, hi) if i not in taken and suite.field_tableless(events[i])), None)
+        if i is not None:
+            event_of[x] = i
+            taken.add(i)
 
 
 def _adopt(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, events: Sequence[Event],

@@ -554,6 +554,12 @@ class ProtocolSuite(ABC):
         placed = self.tool_record(record, options, registry)
         return placed.table if placed is not None else None
 
+    def field_tableless(self, event: Event) -> bool:
+        """Whether this event of the workload makes a transaction whose records name no table
+        (Debezium: a TRUNCATE's empty BEGIN/END), which `check --workload` places between the
+        transactions around it."""
+        return False
+
     def field_refuses(self, options: Mapping[str, str]) -> str | None:
         """Why `check --workload` cannot judge captures made under these options (None: it can)."""
         return None

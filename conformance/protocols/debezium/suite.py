@@ -164,6 +164,11 @@ class DebeziumSuite(ProtocolSuite):
                               order=(0,) if status == "BEGIN" else (2,))
         return ToolRecord()
 
+    def field_tableless(self, event: Event) -> bool:
+        """A TRUNCATE: pgoutput publishes it, the connector skips it and leaves its transaction's
+        BEGIN/END (with transaction metadata) with nothing between."""
+        return isinstance(event, Ddl) and event.kind is DdlKind.TRUNCATE_TABLE
+
     def field_ids(self, event: Event, records: Sequence[Record], options: Mapping[str, str], registry: Any = None
                   ) -> FieldIds:
         """A transaction's commit time, from its change events' source.ts_ms (txId and LSN are
