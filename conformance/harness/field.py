@@ -166,17 +166,18 @@ class Joined:
 
 def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth: Workload,
          records: Sequence[Record], *, deployed: bool = True, foreign_truth: bool = False,
-         placed: Sequence[ToolRecord] | None = None) -> Joined:
+         placed: Sequence[ToolRecord] | None = None, mark: bool | None = None) -> Joined:
     """The capture's records per event of the workload, and (`deployed`: a deployment's capture;
     `foreign_truth`: a truth another server numbered, `--upstream`)
     the workload with the capture's ids (see the module docstring). A run's dump keeps the
-    model's ids: it was made with them, and taking its own would hide a wrong one."""
+    model's ids: it was made with them, and taking its own would hide a wrong one. `mark`: whether
+    a deployment's tool started where the file marks the lab's start (None: the capture says)."""
     if deployed:
         # Events a deployment makes on its own schedule (TiCDC's watermarks) are not the model's.
         truth = replace(truth, events=tuple(e for e in truth.events if suite.field_reproducible(e)))
     if placed is None:  # (else: as `split` placed them)
         placed = [suite.tool_record(r, options, registry) or ToolRecord() for r in records]
-    if deployed and not any(p.tx == CAPTURE_START for p in placed):
+    if deployed and not any(p.tx == CAPTURE_START for p in placed) and not _started_at_mark(truth, placed, mark):
         # The file marks where the lab starts its tool (a comment); a deployment whose tool ran all
         # along (no snapshot in the capture) streamed everything.
         truth = replace(truth, events=tuple(e for e in truth.events if not isinstance(e, CaptureStart)))
@@ -280,6 +281,7 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             where.append(first)
         else:
             where.append(event_of.get(tx[n]))
+    _with_what_follows(records, placed, where)
     _with_its_copies(records, placed, where)
     out, strays = _batches(records, where, len(events), skip=[p.loose for p in placed])
     # Records of no transaction (PostgreSQL's non-transactional messages), in their order, to the
@@ -407,6 +409,22 @@ def _batches(records: Sequence[Record], where: list[int | None], n_events: int, 
     return out, strays
 
 
+def _with_what_follows(records: Sequence[Record], placed: Sequence[ToolRecord], where: list[int | None]) -> None:
+    """A record that goes with what follows it in its partition (`with_next`: a BOOTSTRAP; not one
+    that names its event's position, as a MaxScale schema event does) goes with the event of the
+    next record there that has one, a watermark made on its own schedule
+    included (the nearest transaction alone would skip that watermark, and the partition's order
+    would then push it to a later event)."""
+    following: dict[tuple[str, int | None], int] = {}
+    for n in reversed(range(len(records))):
+        part = (records[n].topic, records[n].partition)
+        if placed[n].with_next and placed[n].tx is None and placed[n].position is None:
+            if part in following:
+                where[n] = following[part]
+        elif (at := where[n]) is not None:
+            following[part] = at
+
+
 def _with_its_copies(records: Sequence[Record], placed: Sequence[ToolRecord], where: list[int | None]) -> None:
     """A record sent to every partition at once (a TiCDC BOOTSTRAP: `with_next`, placed by what
     follows it in its partition) goes, with all its copies, to the earliest event any copy follows:
@@ -415,7 +433,7 @@ def _with_its_copies(records: Sequence[Record], placed: Sequence[ToolRecord], wh
     seen: Counter[tuple[str, int | None, bytes | None]] = Counter()
     groups: dict[tuple[str, bytes | None, int], list[int]] = defaultdict(list)
     for n, r in enumerate(records):
-        if not placed[n].with_next or placed[n].tx is not None:
+        if not placed[n].with_next or placed[n].tx is not None or placed[n].position is not None:
             continue
         k = seen[(r.topic, r.partition, r.value)]
         seen[(r.topic, r.partition, r.value)] += 1
@@ -444,6 +462,20 @@ def _row_of(r: Record, identify: Callable[[str, bytes | None, bytes | None], Any
     record the identity cannot read, is one of its topic's rows taken in turn)."""
     ident = identify(r.topic, r.key, r.value)
     return (r.topic, ident[0] if ident is not None else None)
+
+
+def _started_at_mark(truth: Workload, placed: Sequence[ToolRecord], mark: bool | None) -> bool:
+    """Whether a deployment's tool that took no snapshot started where the file marks the lab's
+    start (a connector with snapshot.mode=no_data started there) rather than running all along:
+    its capture holds no more transactions than the file applied after the mark."""
+    if mark is not None:
+        return mark
+    at = next((i for i, e in enumerate(truth.events) if isinstance(e, CaptureStart)), None)
+    if at is None:
+        return False
+    after = sum(1 for e in truth.events[at:] if isinstance(e, Transaction) and e.changes)
+    captured = {p.tx for p in placed if p.tx is not None and p.table is not None}
+    return after < sum(1 for e in truth.events if isinstance(e, Transaction) and e.changes) and len(captured) <= after
 
 
 def _place_tableless(suite: ProtocolSuite, events: Sequence[Event], records: Sequence[Record],
