@@ -412,9 +412,9 @@ def _batches(records: Sequence[Record], where: list[int | None], n_events: int, 
 def _with_what_follows(records: Sequence[Record], placed: Sequence[ToolRecord], where: list[int | None]) -> None:
     """A record that goes with what follows it in its partition (`with_next`: a BOOTSTRAP; not one
     that names its event's position, as a MaxScale schema event does) goes with the event of the
-    next record there that has one, a watermark made on its own schedule
-    included (the nearest transaction alone would skip that watermark, and the partition's order
-    would then push it to a later event)."""
+    next record there that has one, a watermark made on its own schedule included (the nearest
+    transaction alone would skip that watermark, and the partition's order would then push the
+    watermark to a later event)."""
     following: dict[tuple[str, int | None], int] = {}
     for n in reversed(range(len(records))):
         part = (records[n].topic, records[n].partition)
