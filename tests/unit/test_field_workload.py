@@ -112,12 +112,13 @@ def registry_for(protocol: str, options: dict[str, str] | None = None) -> Iterat
 
 
 def records_of(encoder: str, export: Export, *, deployed: bool, gaps: bool = False, protocol: str = PROTOCOL,
-               registry: object = None) -> list:
-    """What `encoder` writes for each workload of the export: a run's dump, or a deployment's
-    capture (no unit prefix, its own names and ids; its schemas under its own topics)."""
+               registry: object = None, options: dict[str, str] | None = None) -> list:
+    """What `encoder` writes for each workload of the export (under `options`, else those it
+    needs): a run's dump, or a deployment's capture (no unit prefix, its own names and ids; its
+    schemas under its own topics)."""
     suite = get_protocol(protocol)
     info = find_encoder(encoder, protocol)
-    options = suite.resolve_options(dict(info.needs_options))
+    options = suite.resolve_options(dict(info.needs_options) if options is None else options)
     buf = io.StringIO()
     writes_to = _Deployed(registry) if deployed and registry is not None else registry
     for n, x in enumerate(export.workloads):
@@ -328,15 +329,8 @@ def test_avro_captures_are_judged_through_their_registry(deployed: bool) -> None
                    examples=1 if deployed else 3, seed=SEED, first_shard=0)
     export = read("".join(render(plan)))
     with open_registry("embedded://") as registry:
-        writes_to = _Deployed(registry) if deployed else registry
-        buf = io.StringIO()
-        for n, x in enumerate(export.workloads):
-            w = as_deployed(x.workload, x.databases, after=n) if deployed else x.workload
-            run_in_memory(suite, find_encoder("reference", protocol), options, writes_to, w, shard=x.shard,
-                          run_id="r", dump=buf)
-        records = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
-        if deployed:
-            records = [replace(r, topic=r.topic.split("-", 1)[1]) for r in records]
+        records = records_of("reference", export, deployed=deployed, protocol=protocol, registry=registry,
+                             options=options)
         units, loose = split(suite, options, registry, records, export)
         assert not loose
         result = ComboResult(new_tally(suite))
@@ -377,14 +371,7 @@ def test_the_reference_passes_over_many_seeds(protocol: str, opts: dict[str, str
                        examples=examples, seed=seed, first_shard=0)
         export = read("".join(render(plan)))
         with registry_for(protocol, opts) as registry:
-            writes_to = _Deployed(registry) if deployed and registry is not None else registry
-            buf = io.StringIO()
-            for n, x in enumerate(export.workloads):
-                w = as_deployed(x.workload, x.databases, after=n) if deployed else x.workload
-                run_in_memory(suite, find_encoder("reference", protocol), options, writes_to, w, shard=x.shard,
-                              run_id="r", dump=buf)
-            records = [parse_line(line) for line in buf.getvalue().splitlines() if line.strip()]
-            if deployed:
-                records = [replace(r, topic=r.topic.split("-", 1)[1]) for r in records]
+            records = records_of("reference", export, deployed=deployed, protocol=protocol, registry=registry,
+                                 options=opts)
             result = judged(records, export, opts, protocol=protocol, registry=registry)
         assert failed(result) == set(), f"seed {seed}"
