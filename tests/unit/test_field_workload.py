@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -375,3 +376,41 @@ def test_the_reference_passes_over_many_seeds(protocol: str, opts: dict[str, str
                                  options=opts)
             result = judged(records, export, opts, protocol=protocol, registry=registry)
         assert failed(result) == set(), f"seed {seed}"
+
+
+#: Options beyond each protocol's matrix that the sweep below runs too.
+SWEEP_EXTRA = {
+    "debezium": [{"tombstones.on.delete": "false"}, {"time.precision.mode": "connect"}, {"binary.handling.mode": "hex"},
+                 {"snapshot.mode": "no_data"}, {"interval.handling.mode": "string"}, {"hstore.handling.mode": "map"},
+                 {"time.precision.mode": "isostring"}, {"value.converter.schemas.enable": "false"}],
+    "ticdc-simple": [{"large-message-handle-option": "handle-key-only"}, {"send-bootstrap-in-msg-count": "3"}],
+    "ticdc-avro": [{"registry-compatibility": "NONE"}, {"output-raw-change-event": "true"}],
+    "maxscale-kafkacdc": [],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("CONFORMANCE_FIELD_SWEEP"),
+                    reason="a soak: CONFORMANCE_FIELD_SWEEP=SEEDS runs it (30 seeds: ~6 min for the four protocols)")
+@pytest.mark.parametrize("protocol", JOINED)
+def test_sweep_the_reference_through_check_workload(protocol: str) -> None:
+    """No false rejection over many seeds: every matrix combination and the options above, as a
+    run's dump and as a deployment's capture (how the five fixed cases of
+    `test_the_reference_passes_over_many_seeds` were found)."""
+    suite = get_protocol(protocol)
+    combos = [dict(c) for c in suite.matrix({}, full=True) if suite.generation_fits(c) is None] + SWEEP_EXTRA[protocol]
+    bad = []
+    for opts in combos:
+        for deployed in (False, True):
+            for seed in range(1000, 1000 + int(os.environ["CONFORMANCE_FIELD_SWEEP"])):
+                plan = RunPlan(protocol=suite, encoder=find_encoder("reference", protocol),
+                               combos=[suite.resolve_options(opts)], seed=seed, first_shard=0,
+                               examples=1 if deployed and protocol == "debezium" else 3)
+                export = read("".join(render(plan)))
+                with registry_for(protocol, opts) as registry:
+                    records = records_of("reference", export, deployed=deployed, protocol=protocol,
+                                         registry=registry, options=opts)
+                    problems = failed(judged(records, export, opts, protocol=protocol, registry=registry))
+                if problems:
+                    bad.append((suite.non_default(suite.resolve_options(opts)), deployed, seed, sorted(problems)))
+    assert bad == []
