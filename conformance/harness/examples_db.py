@@ -109,6 +109,8 @@ class ExamplesDb:
                     data = json.loads(path.read_text(encoding="utf-8"))
                     if data.get("format") != "cdc-conformance/reproduction" or data.get("format_version") != 1:
                         raise ValueError("not a reproduction file of format version 1")
+                    if not isinstance(data.get("check"), str) or not isinstance(data.get("options"), dict):
+                        raise ValueError("no check or options")
                     db.examples.append(Example(path, data, workload_from_json(data["workload"])))
                 except (OSError, ValueError, KeyError, TypeError, WorkloadFormatError) as e:
                     db.unreadable.append(f"{path}: {e}")
