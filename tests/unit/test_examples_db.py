@@ -77,10 +77,11 @@ def test_examples_of_other_options_wait_and_bad_files_are_left_alone(tmp_path: P
     run(tmp_path, "r1", BAD)
     (path,) = kept(tmp_path, BAD)
     (path.parent / "garbage.json").write_text("{not json")
+    (path.parent / "odd.json").write_text(json.dumps({**json.loads(path.read_text()), "options": ["a"]}))
     report = run(tmp_path, "r2", BAD, "--option", "encoding-format=avro", examples="1")
     db = report["examples_db"]
     assert db["not_in_this_run"] == 1 and db["replayed"] == 0
-    assert len(db["unreadable"]) == 1 and "garbage.json" in db["unreadable"][0]
+    assert sorted(Path(u.split(":")[0]).name for u in db["unreadable"]) == ["garbage.json", "odd.json"]
     assert (path.parent / "garbage.json").exists() and path.exists()
 
 
