@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
-from ..encoders.spi import EncoderError, EncoderInfo, EncoderKind, Record
+from ..encoders.spi import EncoderContext, EncoderError, EncoderInfo, EncoderKind, Record
 from ..encoders.tool import (
     CAPTURE_START,
     ReplayEncoder,
@@ -41,6 +41,7 @@ from ..encoders.tool import (
     neighbours,
     place_loose,
 )
+from ..infra.inprocess import InProcessRegistry
 from ..infra.registry.errors import RegistryError
 from ..model.events import CaptureStart, Ddl, Event, Gtid, Transaction, Workload, capture_start, tso
 from ..model.table import Table
@@ -293,30 +294,6 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     return Joined(replace(truth, events=tuple(adopted)), out, len(strays), sum(own))
 
 
-class _Scratch:
-    """Where the reference registers its schemas while it shows `join_rows` what an event writes:
-    ids of its own, never the capture's registry."""
-
-    server = None
-    url = "scratch://"
-
-    def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
-        self._subjects: dict[int, list[tuple[str, int]]] = defaultdict(list)
-
-    def register(self, subject: str, schema: str) -> int:
-        sid = self._ids.setdefault(schema, len(self._ids) + 1)
-        if all(s != subject for s, _ in self._subjects[sid]):
-            self._subjects[sid].append((subject, 1))
-        return sid
-
-    def schema_by_id(self, schema_id: int) -> str:
-        return next(text for text, sid in self._ids.items() if sid == schema_id)
-
-    def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
-        return list(self._subjects.get(schema_id, []))
-
-
 def join_rows(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth: Workload,
               records: Sequence[Record], *, deployed: bool = True, foreign_truth: bool = False) -> Joined:
     """The capture's records per event of the workload, row by row (`field_joins_rows`): the
@@ -326,11 +303,11 @@ def join_rows(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, t
     workload takes the ids they carry (`field_ids`: a commit ts) as `join` does. A record that sits
     after a later event's record in its partition goes with that later event (the replay keeps
     each partition's order); a record of no identity the reference wrote is judged as unexpected."""
-    from ..encoders.spi import EncoderContext
-
     if deployed:
         truth = replace(truth, events=tuple(e for e in truth.events if suite.field_reproducible(e)))
-    scratch = _Scratch()
+    # Where the reference registers while it shows what each event writes: never the capture's
+    # registry, and no level to refuse a schema (the capture says where its tool stopped).
+    scratch = InProcessRegistry(compatibility="NONE")
     reference = suite.reference().factory()
     reference.open(EncoderContext(options=options, registry=scratch, topic_prefix=""))
     ref_id, cap_id = suite.identifier(options, scratch), suite.identifier(options, registry)
