@@ -60,9 +60,17 @@ class TiCDCAvroSuite(ProtocolSuite):
         """As a record's schema names its table: the namespace of the database, the sanitized name."""
         return (spec.namespace(database), spec.sanitize_name(table))
 
+    def _field_resolver(self, registry: Any) -> SchemaResolver:
+        """One resolver per registry for `check --workload`, kept across records: a resolver reads
+        and parses each schema once."""
+        kept = getattr(self, "_kept_resolver", None)
+        if kept is None or kept.registry is not registry:
+            kept = self._kept_resolver = SchemaResolver(registry)
+        return kept
+
     def field_table(self, record: Record, options: Mapping[str, str], registry: Any = None) -> tuple[str, str] | None:
         """The key's (else the value's) writer schema: its namespace and name."""
-        resolver = SchemaResolver(registry)
+        resolver = self._field_resolver(registry)
         for part in (record.key, record.value):
             if part is None or len(part) < 5 or part[0] != 0:
                 continue
@@ -83,7 +91,7 @@ class TiCDCAvroSuite(ProtocolSuite):
         `_tidb_commit_ts`, the most common one: a tombstone carries none); else nothing."""
         if not spec.AvroOptions.from_options(options).extension:
             return None
-        resolver = SchemaResolver(registry)
+        resolver = self._field_resolver(registry)
         seen: Counter[int] = Counter()
         for r in records:
             if r.value is not None:
