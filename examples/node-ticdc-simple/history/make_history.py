@@ -45,6 +45,20 @@ class Change:
 
 
 # v2 … v8, then the fix (the example as shipped); v1 is the shipped example with all of them undone.
+# v5's helper: BIGINT UNSIGNED through a JavaScript Number (the regression); the fix takes it out again.
+V5_UINT64 = (
+    "  if (t.kind === 'BIGINT' && t.unsigned) return uint64(v);\n"
+    "  return BigInt(v);\n"
+    "}\n\n"
+    "// BIGINT UNSIGNED above 2^63-1 may come wrapped to int64 (as some drivers carry it): the uint64\n"
+    "// it stands for.\n"
+    "function uint64(v) {\n"
+    "  const n = Number(v);\n"
+    "  return BigInt(n < 0 ? n + 2 ** 64 : n);\n"
+    "}\n"
+)
+
+
 VERSIONS: list[tuple[str, str, list[Change]]] = [
     ("v2", "main: say on stderr when the harness speaks another protocol version or event format", [
         Change("src/main.js", "  start(req) {\n    return {\n",
@@ -89,16 +103,7 @@ VERSIONS: list[tuple[str, str, list[Change]]] = [
     ("v5", "values: BIGINT UNSIGNED sent wrapped to int64 (as some drivers carry it) is read as its uint64", [
         Change("src/simple.js",
                "  if (t.kind === 'SET') return setBitmask(t, v);\n  return BigInt(v);\n}\n",
-               "  if (t.kind === 'SET') return setBitmask(t, v);\n"
-               "  if (t.kind === 'BIGINT' && t.unsigned) return uint64(v);\n"
-               "  return BigInt(v);\n"
-               "}\n\n"
-               "// BIGINT UNSIGNED above 2^63-1 may come wrapped to int64 (as some drivers carry it): the uint64\n"
-               "// it stands for.\n"
-               "function uint64(v) {\n"
-               "  const n = Number(v);\n"
-               "  return BigInt(n < 0 ? n + 2 ** 64 : n);\n"
-               "}\n"),
+               "  if (t.kind === 'SET') return setBitmask(t, v);\n" + V5_UINT64),
     ]),
     ("v6", "README: how to run the unit tests", [
         Change("README.md", "ties rounded half to even) |\n",
@@ -114,15 +119,7 @@ VERSIONS: list[tuple[str, str, list[Change]]] = [
     ]),
     ("fix", "values: BIGINT UNSIGNED in BigInt arithmetic (v5 lost precision above 2^53)", [
         Change("src/simple.js",
-               "  if (t.kind === 'BIGINT' && t.unsigned) return uint64(v);\n"
-               "  return BigInt(v);\n"
-               "}\n\n"
-               "// BIGINT UNSIGNED above 2^63-1 may come wrapped to int64 (as some drivers carry it): the uint64\n"
-               "// it stands for.\n"
-               "function uint64(v) {\n"
-               "  const n = Number(v);\n"
-               "  return BigInt(n < 0 ? n + 2 ** 64 : n);\n"
-               "}\n",
+               V5_UINT64,
                "  // BIGINT UNSIGNED above 2^63-1 may come wrapped to int64 (as some drivers carry it): the uint64\n"
                "  // it stands for, in BigInt arithmetic (a Number has 53 bits: 2^63+1 would become 2^63).\n"
                "  if (t.kind === 'BIGINT' && t.unsigned) return BigInt.asUintN(64, BigInt(v));\n"
