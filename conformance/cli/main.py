@@ -114,6 +114,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --workload: the truth from a server of the source's family that applies the file "
                         "(embedded-mariadb, embedded-postgres, or a URL): what its change log says each statement "
                         "did; without it the suite's model of the workload is the truth, as in a run without one")
+    c.add_argument("--since", default=None, metavar="POSITION",
+                   help="with --workload and --upstream mariadb://…: that server is the one your deployment read, "
+                        "the file already applied to it; its binlog from POSITION (FILE:POS from SHOW MASTER STATUS, "
+                        "or a GTID state from @@gtid_binlog_pos, taken before applying the file) is the truth, its "
+                        "GTIDs and times then checked rather than adopted")
     c.add_argument("--combo", type=int, default=None, metavar="N",
                    help="a run's dump of several option combinations: judge the one made with the options given here "
                         "(the c<N> of its topics' prefix; the run's closing line names each)")
@@ -654,7 +659,11 @@ def _export_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> Any:
     if args.workload is None:
         if args.upstream.strip().lower() not in ("", "none"):
             raise UsageError("--upstream goes with --workload FILE: the server applies that file to give the truth")
+        if args.since is not None:
+            raise UsageError("--since goes with --workload FILE and --upstream URL (the server the deployment read)")
         return None
+    if args.since is not None:
+        _since_usage(args, protocol)
     if not protocol.joins_captures:
         raise UsageError(f"--workload is not built for {protocol.name} yet (it is for: "
                          f"{', '.join(p.name for p in all_protocols() if p.joins_captures)}); without it, check "
@@ -670,6 +679,26 @@ def _export_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> Any:
         raise UsageError(f"--workload {args.workload} was exported for {export.header.get('protocol')}, not "
                          f"{protocol.name}")
     return export
+
+
+def _since_usage(args: argparse.Namespace, protocol: ProtocolSuite) -> None:
+    """--since: only with the very server a deployment of this protocol read, and one the suite can read."""
+    from ..upstream import open_upstream
+    from ..upstream.mariadb_log import SinceError, parse_since
+
+    url = args.upstream.strip()
+    if url.lower() in ("", "none") or url.lower().startswith(("embedded-", "container")):
+        raise UsageError("--since needs --upstream URL of the server your deployment read, with the file applied "
+                         "(mariadb://user:pass@host:port): an embedded or container server is new and holds none of it")
+    family = open_upstream(url).dialect
+    if family != protocol.capabilities.dialect:
+        raise UsageError(f"--since: {protocol.name}'s deployments read a {protocol.capabilities.dialect} server, and "
+                         f"{redact(url)} is {family}: its log is not the one the deployment read (without --since, "
+                         "--upstream replays the file on it instead)")
+    try:
+        parse_since(args.since)
+    except SinceError as e:
+        raise UsageError(str(e)) from None
 
 
 def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], registry: Any,
@@ -691,9 +720,11 @@ def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: d
     plan = argparse.Namespace(upstream=None, upstream_args="")
     with _upstream(args.upstream, plan), _progress() as progress:
         task = progress.add_task("workloads", total=len(units))
-        notes = check_units(protocol, options, registry, units, result, upstream=plan.upstream,
+        notes = check_units(protocol, options, registry, units, result, upstream=plan.upstream, since=args.since,
                             progress=lambda n: progress.update(task, completed=n))
-    if plan.upstream is not None:
+    if plan.upstream is not None and args.since is not None:
+        notes.append(f"the truth: what {redact(args.upstream)} logged since {args.since} (its GTIDs and times checked)")
+    elif plan.upstream is not None:
         notes.append(f"the truth: what {redact(args.upstream)} logged for each workload")
     section = Section(protocol.name, f"{name} + workload:{Path(args.workload).name}", "capture",
                       options, describe_options(options, protocol), result.tally, workloads=len(units),

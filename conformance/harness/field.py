@@ -167,11 +167,12 @@ class Joined:
 
 def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth: Workload,
          records: Sequence[Record], *, deployed: bool = True, foreign_truth: bool = False,
-         placed: Sequence[ToolRecord] | None = None, mark: bool | None = None) -> Joined:
+         placed: Sequence[ToolRecord] | None = None, mark: bool | None = None, ids_known: bool = False) -> Joined:
     """The capture's records per event of the workload, and (`deployed`: a deployment's capture;
     `foreign_truth`: a truth another server numbered, `--upstream`)
     the workload with the capture's ids (see the module docstring). A run's dump keeps the
-    model's ids: it was made with them, and taking its own would hide a wrong one. `mark`: whether
+    model's ids: it was made with them, and taking its own would hide a wrong one; so does a truth
+    read from the very server the deployment read (`ids_known`, `--since`). `mark`: whether
     a deployment's tool started where the file marks the lab's start (None: the capture says)."""
     if deployed:
         # Events a deployment makes on its own schedule (TiCDC's watermarks) are not the model's.
@@ -232,7 +233,7 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     for n in range(len(records)):
         if tx[n] in event_of:
             by_event[event_of[tx[n]]].append(records[n])
-    adopt = deployed or foreign_truth
+    adopt = (deployed or foreign_truth) and not ids_known
     if adopt:
         _adopt(suite, options, registry, events, adopted, by_event)
     # Records that name the position of the event that made them (a schema event) go with it. A
@@ -639,18 +640,27 @@ def refused_end(suite: ProtocolSuite, options: Mapping[str, str], joined: Joined
 
 
 def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, units: Sequence[Unit],
-                into: ComboResult, *, upstream: Any = None, progress: Callable[[int], None] | None = None
-                ) -> list[str]:
-    """Judge every unit as a run judges one workload (into `into`); notes for the report."""
+                into: ComboResult, *, upstream: Any = None, since: str | None = None,
+                progress: Callable[[int], None] | None = None) -> list[str]:
+    """Judge every unit as a run judges one workload (into `into`); notes for the report. With
+    `since`, `upstream` is the server the deployment read, the file already applied to it: the
+    truth is its log from that position, ids and all (`Upstream.logged_since`)."""
     from .run import run_in_memory
 
     notes: list[str] = []
+    truths = [u.exported.workload if u.from_run else with_databases(u.exported.workload, u.exported.databases)
+              for u in units]
+    logged: list[Any] = []
+    if since is not None:
+        logged, said = upstream.logged_since(since, [(t, list(u.exported.databases.values()))
+                                                     for t, u in zip(truths, units, strict=True)])
+        notes += said
     for n, u in enumerate(units, 1):
-        truth = u.exported.workload
-        if not u.from_run:
-            truth = with_databases(truth, u.exported.databases)
+        truth = truths[n - 1]
         foreign = False  # the truth is a server's (its ids), not the file's model
-        if upstream is not None:
+        if logged:
+            truth = logged[n - 1].workload
+        elif upstream is not None:
             captured = upstream.run_workload(truth)
             refused = _refused_statement(captured.truth)
             if refused is None:
@@ -664,7 +674,7 @@ def check_units(suite: ProtocolSuite, options: dict[str, str], registry: Any, un
                                foreign_truth=foreign)
         else:
             joined = join(suite, options, registry, truth, u.records, deployed=not u.from_run,
-                          foreign_truth=foreign, placed=u.placed)
+                          foreign_truth=foreign, placed=u.placed, ids_known=bool(logged))
         if joined.unjoined:
             notes.append(f"{u.label}: {joined.unjoined} record(s) belong to no transaction of the workload "
                          "(judged as unexpected)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Protocol, Self
@@ -141,6 +141,14 @@ class Upstream(abc.ABC):
                      on_capture_start: Callable[[], None] | None = None) -> Captured:
         """Apply `workload` in its own database(s), read the change log back, return both;
         `on_capture_start` runs where the workload's CDC tool starts (`run_session`)."""
+
+    def logged_since(self, since: str, workloads: Sequence[tuple[Workload, Sequence[str]]]
+                     ) -> tuple[list[Captured], list[str]]:
+        """`--since POSITION`: what this server's change log holds since POSITION of each workload
+        (its events with the names it has on the server, and those database names), applied by
+        someone else: the truth with the server's own ids; and notes for the report."""
+        raise UpstreamUnavailable(f"{self.describe()} cannot read its change log from a position (--since is for "
+                                  "an existing MariaDB server: mariadb://user:pass@host:port)")
 
     def __enter__(self) -> Self:
         self.start()

@@ -19,27 +19,25 @@ import subprocess
 import tempfile
 import threading
 import uuid
-import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..infra.urls import redact, redact_text
 from ..model.dialects import MARIADB, Dialect
-from ..model.events import Ddl, Op, RowChange, Workload
+from ..model.events import Ddl, Workload
 from ..model.table import Table
 from ..model.truth import AppliedEvent, LoggedEvent
 from ..model.types import Kind, SqlType
-from ..model.values import Row, Value
+from ..model.values import Row
 from . import lifecycle
 from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
-from .binlog import BinlogDecodeError, Reader, decode_value
+from .mariadb_log import PIP_HINT, logged_since, read_binlog
 from .textvalues import parse_mariadb_text
 
 SERVER_BINARIES = ("mariadbd", "mariadb-install-db")
 INSTALL_HINT = ("install Debian's mariadb-server package (apt-get install -y mariadb-server), "
                 "or use mariadb://user:pass@host:port for an existing server")
-PIP_HINT = "pip install 'cdc-conformance[upstream]' (PyMySQL and mysql-replication)"
 _LOST_CODES = frozenset({2003, 2006, 2013, 2055})
 REQUIRED_VARIABLES = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
                       "binlog_row_metadata": "FULL"}
@@ -144,6 +142,12 @@ class MariaDBUpstream(Upstream):
                                on_capture_start=on_capture_start)
         finally:
             session.close()
+
+    def logged_since(self, since: str, workloads: Sequence[tuple[Workload, Sequence[str]]]
+                     ) -> tuple[list[Captured], list[str]]:
+        self.start()
+        assert self.endpoint is not None
+        return logged_since(self.endpoint, self.describe(), since, workloads, alive=self.alive)
 
     def alive(self) -> str | None:
         """None while the server runs; else why it does not (embedded servers know)."""
@@ -356,166 +360,3 @@ def select_expression(d: Dialect, name: str, t: SqlType) -> str:
     if t.kind is Kind.FLOAT:
         return f"CAST({q} AS DOUBLE)"
     return q
-
-
-# -- the binlog --------------------------------------------------------------------------------
-
-def read_binlog(endpoint: Endpoint, start_file: str, start_pos: int, end_file: str, end_pos: int,
-                applied: list[AppliedEvent], names: dict[str, str], *, server: str, alive: Any) -> list[LoggedEvent]:
-    """Read the binlog from (file, position) `start` to `end`; keep the GTID groups this
-    workload committed (other workloads share the log).
-
-    By file and position (COM_BINLOG_DUMP, `is_mariadb=False` in mysql-replication's terms; it
-    still decodes MariaDB's GTID events): its MariaDB mode can only dump from a GTID state, and
-    that dump was reset by MariaDB 10.11 after ~1,100 events of a long workload here."""
-    try:
-        from pymysqlreplication import BinLogStreamReader
-        from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, XidEvent
-        from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
-    except ImportError:
-        raise UpstreamUnavailable(f"reading the MariaDB binlog needs mysql-replication: {PIP_HINT}") from None
-    # mysql-replication reconnects for ever when the server drops the dump connection; the suite
-    # reads a bounded range and must report a server that went away (UpstreamLost) instead.
-    setattr(importlib.import_module("pymysqlreplication.binlogstream"), "MYSQL_EXPECTED_ERROR_CODES", [])  # noqa: B010
-    by_gtid = {a.position: a for a in applied if a.committed and a.position}
-    reverse = {v: k for k, v in names.items()}
-    tables = _TableVersions(applied)
-    # mysql-replication 1.0.17 connects with PyMySQL's old `db=` keyword, which warns on every
-    # capture; the warning is about that library's code, not ours or the user's.
-    warnings.filterwarnings("ignore", message="'db' is deprecated", category=DeprecationWarning)
-    stream = BinLogStreamReader(
-        connection_settings={"host": endpoint.host, "port": endpoint.port, "user": endpoint.user,
-                             "password": endpoint.password, "ssl_disabled": endpoint.loopback or None},
-        server_id=random.randint(10_000, 2**31 - 1), blocking=False, resume_stream=True, log_file=start_file,
-        log_pos=start_pos, is_mariadb=False, freeze_schema=True,
-        only_events=[MariadbGtidEvent, GtidEvent, QueryEvent, TableMapEvent, WriteRowsEvent, UpdateRowsEvent,
-                     DeleteRowsEvent, XidEvent])
-    out: list[LoggedEvent] = []
-    group: _Group | None = None
-    try:
-        for ev in stream:
-            pos = (stream.log_file, ev.packet.log_pos)
-            if isinstance(ev, MariadbGtidEvent):
-                if group is not None:
-                    out += group.finish()
-                gtid = str(ev.gtid)
-                a = by_gtid.get(gtid)
-                group = _Group(gtid, a, tables, reverse) if a is not None else None
-            elif group is None:
-                pass
-            elif isinstance(ev, QueryEvent):
-                q = ev.query.decode("utf-8", "replace") if isinstance(ev.query, bytes) else str(ev.query)
-                if q.strip().upper() not in ("BEGIN", "COMMIT"):
-                    group.ddl = True
-            elif isinstance(ev, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
-                group.rows(ev)
-            elif isinstance(ev, XidEvent):
-                out += group.finish()
-                group = None
-            if _at_or_after(pos, (end_file, end_pos)):
-                break
-        if group is not None:
-            out += group.finish()
-    except BinlogDecodeError:
-        raise
-    except Exception as e:  # noqa: BLE001 - a dead server mid-read is infrastructure, not a finding
-        why = alive() or f"{type(e).__name__}: {redact_text(str(e))[:200]}"
-        raise UpstreamLost(f"{server}: reading the binlog failed: {why}") from None
-    finally:
-        with contextlib.suppress(Exception):
-            stream.close()
-    return out
-
-
-def _at_or_after(pos: tuple[str, int], end: tuple[str, int]) -> bool:
-    return (pos[0], pos[1]) >= end if pos[0] == end[0] else pos[0] > end[0]
-
-
-class _TableVersions:
-    """The model's table versions, in the order the applied DDL made them, so that each row
-    event is read with the columns its table had at that point of the log."""
-
-    def __init__(self, applied: list[AppliedEvent]) -> None:
-        self.current: dict[tuple[str, str], Table] = {}
-        self._ddl = {a.index: a.event for a in applied if isinstance(a.event, Ddl)}
-
-    def apply(self, ddl: Ddl) -> None:
-        if ddl.pre_table is not None:
-            self.current.pop((ddl.pre_table.database, ddl.pre_table.name), None)
-        if ddl.table is not None:
-            self.current[(ddl.table.database, ddl.table.name)] = ddl.table
-
-    def get(self, database: str, name: str) -> Table | None:
-        return self.current.get((database, name))
-
-
-class _Group:
-    """One GTID group of the log: a DDL or a transaction's row events."""
-
-    def __init__(self, gtid: str, applied: AppliedEvent, tables: _TableVersions, reverse: dict[str, str]) -> None:
-        self.gtid = gtid
-        self.applied = applied
-        self.tables = tables
-        self.reverse = reverse
-        self.ddl = False
-        self.changes: list[RowChange] = []
-        self.columns: dict[str, tuple[str, ...]] = {}
-        self.notes: list[str] = []
-
-    def rows(self, ev: Any) -> None:
-        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
-
-        db = self.reverse.get(str(ev.schema))
-        table = self.tables.get(db, str(ev.table)) if db is not None else None
-        if table is None:
-            self.notes.append(f"row event for {ev.schema}.{ev.table}, a table the model does not have here")
-            return
-        tm = ev.table_map[ev.table_id]
-        names = tuple(str(c.name) for c in tm.columns)
-        self.columns[table.qualified_name] = names
-        r = Reader(ev.packet.read)
-        n = int(ev.number_of_columns)
-        op = Op.INSERT if isinstance(ev, WriteRowsEvent) else \
-            Op.DELETE if isinstance(ev, DeleteRowsEvent) else Op.UPDATE
-        while ev.packet.read_bytes < ev.event_size:
-            first = _read_row(r, tm.columns, n, ev.columns_present_bitmap, table)
-            if op is Op.UPDATE:
-                assert isinstance(ev, UpdateRowsEvent)
-                second = _read_row(r, tm.columns, n, ev.columns_present_bitmap2, table)
-                self.changes.append(RowChange(Op.UPDATE, table, first, second))
-            elif op is Op.INSERT:
-                self.changes.append(RowChange(Op.INSERT, table, None, first))
-            else:
-                self.changes.append(RowChange(Op.DELETE, table, first, None))
-
-    def finish(self) -> list[LoggedEvent]:
-        event = self.applied.event
-        if isinstance(event, Ddl):
-            self.tables.apply(event)
-            return [LoggedEvent(self.gtid, self.applied.index, is_ddl=True)]
-        return [LoggedEvent(self.gtid, self.applied.index, tuple(self.changes), columns=tuple(self.columns.items()),
-                            note="; ".join(self.notes))]
-
-
-def _read_row(r: Reader, cols: list[Any], n: int, present: bytes, table: Table) -> Row:
-    """One row image. Columns of the log beyond the model's table are read and dropped; the
-    image is keyed by the model's column names, in the log's column order."""
-    count = sum(1 for i in range(n) if present[i // 8] >> (i % 8) & 1)
-    nulls = r.read((count + 7) // 8)
-    row: Row = {}
-    j = 0
-    model = table.columns
-    for i in range(n):
-        if not present[i // 8] >> (i % 8) & 1:
-            continue
-        is_null = nulls[j // 8] >> (j % 8) & 1
-        j += 1
-        if i >= len(model):
-            if not is_null:
-                raise BinlogDecodeError(f"{table.qualified_name}: the log has more columns ({n}) than the model "
-                                        f"({len(model)})")
-            continue
-        c = model[i]
-        v: Value = None if is_null else decode_value(r, cols[i], c.type)
-        row[c.name] = v
-    return row
