@@ -100,6 +100,9 @@ class ToolRecord:
     # A record a deployment makes on its own schedule, not for an event of the workload (TiCDC's
     # watermarks): `check --workload` judges a deployment's with the capture alone.
     own_schedule: bool = False
+    # A logical decoding message's prefix (`check --workload` places it with an event that emitted
+    # one with that prefix).
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

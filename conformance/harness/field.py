@@ -283,6 +283,7 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             where.append(first)
         else:
             where.append(event_of.get(tx[n]))
+    _with_its_message(events, placed, where)
     _with_what_follows(records, placed, where)
     _with_its_copies(records, placed, where)
     out, strays = _batches(records, where, len(events), skip=[p.loose for p in placed])
@@ -401,6 +402,28 @@ def _with_what_follows(records: Sequence[Record], placed: Sequence[ToolRecord], 
                 where[n] = following[part]
         elif (at := where[n]) is not None:
             following[part] = at
+
+
+def _with_its_message(events: Sequence[Event], placed: Sequence[ToolRecord], where: list[int | None]) -> None:
+    """A logical decoding message that names a transaction goes with it where that transaction
+    emitted a message of its prefix; else with the first event, in order, that emitted one and has
+    it still to take. (A non-transactional message given a transaction's id tells only so: the
+    transaction's id is all it names, and a conforming capture never moves.)"""
+    left = {i: Counter(m.prefix for m in e.messages) for i, e in enumerate(events)
+            if isinstance(e, Transaction) and e.messages}
+    if not left:
+        return
+    for n, p in enumerate(placed):
+        if p.message is None or p.loose:
+            continue
+        i = where[n]
+        if i is not None and left.get(i, Counter())[p.message] > 0:
+            left[i][p.message] -= 1
+            continue
+        j = next((j for j in sorted(left) if left[j][p.message] > 0), None)
+        if j is not None:
+            where[n] = j
+            left[j][p.message] -= 1
 
 
 def _with_its_copies(records: Sequence[Record], placed: Sequence[ToolRecord], where: list[int | None]) -> None:

@@ -152,11 +152,14 @@ class DebeziumSuite(ProtocolSuite):
             block = payload.get("transaction")
             total = block.get("total_order") if isinstance(block, dict) else None
             rank = total if isinstance(total, int) else (0 if payload.get("op") == "d" else 1)
+            body = payload.get("message")
+            prefix = body.get("prefix") if isinstance(body, dict) and payload.get("op") == "m" else None
             return ToolRecord(table=table if all(isinstance(x, str) for x in table) else None,  # type: ignore[arg-type]
                               tx=tx & 0xFFFFFFFF if isinstance(tx, int) else None,
                               order=(1, lsn if isinstance(lsn, int) else 0, rank),
                               # A non-transactional logical decoding message names no transaction.
-                              loose=payload.get("op") == "m" and tx is None)
+                              loose=payload.get("op") == "m" and tx is None,
+                              message=prefix if isinstance(prefix, str) else None)
         status, tid = payload.get("status"), payload.get("id")
         if status in ("BEGIN", "END") and isinstance(tid, str):
             head = tid.split(":", 1)[0]
