@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(hdr))
     for p in protocols:
         for info in all_encoders(p):
-            if info.kind is not EncoderKind.MUTANT or info.needs_broker:
+            if info.kind is not EncoderKind.MUTANT or info.needs_broker or info.needs_server:
                 continue
             r = measure(p, info, args.budget, args.seed, not args.no_shrink, args.shrink_seconds)
             rows.append(r)

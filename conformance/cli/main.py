@@ -378,6 +378,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if encoder.needs_broker and mode == "memory":
         raise UsageError(f"{encoder.name} is a delivery mutant whose defect shows under broker faults: "
                          "it needs --kafka (not none)")
+    if encoder.needs_server and args.upstream.strip().lower() in ("", "none"):
+        server = "embedded-postgres" if protocol.capabilities.dialect == "postgresql" else "embedded-mariadb"
+        raise UsageError(f"{encoder.name}'s defect shows only against a server's change log (its ids): it needs "
+                         f"--upstream ({server})")
     plan = RunPlan(protocol=protocol, encoder=encoder, combos=combos, examples=args.examples, seed=seed,
                    encoder_timeout=args.encoder_timeout, shrink=not args.no_shrink, repro_dir=report_dir / "repro",
                    first_shard=args.shard)

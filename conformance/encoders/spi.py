@@ -181,6 +181,9 @@ class EncoderInfo:
     # Records replayed from a capture (`check --workload`): registered where the capture was made,
     # so the run's registry checks (what the registry answered the encoder) do not apply.
     replays_capture: bool = False
+    # A mutant whose defect shows only where the truth is a server's change log (its ids, such as
+    # PostgreSQL's xids and LSNs): it runs with `--upstream`, never in memory.
+    needs_server: bool = False
 
     @property
     def needs_broker(self) -> bool:

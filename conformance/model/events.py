@@ -113,6 +113,19 @@ class LogicalMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerIds:
+    """A transaction's ids in a PostgreSQL server's logical decoding stream, where the truth is
+    that log (`--upstream`, `check --since`): the 32-bit xid, the commit time in microseconds since
+    the Unix epoch, the LSN of each of its row changes (in `changes` order) and the commit's end
+    LSN. A CDC tool that reads the same log writes the same ids (Debezium: source.txId, lsn, ts_ms)."""
+
+    xid: int
+    commit_us: int
+    lsns: tuple[int, ...]
+    end_lsn: int
+
+
+@dataclass(frozen=True, slots=True)
 class Transaction:
     commit_ts: int
     changes: tuple[RowChange, ...]
@@ -123,6 +136,9 @@ class Transaction:
     position: str | None = None
     # Logical decoding messages emitted in it (PostgreSQL only; in `index` order).
     messages: tuple[LogicalMessage, ...] = ()
+    # Its ids in the change log of the server the truth was read from (PostgreSQL; None for a
+    # generated transaction, and never exported: a deployment's server gives its own).
+    server: ServerIds | None = None
 
     def items(self) -> Iterator[RowChange | LogicalMessage]:
         """Its changes and messages in the order the session made them."""

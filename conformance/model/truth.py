@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .events import Ddl, RowChange, Transaction
+from .events import Ddl, RowChange, ServerIds, Transaction
 from .table import Table
 from .values import Row
 
@@ -64,6 +64,7 @@ class LoggedEvent:
     columns: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # The same image columns in raw, pre-model form, for reports: "db.t": (name, server type).
     note: str = ""
+    server: ServerIds | None = None  # PostgreSQL: the transaction's ids in the log
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +93,9 @@ def position_key(position: str) -> tuple[int, ...]:
     if len(parts) == 3:
         return (int(parts[0]), int(parts[2]))
     return (int(position),)
+
+
+def lsn_int(text: str) -> int:
+    """A PostgreSQL LSN as its text (`16/B374D848`) gives it, as the 64-bit number Debezium writes."""
+    hi, _, lo = text.partition("/")
+    return int(hi, 16) << 32 | int(lo, 16)

@@ -42,6 +42,9 @@ class MutantSpec:
     # A broker fault schedule that exposes the defect (a defect in how the encoder resumes after
     # a failed delivery only shows when deliveries fail): the mutant then runs over Kafka only.
     faults: str | None = None
+    # The defect shows only where the truth is a server's change log (its ids): the mutant then
+    # runs against a server (`--upstream`), never in memory.
+    needs_server: bool = False
 
 
 class MutantRegistry:
@@ -51,10 +54,11 @@ class MutantRegistry:
         self.checks = checks
         self.protocol = checks.protocol
         self._declared: list[tuple[str, str, str, Callable[[], Encoder], dict[str, str], dict[str, Any],
-                                   str | None]] = []
+                                   str | None, bool]] = []
 
     def __call__(self, name: str, catches: str, *, needs: Mapping[str, str] | None = None,
-                 shape: Mapping[str, Any] | None = None, faults: str | None = None) -> Callable[[type[E]], type[E]]:
+                 shape: Mapping[str, Any] | None = None, faults: str | None = None, needs_server: bool = False
+                 ) -> Callable[[type[E]], type[E]]:
         """`catches` is a check id: relative to the protocol (`framing.magic-byte`) or absolute
         for a protocol-independent check (`encoder.no-crash`); resolved against the protocol's
         checks when the mutants are listed."""
@@ -62,7 +66,7 @@ class MutantRegistry:
         def deco(cls: type[E]) -> type[E]:
             doc = (cls.__doc__ or name).strip().splitlines()[0]
             self._declared.append((name, catches, doc, cls, dict(needs or {}), dict(shape or {}),  # type: ignore[arg-type]
-                                   faults))
+                                   faults, needs_server))
             return cls
 
         return deco
@@ -72,11 +76,11 @@ class MutantRegistry:
 
     def specs(self) -> list[MutantSpec]:
         out = []
-        for name, catches, doc, factory, needs, shape, faults in self._declared:
+        for name, catches, doc, factory, needs, shape, faults, needs_server in self._declared:
             found = self.checks.resolve(catches)
             if found is None:
                 raise LookupError(f"mutant {self.protocol}/{name} names no registered check: {catches!r}")
-            out.append(MutantSpec(name, found.id, doc, factory, needs, shape, faults))
+            out.append(MutantSpec(name, found.id, doc, factory, needs, shape, faults, needs_server))
         return out
 
 
@@ -95,7 +99,7 @@ def encoder_infos(suite: ProtocolSuite) -> list[EncoderInfo]:
     for m in suite.mutants():
         out.append(EncoderInfo(f"{suite.name}/mutant/{m.name}", suite.name, EncoderKind.MUTANT, m.factory,
                                m.description, catches=m.catches, needs_options=m.needs_options, shape=m.shape,
-                               faults=m.faults))
+                               faults=m.faults, needs_server=m.needs_server))
     if any(o.name == "registry-compatibility" for o in suite.options):
         out.append(EncoderInfo(
             f"{suite.name}/mutant/registry-accepts-incompatible", suite.name, EncoderKind.MUTANT, ref.factory,

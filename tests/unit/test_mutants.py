@@ -22,7 +22,8 @@ from conformance.encoders import EncoderKind, all_encoders
 from conformance.protocols import all_checks, all_protocols
 
 PROTOCOLS = [p.name for p in all_protocols()]
-MEMORY_MUTANTS = [e for p in PROTOCOLS for e in all_encoders(p) if e.kind is EncoderKind.MUTANT and not e.needs_broker]
+MEMORY_MUTANTS = [e for p in PROTOCOLS for e in all_encoders(p) if e.kind is EncoderKind.MUTANT and not e.needs_broker
+                  and not e.needs_server]
 
 
 def judged_checks(protocol: str) -> list[str]:

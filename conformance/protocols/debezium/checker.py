@@ -39,6 +39,8 @@ class Expected:
     topic: str
     # Columns of `after` the connector has no value for (unchanged TOASTed values): the placeholder.
     unavailable: frozenset[str] = frozenset()
+    # Where the truth is a server's log: the change's (xid, LSN, commit time in ms) there.
+    server: tuple[int, int, int] | None = None
 
     def key_payload(self, o: DbzOptions) -> dict[str, Any] | None:
         cols = spec.key_columns(self.table)
@@ -191,10 +193,12 @@ class DebeziumChecker(CheckerBase):
         if not isinstance(event, Transaction) or not self.o.streams:
             return []
         out = []
-        for ch in event.changes:
+        srv = event.server
+        for i, ch in enumerate(event.changes):
             topic = spec.topic_name(self.o, ch.table.database, ch.table.name, self.prefix)
+            ids = (srv.xid, srv.lsns[i], srv.commit_us // 1000) if srv is not None and i < len(srv.lsns) else None
             for op, before, after in self.oracle.events_of(ch):
-                out.append(Expected(ch.table, op, before, after, topic, self.oracle.unavailable_of(ch, op)))
+                out.append(Expected(ch.table, op, before, after, topic, self.oracle.unavailable_of(ch, op), ids))
         return out
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:

@@ -459,6 +459,27 @@ def row_values(ev: RecordEvidence, x: Expected) -> Findings:
                               expected=brief(want, 100), actual=brief(row[f], 100), location=ev.at(f, part))
 
 
+@check("source.server-ids", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
+       clause=f"{D}, Data change events, source metadata: txId, the transaction's id; lsn, the change's position "
+              "in the log; ts_ms, the time the change was committed (pgoutput's BEGIN: xid and commit time; each "
+              "change's WAL position) — checked where the truth is the server's own log (--upstream, check --since)")
+@given(_expected)
+def source_server_ids(ev: RecordEvidence, x: Expected) -> Findings:
+    """A change event's source.txId, lsn and ts_ms are those the server's log gives its change."""
+    if x.server is None:
+        yield NotApplicable("the truth is not a server's log: its ids are judged within the capture")
+        return
+    src = ev.msg.source
+    if src is None:
+        return
+    xid, lsn, ts_ms = x.server
+    for name, want in (("txId", xid), ("lsn", lsn), ("ts_ms", ts_ms)):
+        got = src.get(name)
+        if got != want:
+            yield Failure(f"source.{name} is not the one the server's log gives this change", expected=want,
+                          actual=got, location=ev.at(name, "value"))
+
+
 @check("column.types", level=Level.MUST, scope=Scope.RECORD, needs_source=True,
        clause=f"{D}, Data type mappings: the Connect type and semantic type (name, parameters) of each column per "
               "option; a nullable column is optional",

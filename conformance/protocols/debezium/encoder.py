@@ -92,18 +92,28 @@ class DebeziumEncoder:
                 out.append(self.message_record(m, ts_ms, lsn, None, None))
         if not event.changes and not any(m.transactional for m in event.messages):
             return out
-        self.txid += 1
-        begin_lsn = self.next_lsn()
+        srv = event.server
+        if srv is not None:
+            # Read from a server's log: its ids, as the connector takes them from pgoutput (BEGIN's
+            # xid and commit time, each change's LSN, the commit's end LSN).
+            self.txid, ts_ms = srv.xid, srv.commit_us // 1000
+        else:
+            self.txid += 1
+        lsns = iter(srv.lsns) if srv is not None else None
+        begin_lsn = srv.lsns[0] if srv is not None and srv.lsns else self.next_lsn()
         total = 0
         per_collection: dict[str, int] = {}
         if self.o.transactions:
             out.append(self.transaction_record("BEGIN", f"{self.txid}:{begin_lsn}", ts_ms, None))
         first = True
+        last = begin_lsn
         for item in event.items():
             if isinstance(item, events.LogicalMessage):
                 if not item.transactional:
                     continue
-                lsn = begin_lsn if first else self.next_lsn()
+                # (The log read holds no messages: one just past the change before it, in a server's.)
+                lsn = begin_lsn if first and srv is None else last + 1 if srv is not None else self.next_lsn()
+                last = lsn
                 first = False
                 total += 1
                 # Each message is a data collection of its own (a new id object per message).
@@ -115,8 +125,10 @@ class DebeziumEncoder:
                 out.append(self.message_record(item, ts_ms, lsn, self.txid, block))
                 continue
             ch = item
+            at = next(lsns, None) if lsns is not None else None
             for op, before, after in self.events_of(ch):
-                lsn = begin_lsn if first else self.next_lsn()
+                lsn = at if at is not None else begin_lsn if first else self.next_lsn()
+                last = lsn
                 first = False
                 total += 1
                 coll = spec.data_collection(ch.table)
@@ -127,7 +139,7 @@ class DebeziumEncoder:
                                               self.unavailable_of(ch, op)))
                 if op == "d":
                     out.extend(self.after_delete(ch.table, before))
-        commit_lsn = self.next_lsn()
+        commit_lsn = srv.end_lsn if srv is not None else self.next_lsn()
         if self.o.transactions:
             out.append(self.transaction_record("END", f"{self.txid}:{commit_lsn}", ts_ms, (total, per_collection)))
         self.last_commit_lsn = begin_lsn

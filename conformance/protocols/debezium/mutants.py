@@ -351,6 +351,14 @@ class MessageAlwaysTransactional(DebeziumEncoder):
         return super().message_record(m, ts_ms, lsn, self.txid + 1 if txid is None else txid, block)
 
 
+@mutant("lsn-of-begin", "source.server-ids", shape={"changes_per_transaction": (3, 6)}, needs_server=True)
+class LsnOfBegin(DebeziumEncoder):
+    """Writes every change's source.lsn as its transaction's first LSN, not the change's own."""
+
+    def source(self, t: Table, ts_ms: int, lsn: int, begin_lsn: int) -> dict[str, Any]:
+        return super().source(t, ts_ms, begin_lsn, begin_lsn)
+
+
 @mutant("message-skipped", "events.per-change", shape=MESSAGES)
 class MessageSkipped(DebeziumEncoder):
     """Writes no event for a logical decoding message."""
