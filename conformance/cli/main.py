@@ -115,10 +115,11 @@ def _parser() -> argparse.ArgumentParser:
                         "(embedded-mariadb, embedded-postgres, or a URL): what its change log says each statement "
                         "did; without it the suite's model of the workload is the truth, as in a run without one")
     c.add_argument("--since", default=None, metavar="POSITION",
-                   help="with --workload and --upstream mariadb://…: that server is the one your deployment read, "
-                        "the file already applied to it; its binlog from POSITION (FILE:POS from SHOW MASTER STATUS, "
-                        "or a GTID state from @@gtid_binlog_pos, taken before applying the file) is the truth, its "
-                        "GTIDs and times then checked rather than adopted")
+                   help="with --workload and --upstream URL: that server is the one your deployment read, the file "
+                        "already applied to it; its log from POSITION is the truth, its ids then checked rather than "
+                        "adopted. MariaDB: FILE:POS (SHOW MASTER STATUS) or a GTID state (@@gtid_binlog_pos), taken "
+                        "before applying the file; PostgreSQL: slot:NAME[:PUBLICATION], a pgoutput slot of its own "
+                        "(and a publication) made before applying it")
     c.add_argument("--combo", type=int, default=None, metavar="N",
                    help="a run's dump of several option combinations: judge the one made with the options given here "
                         "(the c<N> of its topics' prefix; the run's closing line names each)")
@@ -688,21 +689,19 @@ def _export_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> Any:
 def _since_usage(args: argparse.Namespace, protocol: ProtocolSuite) -> None:
     """--since: only with the very server a deployment of this protocol read, and one the suite can read."""
     from ..upstream import open_upstream
-    from ..upstream.mariadb_log import SinceError, parse_since
 
     url = args.upstream.strip()
     if url.lower() in ("", "none") or url.lower().startswith(("embedded-", "container")):
         raise UsageError("--since needs --upstream URL of the server your deployment read, with the file applied "
-                         "(mariadb://user:pass@host:port): an embedded or container server is new and holds none of it")
-    family = open_upstream(url).dialect
-    if family != protocol.capabilities.dialect:
+                         "(mariadb://… or postgresql://…): an embedded or container server is new and holds none of it")
+    up = open_upstream(url)
+    if up.dialect != protocol.capabilities.dialect:
         raise UsageError(f"--since: {protocol.name}'s deployments read a {protocol.capabilities.dialect} server, and "
-                         f"{redact(url)} is {family}: its log is not the one the deployment read (without --since, "
+                         f"{redact(url)} is {up.dialect}: its log is not the one the deployment read (without --since, "
                          "--upstream replays the file on it instead)")
-    try:
-        parse_since(args.since)
-    except SinceError as e:
-        raise UsageError(str(e)) from None
+    why = up.since_error(args.since)
+    if why is not None:
+        raise UsageError(why)
 
 
 def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], registry: Any,

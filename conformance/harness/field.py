@@ -235,6 +235,9 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             by_event[event_of[tx[n]]].append(records[n])
     adopt = (deployed or foreign_truth) and not ids_known
     if adopt:
+        # The ids a server gave the truth's transactions (a replay's) are not the deployment's.
+        adopted = [replace(e, server=None) if isinstance(e, Transaction) and e.server is not None else e
+                   for e in adopted]
         _adopt(suite, options, registry, events, adopted, by_event)
     # Records that name the position of the event that made them (a schema event) go with it. A
     # schema event's GTID that no event has (the server numbered other writes in between) is the

