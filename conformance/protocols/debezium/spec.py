@@ -428,8 +428,25 @@ SOURCE_FIELDS: tuple[tuple[str, str, bool], ...] = (
 )
 def snapshot_order(tables: Any) -> list[Any]:
     """The tables a snapshot reads, in its order: by `<schema>.<table>` as Java compares strings
-    (UTF-16 code units: Debezium sorts the captured TableIds)."""
-    return sorted(tables, key=lambda tr: f"{tr[0].database}.{tr[0].name}".encode("utf-16-be"))
+    (UTF-16 code units: Debezium sorts the captured TableIds); each row as the snapshot reads it
+    (through JDBC: a date's infinity is `ReadInfinity`)."""
+    return sorted(((t, [_read_row(t, r) for r in rows]) for t, rows in tables),
+                  key=lambda tr: f"{tr[0].database}.{tr[0].name}".encode("utf-16-be"))
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ReadInfinity(values.Infinity):
+    """An infinity that pgjdbc read (a snapshot's row, an array element) rather than the connector
+    decoding pgoutput's text: a date's reads as pgjdbc's infinity constant (a Long.MAX_VALUE or
+    MIN_VALUE of milliseconds) turned into days, far from the text decoder's (real 3.6.3,
+    snapshot-special-*.records.jsonl); a timestamp's is the same either way."""
+
+
+def _read_row(t: Any, row: Any) -> Any:
+    dates = [c.name for c in t.columns if c.type.kind is Kind.DATE and isinstance(row.get(c.name), values.Infinity)]
+    if not dates:
+        return row
+    return {**row, **{n: ReadInfinity(row[n].positive) for n in dates}}
 
 
 def snapshot_markers(sizes: list[int]) -> list[list[str]]:
@@ -614,7 +631,13 @@ def _java_clock(us: int) -> str:
 
 
 # What real 3.6.3 writes for PostgreSQL's infinities (pgjdbc's PGStatement constants read as dates and
-# timestamps): `+` then `-`, per field type (types-*.records.jsonl, s1.spec).
+# timestamps): `+` then `-`, per field type (types-*.records.jsonl, s1.spec); a date pgjdbc read
+# itself (`ReadInfinity`: a snapshot's row, an array element) apart (snapshot-special-*.records.jsonl).
+_READ_DATE_INFINITY = {
+    "io.debezium.time.Date": (-622191234, -625821272),
+    "org.apache.kafka.connect.data.Date": (-622191234, -625821272),
+    "io.debezium.time.IsoDate": ("+292278994-08-16Z", "+292269055-12-02Z"),
+}
 _INFINITY = {
     "io.debezium.time.Date": (-2147472692, -2147472691),
     "org.apache.kafka.connect.data.Date": (-2147472692, -2147472691),
@@ -632,6 +655,8 @@ def _infinity(t: SqlType, v: values.Infinity, o: DbzOptions) -> Any:
     name = field_type(t, o).name
     if name not in _INFINITY:
         raise ValueError(f"{t.kind} holds no infinity")
+    if isinstance(v, ReadInfinity) and name in _READ_DATE_INFINITY:
+        return _READ_DATE_INFINITY[name][0 if v.positive else 1]
     return _INFINITY[name][0 if v.positive else 1]
 
 
@@ -859,7 +884,9 @@ def _json_value(c: Column, v: values.Value, o: DbzOptions) -> Any:
     if k is Kind.ARRAY:
         assert isinstance(v, values.Array) and t.element is not None
         el = Column(c.name, t.element, True)
-        return [None if x is None else _json_value(el, x, o) for x in v.items]
+        # pgjdbc reads the elements itself (PgArray): an infinity as it reads one.
+        return [None if x is None else _json_value(el, ReadInfinity(x.positive) if isinstance(x, values.Infinity)
+                                                   else x, o) for x in v.items]
     raise ValueError(f"{k} is not a kind this protocol maps")
 
 
