@@ -181,6 +181,10 @@ class EncoderInfo:
     # Records replayed from a capture (`check --workload`): registered where the capture was made,
     # so the run's registry checks (what the registry answered the encoder) do not apply.
     replays_capture: bool = False
+    # Who the encoder says it is, for the report a reader trusts: (implementation, version), asked
+    # once when the report is written (a subprocess's handshake, a tool's installed jars). None:
+    # the suite's own encoders (reference, mutants) are the suite's version; others are unknown.
+    identify: Callable[[], tuple[str, str] | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def needs_broker(self) -> bool:
