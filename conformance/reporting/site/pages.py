@@ -273,7 +273,8 @@ def encoder_page(site: Site, entry: Entry, protocol: str, raw_name: dict[str, st
         out += [f"<th class=src colspan={len(rs)} title='{e(name)}'><a href='../reports.html#{e(rs[0].source.slug)}'>"
                 f"{e(_short(name))}</a></th>" for name, rs in groups.items()]
         out.append("</tr><tr><th></th>")
-        out += [f"<th class=run title='{e(json.dumps(r.options, ensure_ascii=False))}'>{e(r.label)}</th>"
+        out += [f"<th class=run title='{e(r.label)} — {e(json.dumps(r.options, ensure_ascii=False))}'>"
+                f"{e(r.label if len(r.label) <= 34 else r.label[:33] + '…')}</th>"
                 for rs in groups.values() for r in rs]
         out.append("</tr></thead><tbody>")
         ordered = [r for rs in groups.values() for r in rs]
