@@ -74,7 +74,7 @@ class Source:
             commit += " (with uncommitted changes)"
         seed = self.data.get("seed")
         if seed is None:
-            seeds = sorted({json.dumps(r.get("seed"), default=str) for r in self.data.get("runs", [])})
+            seeds = sorted({str(r.get("seed")) for r in self.data.get("runs", [])})
             seed = ", ".join(seeds) if seeds else None
         rows = [
             ("suite", f"{t.get('name', 'cdc-conformance')} {t.get('version') or UNKNOWN}"),

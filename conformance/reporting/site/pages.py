@@ -226,7 +226,7 @@ def _findings(runs: Sequence[Run], prefix: str) -> list[str]:
             out.append(f"<details open><summary>shrunk reproduction: {e(rp.get('events', '?'))} event(s)</summary>"
                        f"<div class=kv><div>replay</div><div><code>{e(rp.get('replay') or rp.get('command'))}</code>"
                        "</div>" + (f"<div>or, with the report's files</div><div><code>{e(rp['command'])}</code></div>"
-                                   if rp.get("replay") and rp.get("command") else "")
+                                   if rp.get("replay") and rp.get("command") not in (None, rp["replay"]) else "")
                        + f"</div><pre>{e(rp.get('sql', ''))}</pre></details>")
         else:
             replays = [f.get("replay") for _, r in hits for f in r.get("failures", []) if f.get("replay")]

@@ -10,6 +10,7 @@ main{padding:18px 28px 40px;max-width:1600px}
 h1{font-size:22px;margin:6px 0 4px}h2{font-size:18px;margin:26px 0 8px}
 .sub{color:#57606a;margin:0 0 14px}
 .mono,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+h1.mono{font-size:20px}h3.mono{font-size:13px}
 table.grid{border-collapse:separate;border-spacing:0;background:#fff;border:1px solid #d0d7de;border-radius:6px}
 .grid th,.grid td{border-bottom:1px solid #eaeef2;border-right:1px solid #eaeef2;padding:6px 9px;vertical-align:top}
 .grid thead th{background:#f6f8fa;font-weight:600;text-align:left;font-size:13px}
