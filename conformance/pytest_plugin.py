@@ -413,23 +413,34 @@ class ConformancePlugin:
 
     # -- the end --------------------------------------------------------------------------------------
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         try:
-            self._write_reports()
+            # Ctrl-C, or -x / --maxfail stopping the session: the report then holds part of the run.
+            self._write_reports(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop))
         finally:
             self._resources.close()
 
-    def _write_reports(self) -> None:
+    def _write_reports(self, interrupted: bool = False) -> None:
         s = self.settings
         if s.report_dir is None or not (self.sections or self.errors):
             return
+        from .infra.urls import redact
         from .reporting import Report, write_reports
+        from .reporting.trust import configuration, encoder_identity
 
         report = Report("run", [self.sections[i] for i in sorted(self.sections)], command=_command_line(),
                         strict=s.strict, errors=list(self.errors), baseline=s.baseline,
                         baseline_strict=s.baseline_strict,
-                        examples_db=self._examples_db.to_json() if self._examples_db is not None else None)
+                        examples_db=self._examples_db.to_json() if self._examples_db is not None else None,
+                        interrupted=interrupted)
         report.duration_s = time.monotonic() - self.started
+        report.encoder = encoder_identity(self.encoder) if self.encoder is not None else None
+        report.configuration = configuration(
+            {"protocol": s.protocol, "encoder": s.encoder, "encoder_cmd": s.encoder_cmd, "examples": s.examples,
+             "seed": s.seed, "first_shard": s.first_shard, "options": s.options, "matrix": s.matrix,
+             "kafka": redact(s.kafka), "partitions": s.partitions, "registry": redact(s.registry),
+             "encoder_timeout": s.encoder_timeout, "shrink": s.shrink, "strict": s.strict,
+             "baseline_strict": s.baseline_strict, "config_file": str(self.config_file) if self.config_file else None})
         with contextlib.suppress(OSError):  # the reports are not the verdict: pytest's own outcome is
             write_reports(report, s.report_dir)
 

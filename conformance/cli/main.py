@@ -31,7 +31,9 @@ from ..protocols.base import ProtocolSuite, describe_options, parse_option_args
 from ..reporting import Report, Section, write_json, write_reports
 from ..reporting.terminal import print_summary
 from .common import EXIT_ERROR, EXIT_OK, _command_line, _encoder, _protocol, _reproduction, console, err
+from .provenance import stamp
 from .regress import cmd_baseline, cmd_bisect, cmd_compare, cmd_diff
+from .site import add_site_parser, cmd_site
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -224,6 +226,7 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--json", metavar="FILE", default=None, help="also write the comparison as JSON; - for stdout")
     cp.add_argument("--strict", action="store_true", help="a SHOULD check that newly fails gates too")
 
+    add_site_parser(sub)
     sv = sub.add_parser("serve", help="run embedded infrastructure until interrupted")
     svs = sv.add_subparsers(dest="what", required=True)
     sr = svs.add_parser("registry", help="a Confluent-compatible Schema Registry on 127.0.0.1")
@@ -243,13 +246,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int({"run": cmd_run, "check": cmd_check, "list": cmd_list, "explain": cmd_explain,
                     "reproduce": cmd_reproduce, "serve": cmd_serve, "compare": cmd_compare,
                     "baseline": cmd_baseline, "workload": cmd_workload,
-                    "diff": cmd_diff, "bisect": cmd_bisect}[args.command](args))
+                    "diff": cmd_diff, "bisect": cmd_bisect, "site": cmd_site}[args.command](args))
     except (UsageError, ConfigurationError) as e:
         err.print(f"[bold red]error:[/] {redact_text(str(e))}")
         _error_report(args, f"usage error: {redact_text(str(e))}")
         return EXIT_ERROR
     except KeyboardInterrupt:
         err.print("interrupted")
+        _error_report(args, "interrupted", interrupted=True)
         return EXIT_ERROR
     except (InfrastructureError, OSError) as e:
         err.print(f"[bold red]infrastructure error:[/] {redact_text(str(e))}")
@@ -266,12 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-def _error_report(args: argparse.Namespace, message: str) -> None:
+def _error_report(args: argparse.Namespace, message: str, interrupted: bool = False) -> None:
     """A run or check that stopped with exit 2 still leaves the reports CI collects, saying why
     (verdict "error"), so that a pipeline shows the reason rather than missing artefacts."""
     if args.command not in ("run", "check"):
         return
-    _write(args, Report(args.command, command=_command_line(), errors=[message]))
+    _write(args, stamp(Report(args.command, command=_command_line(), errors=[message], interrupted=interrupted), args))
 
 
 def _write(args: argparse.Namespace, report: Report) -> dict[str, Path] | None:
@@ -408,7 +412,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         hint = _dump_registry(plan, protocol, combos, registry, dump_path)
     report.duration_s = time.monotonic() - t0
     report.examples_db = plan.examples_db.to_json() if plan.examples_db is not None else None
-    paths = write_reports(report, report_dir)
+    paths = write_reports(stamp(report, args, encoder), report_dir)
     print_summary(report, paths, console, err)
     if hint:
         console.print(hint, markup=False)
@@ -579,7 +583,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     section.duration_s = report.duration_s = time.monotonic() - t0
     report.sections.append(section)
     report.sections.extend(more)
-    paths = _write(args, report)
+    paths = _write(args, stamp(report, args))
     console.print(f"checked {section.records} records of {what} in {section.duration_s:.1f} s")
     print_summary(report, paths, console, err)
     return report.exit_code()

@@ -184,6 +184,10 @@ class EncoderInfo:
     # A mutant whose defect shows only where the truth is a server's change log (its ids, such as
     # PostgreSQL's xids and LSNs): it runs with `--upstream`, never in memory.
     needs_server: bool = False
+    # Who the encoder says it is, for the report a reader trusts: (implementation, version), asked
+    # once when the report is written (a subprocess's handshake, a tool's installed jars). None:
+    # the suite's own encoders (reference, mutants) are the suite's version; others are unknown.
+    identify: Callable[[], tuple[str, str] | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def needs_broker(self) -> bool:

@@ -696,6 +696,15 @@ class _Capabilities:
             self._handshake = probe(self.spec)
         return self._handshake.capabilities.unsupported(options, _protocol_defaults(self.protocol))
 
+    def identify(self) -> tuple[str, str] | None:
+        """(name, version) from the handshake (the same probe), None where it cannot start."""
+        if self._handshake is None:
+            try:
+                self._handshake = probe(self.spec)
+            except Exception:  # noqa: BLE001 - a report says "unknown" rather than fail on it
+                return None
+        return self._handshake.implementation.name, self._handshake.implementation.version
+
 
 def command_encoder(command: str | Sequence[str], *, protocol: str, name: str | None = None, description: str = "",
                     registry_url: str | None = None, **settings: Any) -> EncoderInfo:
@@ -703,10 +712,11 @@ def command_encoder(command: str | Sequence[str], *, protocol: str, name: str | 
     protocol: what `conformance run --encoder-cmd "…"` and a plug-in's entry point return.
     `settings` are `SubprocessSpec` fields (cwd, env, request_timeout, start_timeout…)."""
     spec = SubprocessSpec.from_command(command, **settings)
+    caps = _Capabilities(spec, protocol)
     return EncoderInfo(
         name=name or COMMAND_PREFIX + spec.command, protocol=protocol, kind=EncoderKind.EXTERNAL,
         factory=functools.partial(SubprocessEncoder, spec, protocol=protocol, registry_url=registry_url),
         description=description or f"subprocess encoder (JSON lines, protocol v{wire.PROTOCOL_VERSION}): "
                                    f"{spec.command}",
-        bounds_own_calls=True, unsupported=_Capabilities(spec, protocol))
+        bounds_own_calls=True, unsupported=caps, identify=caps.identify)
 

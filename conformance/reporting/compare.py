@@ -25,6 +25,9 @@ from ..errors import UsageError
 FORMAT = "cdc-conformance/compare"
 FAILING = frozenset({"failed", "errored"})
 QUIET = frozenset({"skipped", "not-applicable"})
+#: The report format versions this suite reads (`model.FORMAT_VERSION` writes the newest): version 1
+#: lacks the trust fields of 2, which readers then treat as unknown.
+READABLE_VERSIONS = (1, 2)
 # When a report holds the same check of the same combination twice, the worst outcome stands.
 _RANK = {"errored": 4, "failed": 3, "passed": 2, "not-applicable": 1, "skipped": 0}
 
@@ -130,8 +133,9 @@ def load(path: str | Path) -> dict[str, Any]:
         raise UsageError(f"{p} is not a report.json (cannot read it as JSON: {e})") from None
     if not (isinstance(data, dict) and isinstance(data.get("runs"), list) and isinstance(data.get("results"), list)):
         raise UsageError(f"{p} is not a report.json (no \"runs\" and \"results\" lists)")
-    if data.get("format_version") != 1:
-        raise UsageError(f"{p} has report format_version {data.get('format_version')!r}; this suite reads 1")
+    if data.get("format_version") not in READABLE_VERSIONS:
+        raise UsageError(f"{p} has report format_version {data.get('format_version')!r}; this suite reads "
+                         f"{' and '.join(map(str, READABLE_VERSIONS))}")
     return data
 
 

@@ -1,33 +1,33 @@
 """The result model every report is rendered from.
 
-The canonical JSON report (`report.json`, `format_version` 1) is `Report.to_json()`; JUnit
-XML, the HTML matrix and the Markdown summary are rendered from that JSON, never from live
-objects, so that `conformance` can re-render old reports and other tools can read them.
+The canonical JSON report (`report.json`, `format_version` 2, documented by
+`docs/report.schema.json`) is `Report.to_json()`; JUnit XML, the HTML matrix, the Markdown
+summary and the compatibility site are rendered from that JSON, never from live objects, so
+that `conformance` can re-render old reports and other tools can read them.
+
+Version 2 added what a reader needs to trust a report (`tool.commit`, `environment`, `encoder`,
+`configuration`, `seed`) and whether the run completed (`complete`, `incomplete`); readers take
+version 1 too, its missing fields unknown (`compare.READABLE_VERSIONS`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import platform
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks.registry import Level, Outcome
 from ..checks.results import Tally
+from . import trust
 from .baseline import Baseline, Finding, Judged, Verdicts, judge
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def tool_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("cdc-conformance")
-    except Exception:  # noqa: BLE001 - running from a source tree
-        return "0+unknown"
+    return trust.suite_version()
 
 
 @dataclass
@@ -96,6 +96,27 @@ class Report:
     baseline: Baseline | None = None  # expected failures (`--baseline`)
     baseline_strict: bool = False  # a stale baseline entry fails the verdict
     examples_db: dict[str, Any] | None = None  # what the example database did (`ExamplesDb.to_json`)
+    # The encoder under test (`trust.encoder_identity`; None: a capture's unknown writer) and how
+    # the run was configured (`trust.configuration`), for the reader who must trust the report.
+    encoder: dict[str, Any] | None = None
+    configuration: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False  # stopped before the end (Ctrl-C, a pytest session interrupted)
+
+    def incomplete(self) -> str | None:
+        """Why the run did not complete (None: it did): such a report is never published as a
+        result (`conformance site`)."""
+        if self.interrupted:
+            return "interrupted before the end"
+        if self.errors:
+            return f"stopped by an error: {self.errors[0]}"
+        if not self.sections:
+            return "no results: nothing was checked"
+        return None
+
+    def seed(self) -> Any:
+        """The run's seed where its combinations share one (null otherwise: each run has its own)."""
+        seeds = {json.dumps(s.seed, default=str) for s in self.sections}
+        return self.sections[0].seed if len(seeds) == 1 else None
 
     def judged(self) -> Verdicts | None:
         """What the baseline says of this report's results (None without a baseline)."""
@@ -136,12 +157,18 @@ class Report:
                 flat.append({**r, "run": i, "encoder": s["encoder"], "options": s["options"], "label": s["label"],
                              **({"known": entry.to_json()} if entry is not None else {})})
         extra = {"baseline": verdicts.to_json(self.baseline)} if verdicts is not None and self.baseline else {}
+        incomplete = self.incomplete()
         return {
             "format_version": FORMAT_VERSION,
             "verdict": self.verdict(),
+            "complete": incomplete is None,
+            "incomplete": incomplete,
             "mode": self.mode,
-            "tool": {"name": "cdc-conformance", "version": tool_version(),
-                     "python": platform.python_version()},
+            "tool": trust.tool(),
+            "environment": trust.environment(),
+            "encoder": self.encoder,
+            "configuration": self.configuration,
+            "seed": self.seed(),
             "command": self.command,
             "started": self.started.isoformat(timespec="seconds"),
             "duration_s": round(self.duration_s, 3),

@@ -36,7 +36,7 @@ def test_run_reference_passes_and_writes_reports(tmp_path: Path, capsys: pytest.
     assert code == 0, out
     assert "VERDICT: PASS" in out
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["format_version"] == 1 and report["verdict"] == "pass"
+    assert report["format_version"] == 2 and report["verdict"] == "pass" and report["complete"] is True
     assert len(report["runs"]) == 8  # the default option matrix
     assert {"check", "outcome", "failures"} <= set(report["results"][0])
     assert all(r["outcome"] != "failed" for r in report["results"])

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 RUN_SH = ROOT / ".github" / "action" / "run.sh"
-WORKFLOWS = [ROOT / ".github" / "workflows" / "tests.yml",
+WORKFLOWS = [ROOT / ".github" / "workflows" / "tests.yml", ROOT / ".github" / "workflows" / "pages.yml",
              ROOT / "examples" / "encoder-repo" / ".github" / "workflows" / "conformance.yml"]
 # Any download would go through this proxy and fail: the linter must use its vendored schemas.
 OFFLINE = {**os.environ, "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",

@@ -80,7 +80,7 @@ def test_what_gates_is_what_the_verdict_counts() -> None:
 
 @pytest.mark.parametrize("content, says", [
     ("not json at all", "cannot read it as JSON"),
-    ('{"format_version": 2, "runs": [], "results": []}', "format_version 2"),
+    ('{"format_version": 3, "runs": [], "results": []}', "format_version 3"),
     ('{"format_version": 1}', 'no "runs" and "results"'),
     ('{"format_version": 1, "runs": [], "results": [{"check": "a", "outcome": "passed", "run": 3}]}',
      "names run 3"),

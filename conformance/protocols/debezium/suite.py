@@ -85,13 +85,14 @@ class DebeziumSuite(ProtocolSuite):
 
     def encoders(self) -> list[EncoderInfo]:
         """The reference, its mutants, and real Debezium's embedded engine (a whole tool)."""
-        from .engine import DebeziumEngineAdapter
+        from .engine import DebeziumEngineAdapter, installed_version
 
         return [*super().encoders(),
                 EncoderInfo(f"{self.name}/engine-postgres", self.name, EncoderKind.EXTERNAL, DebeziumEncoder,
                             "Real Debezium (3.6.3 from the `.[debezium]` extra): the embedded engine's PostgreSQL "
                             "connector reads --upstream's logical decoding; its JSON records go to Kafka as a "
-                            "Connect worker would send them.", bounds_own_calls=True, tool=DebeziumEngineAdapter)]
+                            "Connect worker would send them.", bounds_own_calls=True, tool=DebeziumEngineAdapter,
+                            identify=installed_version)]
 
     def mutants(self) -> Sequence[MutantSpec]:
         from . import log_mutants  # noqa: F401 - registers the mutants a capture alone catches
