@@ -3,9 +3,11 @@ its protocol, its encoder and a reproduction file."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from rich.console import Console
 from ..encoders import find_encoder
 from ..encoders.spi import EncoderInfo
 from ..errors import UsageError
-from ..infra.urls import redact_text
+from ..infra.urls import redact, redact_text
 from ..protocols import get_protocol, protocol_names
 from ..protocols.base import ProtocolSuite
 
@@ -57,3 +59,39 @@ def _reproduction(path: Path) -> tuple[dict[str, Any], Any]:
         return data, workload_from_json(data["workload"])
     except (OSError, ValueError, KeyError, WorkloadFormatError) as e:
         raise UsageError(f"cannot read reproduction {path}: {e}") from None
+
+
+@contextlib.contextmanager
+def _upstream(url: str, plan: Any) -> Iterator[str]:
+    """Start the upstream server (if any) for the run, and stop it after; yields the URL workers
+    open (empty without an upstream)."""
+    if url.strip().lower() in ("", "none"):
+        yield ""
+        return
+    from ..upstream import open_upstream
+
+    up = open_upstream(url)
+    with console.status(f"starting the upstream {redact(url)}…"):
+        up.start()
+    try:
+        plan.upstream = up
+        plan.upstream_args = f"--upstream {shlex.quote(redact(url))}"
+        console.print(f"[dim]upstream: {redact(up.describe())}[/]")
+        yield up.shareable_url()
+    finally:
+        up.close()
+
+
+def _progress() -> Any:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+                    disable=not console.is_terminal)
