@@ -75,7 +75,11 @@ def problems(schema: Any, value: Any, path: str) -> Iterator[tuple[str, str, Any
                 yield path, "io.debezium.data.Json is a JSON document's text", "JSON text", brief(value, 60)
         elif name == "io.debezium.data.Enum":
             allowed = (schema.get("parameters") or {}).get("allowed")
-            if isinstance(allowed, str) and value not in allowed:  # members are comma-joined (and may hold commas)
+            # Members are comma-joined (and may hold commas). The field's own default is a value too:
+            # the converter writes it for a null (replace.null.with.default), and the connector
+            # reads an enum's default literal without undoubling its quotes (PostgresDefaultValue-
+            # Converter.extractEnumDefault: `'it''s'` gives "it''s"; real 3.6.3).
+            if isinstance(allowed, str) and value not in allowed and value != schema.get("default"):
                 yield path, "not a member of the enum", allowed, value
     elif typ == "bytes":
         yield from _bytes(schema, value, path)

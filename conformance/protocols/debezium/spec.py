@@ -738,13 +738,18 @@ def schema_default(c: Column, o: DbzOptions) -> tuple[bool, Any]:
     """Whether the connector puts a default in the column's field schema, and its JSON value
     there (3.6.3 as seen): a literal default rendered like a value (`default_carried` says which
     kinds), except that a character(n) default keeps the literal's text (the stored value is
-    padded, the DDL's text is not) and a time of 24:00:00 is LocalTime.MAX; for a timestamp
+    padded, the DDL's text is not), an enum's keeps its doubled quotes and a time of 24:00:00 is
+    LocalTime.MAX; for a timestamp
     DEFAULT CURRENT_TIMESTAMP, the epoch (0)."""
     d = c.default
     special = isinstance(d.value, decimal.Decimal) and not d.value.is_finite()  # no BigDecimal parses it
     if d.kind is DefaultKind.VALUE and d.value is not None and default_carried(c, o) and not special:
         if c.type.kind is Kind.CHAR and isinstance(d.value, str):
             return True, d.value
+        if c.type.kind is Kind.ENUM and isinstance(d.value, str):
+            # The literal's text between its quotes, a quote still doubled (extractEnumDefault does
+            # not undouble them, as extractDefault does for text; real 3.6.3: "it''s").
+            return True, d.value.replace("'", "''")
         if c.type.kind is Kind.TIME and isinstance(d.value, values.Time) and d.value.hours >= 24:
             # A default of 24:00:00 becomes java.time.LocalTime.MAX (23:59:59.999999999).
             return True, _json_value(c, values.Time(False, 23, 59, 59, 999999), o)
