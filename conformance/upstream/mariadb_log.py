@@ -26,7 +26,7 @@ import importlib
 import random
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +88,7 @@ def read_binlog(endpoint: Endpoint, start_file: str, start_pos: int, end_file: s
     tables = TableVersions(applied)
     out: list[LoggedEvent] = []
     group: BinlogGroup | None = None
-    try:
+    with _reading(stream, server, alive):
         for ev in stream:
             pos = (stream.log_file, ev.packet.log_pos)
             if isinstance(ev, MariadbGtidEvent):
@@ -112,6 +112,15 @@ def read_binlog(endpoint: Endpoint, start_file: str, start_pos: int, end_file: s
                 break
         if group is not None:
             out += group.finish()
+    return out
+
+
+@contextlib.contextmanager
+def _reading(stream: Any, server: str, alive: Any) -> Iterator[None]:
+    """Reading `stream`: a server that went away mid-read is infrastructure (UpstreamLost), not a
+    finding; a row the decoder cannot read is one; the stream is closed either way."""
+    try:
+        yield
     except BinlogDecodeError:
         raise
     except Exception as e:  # noqa: BLE001 - a dead server mid-read is infrastructure, not a finding
@@ -120,7 +129,6 @@ def read_binlog(endpoint: Endpoint, start_file: str, start_pos: int, end_file: s
     finally:
         with contextlib.suppress(Exception):
             stream.close()
-    return out
 
 
 def _at_or_after(pos: tuple[str, int], end: tuple[str, int]) -> bool:
@@ -359,7 +367,7 @@ def logged_since(endpoint: Endpoint, server: str, since_text: str, workloads: Se
     group: BinlogGroup | None = None
     first_rows = True
     strays = 0
-    try:
+    with _reading(stream, server, alive):
         for ev in stream:
             pos = (stream.log_file, ev.packet.log_pos)
             if isinstance(ev, MariadbGtidEvent):
@@ -398,18 +406,10 @@ def logged_since(endpoint: Endpoint, server: str, since_text: str, workloads: Se
                 if group is not None and unit is not None:
                     unit.logged += group.finish()
                 gtid, unit, group = None, None, None
-            if pos >= end if pos[0] == end[0] else pos[0] > end[0]:
+            if _at_or_after(pos, end):
                 break
         if group is not None and unit is not None:
             unit.logged += group.finish()
-    except BinlogDecodeError:
-        raise
-    except Exception as e:  # noqa: BLE001 - a dead server mid-read is infrastructure, not a finding
-        why = alive() or f"{type(e).__name__}: {redact_text(str(e))[:200]}"
-        raise UpstreamLost(f"{server}: reading the binlog failed: {why}") from None
-    finally:
-        with contextlib.suppress(Exception):
-            stream.close()
     if strays:
         notes.append(f"{strays} group(s) of the binlog since {since_text} name a workload's databases but follow none "
                      "of its events in order (applied twice, or not from this file?): not part of the truth")
