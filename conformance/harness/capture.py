@@ -35,6 +35,7 @@ from ..checks.results import Tally
 from ..encoders.sink import fingerprint
 from ..encoders.spi import Record
 from ..protocols import get_protocol
+from ..protocols.base import Identified
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,11 +222,12 @@ def judge_log(protocol: str, options: Mapping[str, str], topic: str, entries: It
     return summary
 
 
-def log_entry(identify: Any, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None
-              ) -> LogEntry | None:
-    """A message as the log-only delivery analysis sees it, from a protocol's identifier; None
-    for a control message (DDL, watermark, bootstrap…): no row to account for."""
-    ident = identify(topic, key, value)
+def log_entry(identify: Any, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
+              known: tuple[Identified] | None = None) -> LogEntry | None:
+    """A message as the log-only delivery analysis sees it, from a protocol's identifier (or
+    `known`, what it would say); None for a control message (DDL, watermark, bootstrap…): no row
+    to account for."""
+    ident = identify(topic, key, value) if known is None else known[0]
     if ident is None:
         return None
     ent, match, ts = ident
@@ -248,16 +250,19 @@ class DeliveryLogs:
         self.entries: dict[str, list[LogEntry]] = {}
         self.first: dict[tuple[str, int], int] = {}  # smallest offset seen, control messages included
 
-    def add(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None) -> None:
+    def add(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
+            known: tuple[Identified] | None = None) -> None:
+        """One message; `known`: its identity where the checker worked it out already (its fast
+        path, with the decode), in a 1-tuple (None: identify it here)."""
         tp = (topic, partition)
         if tp not in self.first or offset < self.first[tp]:
             self.first[tp] = offset
-        entry = log_entry(self._identify, topic, partition, offset, key, value)
+        entry = log_entry(self._identify, topic, partition, offset, key, value, known)
         if entry is not None:
             self.entries.setdefault(topic, []).append(entry)
 
-    def add_record(self, r: Record) -> None:
-        self.add(r.topic, r.partition or 0, r.offset or 0, r.key, r.value)
+    def add_record(self, r: Record, known: tuple[Identified] | None = None) -> None:
+        self.add(r.topic, r.partition or 0, r.offset or 0, r.key, r.value, known)
 
     def judge(self, tally: Tally, starts: Mapping[tuple[str, int], int] | None = None) -> DeliverySummary:
         """Judge every topic seen since the last call (and forget its messages); `starts` are

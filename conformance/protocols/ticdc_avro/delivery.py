@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Mapping
 
+from ...checks.compiled import Source
 from ...checks.delivery import Version
 from ...model.events import Op, Workload
 from ..kit import Identified, VersionNumbers, digest, key_change_split
@@ -75,3 +76,24 @@ def identify(topic: str, key: bytes | None, value: bytes | None, resolver: Schem
         return entity, digest(("v", ts)), ts if isinstance(ts, int) else None
     cols = {n: x for n, x in v.datum.items() if n not in spec.ALL_EXTENSION_FIELDS}
     return entity, digest(("v", freeze(cols))), None
+
+
+def emit_identity(src: Source, o: spec.AvroOptions, key_names: list[str], value_names: list[str] | None) -> str:
+    """Lines computing what `identify` says of a record of one kind (its key fields `key_names`,
+    its value fields `value_names`, None for a tombstone) from the decoded `kd` and `vd` the fast
+    path holds, into a local; returns the local's name. The datums have exactly their schema's
+    fields, so `freeze` is the fields in sorted order."""
+    dig = src.const(digest, "digest")
+    ident = src.fresh("ident")
+    frozen_key = "(" + "".join(f"({n!r}, kd[{n!r}]), " for n in sorted(key_names)) + ")"
+    entity = f"{dig}(('e', topic, {frozen_key}))"
+    if value_names is None:
+        src.line(f"{ident} = ({entity}, {src.const(TOMBSTONE, 'tomb')}, None)")
+    elif o.extension:
+        src.line("_cts = vd.get('_tidb_commit_ts')")
+        src.line(f"{ident} = ({entity}, {dig}(('v', _cts)), _cts if isinstance(_cts, int) else None)")
+    else:
+        cols = sorted(n for n in value_names if n not in spec.ALL_EXTENSION_FIELDS)
+        frozen = "(" + "".join(f"({n!r}, vd[{n!r}]), " for n in cols) + ")"
+        src.line(f"{ident} = ({entity}, {dig}(('v', {frozen})), None)")
+    return ident
