@@ -51,14 +51,34 @@ def _b64(v: Any, what: str) -> bytes | None:
     if not isinstance(v, str):
         raise ValueError(f"{what} must be a base64 string or null, not {type(v).__name__}")
     try:
-        return base64.b64decode(v, validate=True)
+        # What `base64.b64decode(v, validate=True)` does, without its regular expression.
+        return binascii.a2b_base64(v, strict_mode=True)
     except (binascii.Error, ValueError) as e:
         raise ValueError(f"{what} is not valid base64 ({e})") from None
 
 
+def _json_line(text: str) -> Any:
+    """A line as the standard library reads it; orjson first, where installed (reading a capture
+    is a third of `check`'s time with the stdlib's parser). orjson refuses what the stdlib also
+    refuses and more (NaN, integers beyond 64 bits, lone surrogates): those lines go to the
+    stdlib, which decides, so the answer is always the stdlib's."""
+    if _orjson_loads is not None:
+        try:
+            return _orjson_loads(text)
+        except ValueError:
+            pass
+    return json.loads(text)
+
+
+try:
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - an optional speed-up
+    _orjson_loads = None
+
+
 def parse_line(text: str) -> Record:
     try:
-        obj = json.loads(text)
+        obj = _json_line(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(obj, dict):

@@ -82,10 +82,11 @@ def emit_identity(src: Source, o: spec.AvroOptions, key_names: list[str], value_
     """Lines computing what `identify` says of a record of one kind (its key fields `key_names`,
     its value fields `value_names`, None for a tombstone) from the decoded `kd` and `vd` the fast
     path holds, into a local; returns the local's name. The datums have exactly their schema's
-    fields, so `freeze` is the fields in sorted order."""
+    fields, so `freeze` is the fields in sorted order. Field names are constants of the source, so
+    that kinds with fields alike but for their names share the compiled code."""
     dig = src.const(digest, "digest")
     ident = src.fresh("ident")
-    frozen_key = "(" + "".join(f"({n!r}, kd[{n!r}]), " for n in sorted(key_names)) + ")"
+    frozen_key = "(" + "".join(f"({c}, kd[{c}]), " for c in (src.const(n, "n") for n in sorted(key_names))) + ")"
     entity = f"{dig}(('e', topic, {frozen_key}))"
     if value_names is None:
         src.line(f"{ident} = ({entity}, {src.const(TOMBSTONE, 'tomb')}, None)")
@@ -94,6 +95,6 @@ def emit_identity(src: Source, o: spec.AvroOptions, key_names: list[str], value_
         src.line(f"{ident} = ({entity}, {dig}(('v', _cts)), _cts if isinstance(_cts, int) else None)")
     else:
         cols = sorted(n for n in value_names if n not in spec.ALL_EXTENSION_FIELDS)
-        frozen = "(" + "".join(f"({n!r}, vd[{n!r}]), " for n in cols) + ")"
+        frozen = "(" + "".join(f"({c}, vd[{c}]), " for c in (src.const(n, "n") for n in cols)) + ")"
         src.line(f"{ident} = ({entity}, {dig}(('v', {frozen})), None)")
     return ident

@@ -86,7 +86,8 @@ def _key_columns_fast(ev: RecordEvidence, src: Source) -> bool:
         vf = v.view.by_name.get(f.name)
         if vf is None or vf.inner != f.inner:
             return False
-        emit_same_datum(src, f"kd.get({f.name!r})", f"vd.get({f.name!r})")
+        name = src.const(f.name, "n")
+        emit_same_datum(src, f"kd.get({name})", f"vd.get({name})")
     return True
 
 

@@ -396,7 +396,7 @@ def _type_fast(fam: str) -> Any:
             if value_rule is None:
                 continue
             v = src.fresh("v")
-            src.line(f"{v} = {'kd' if part == 'key' else 'vd'}.get({f.name!r})")
+            src.line(f"{v} = {'kd' if part == 'key' else 'vd'}.get({src.const(f.name, 'n')})")
             judge = src.const(memoised_rule(value_rule, f, ev.o), "rule")
             quick = ""
             if fam in QUICK_TEXT:
@@ -454,7 +454,7 @@ def _decimal_minimal_fast(ev: RecordEvidence, src: Source) -> bool:
         if f.logical != "decimal":
             continue
         v = src.fresh("v")
-        src.line(f"{v} = {'kd' if part == 'key' else 'vd'}.get({f.name!r})")
+        src.line(f"{v} = {'kd' if part == 'key' else 'vd'}.get({src.const(f.name, 'n')})")
         src.line(f"if isinstance({v}, bytes) and {v}:")
         src.line(f"{seen} = True", 2)
         src.line(f"if len({v}) > 1 and (({v}[0] == 0 and {v}[1] < 0x80) or ({v}[0] == 0xFF and {v}[1] >= 0x80)):"
