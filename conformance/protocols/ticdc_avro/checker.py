@@ -113,20 +113,31 @@ class AvroChecker(CheckerBase):
         if kind is None or kind.accept is None:
             return False
         assert key is not None and kind.plan is not None and kind.stream is not None
-        kd = fastpath.decode(key, kind.key_schema)
-        if kd is None:
-            return False
+        got = kind.keys.get(key)
+        if got is None:
+            kd = fastpath.decode(key, kind.key_schema)
+            if kd is None:
+                return False
+            entity = None
+        else:
+            kd, entity = got
         vd = None
         if value is not None:
             vd = fastpath.decode(value, kind.value_schema)
             if vd is None:
                 return False
         try:
-            ident = kind.accept(record.topic, kd, vd)
+            version = kind.accept(kd, vd)
+            if version is None:
+                return False
+            if entity is None:
+                entity = kind.entity(record.topic, kd)
+                if len(kind.keys) >= fastpath.MAX_KEYS:
+                    kind.keys.clear()
+                kind.keys[key] = (kd, entity)
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
-        if ident is None:
-            return False
+        ident = (entity, *version)
         plan = kind.plan
         plan.count += 1
         plan.fast += 1

@@ -22,23 +22,24 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import fastavro
 
 from ...checks.compiled import Source
 from ...checks.results import RecordPlan
-from ..base import Identified
 from .checks.common import FAST
-from .delivery import emit_identity
+from .delivery import emit_version, entity_function
 from .evidence import RecordEvidence, StreamEvidence
 
 #: Records of a kind the checks see before the kind is compiled: a capture of many short-lived
 #: schemas (a schema per few records) is not worth generating code for.
-LEARN_AFTER = 4
+LEARN_AFTER = 1
 #: Kinds one checker keeps (a capture has few; beyond this, the table starts again).
 MAX_KINDS = 20_000
+#: Decoded keys one kind keeps.
+MAX_KEYS = 4096
 
 Kind = tuple[str, bytes, bytes | None]
 
@@ -46,9 +47,13 @@ Kind = tuple[str, bytes, bytes | None]
 @dataclass(slots=True)
 class FastKind:
     seen: int = 0
-    # Set once compiled: the function, the plan its records count in, the topic's stream state
+    # Set once compiled: the function (its answer: the delivery identity's (match, commit ts)),
+    # the identity's entity from the key, the plan its records count in, the topic's stream state
     # and the parsed writer schemas of key and value.
-    accept: Callable[[str, dict[str, Any], dict[str, Any] | None], Identified | None] | None = None
+    accept: Callable[[dict[str, Any], dict[str, Any] | None], tuple[Any, int | None] | None] | None = None
+    entity: Callable[[str, dict[str, Any]], Any] = None  # type: ignore[assignment]
+    # Keys seen, decoded, with their entity: a row's key comes back with each of its changes.
+    keys: dict[bytes, tuple[dict[str, Any], Any]] = field(default_factory=dict)
     plan: RecordPlan | None = None
     stream: StreamEvidence | None = None
     key_schema: Any = None
@@ -78,14 +83,14 @@ def compile_kind(kind: FastKind, ev: RecordEvidence, plan: RecordPlan, stream: S
     read) and its plan; a kind whose live checks cannot all be proven stays on the checks."""
     k, v = ev.key, ev.value
     assert k is not None and k.view is not None
-    src = Source("accept", ("topic", "kd", "vd"))
+    src = Source("accept", ("kd", "vd"))
     if not FAST.emit(plan.live, ev, src):
         kind.hopeless = True
         return
-    ident = emit_identity(src, ev.o, [f.name for f in k.view.fields],
-                          None if v is None or v.view is None else [f.name for f in v.view.fields])
-    src.line(f"return {ident}")
+    version = emit_version(src, ev.o, None if v is None or v.view is None else [f.name for f in v.view.fields])
+    src.line(f"return {version}")
     kind.accept = src.build()
+    kind.entity = entity_function([f.name for f in k.view.fields])
     kind.plan = plan
     kind.stream = stream
     kind.key_schema = k.view.parsed
