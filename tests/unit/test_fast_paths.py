@@ -217,6 +217,32 @@ def test_quick_numbers_are_a_subset_of_what_the_rules_accept(v: Any) -> None:
     assert Family.INT_UNSIGNED in types._QUICK_EXPR
 
 
+def _decimals() -> st.SearchStrategy[str]:
+    """Decimal texts near what the quick vector test takes: up to 8 digits, any exponent."""
+    return st.builds(lambda sign, digits, exp: f"{sign}{float(digits + 'e' + str(exp)):.60f}".rstrip("0").rstrip(".")
+                     if exp < 0 else f"{sign}{int(digits) * 10 ** exp}",
+                     st.sampled_from(["", "-"]), st.text(alphabet="0123456789", min_size=1, max_size=8),
+                     st.integers(-40, 40))
+
+
+@settings(max_examples=3000)
+@given(st.lists(_decimals(), max_size=4))
+def test_quick_vectors_are_a_subset_of_what_the_rule_accepts(elements: list[str]) -> None:
+    from conformance.model.values import parse_vector
+    from conformance.protocols.ticdc_avro.checks.types import quick_vector
+
+    for text in ("[" + ",".join(elements) + "]", *(f"[{e}]" for e in elements)):
+        if quick_vector(text):
+            parse_vector(text)  # raises ValueError where the quick test was wrong
+
+
+def test_quick_vectors_cover_the_common_values() -> None:
+    from conformance.protocols.ticdc_avro.checks.types import quick_vector
+
+    assert quick_vector("[]") and quick_vector("[1,-2.5,0.1,0,123456,0.000123]")
+    assert not quick_vector("[1.0]") and not quick_vector("[0.1234567]") and not quick_vector("[-0]")
+
+
 def test_the_switch_turns_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(compiled.ENV, "0")
     assert not compiled.enabled()
