@@ -1,6 +1,8 @@
 #!/usr/bin/env python
 """Throughput of `conformance check` on TiCDC Avro reference records, against plain fastavro
-(or, with `--protocol`, on a JSON protocol's reference records, against plain orjson).
+(or, with `--protocol`, on a JSON protocol's reference records, against the strict standard-library
+parse the checker itself needs: `json.loads` refusing duplicate keys, floats as `Decimal`; orjson
+and, where installed, msgspec with `Decimal` floats are measured beside it as context).
 
     python benchmarks/check_throughput.py [--records N] [--repeat R] [--profile] [--protocol P]
 
@@ -369,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shape", choices=sorted(SHAPES), default="default",
                     help="workload shape: default (many small tables) or realistic (few long-lived tables)")
     ap.add_argument("--protocol", choices=(PROTOCOL, *JSON_PROTOCOLS), default=PROTOCOL,
-                    help=f"protocol (default {PROTOCOL}, against fastavro); the JSON ones against orjson")
+                    help=f"protocol (default {PROTOCOL}, against fastavro); the JSON ones against the strict "
+                         "stdlib parse (orjson and msgspec beside it)")
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess measurement")
     ap.add_argument("--cli", default=None, help="the conformance executable (default: next to this python)")
     ap.add_argument("--workdir", default=None, help="keep records.jsonl/dump.json here (default: a temp dir)")
