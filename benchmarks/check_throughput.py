@@ -1,6 +1,8 @@
 #!/usr/bin/env python
 """Throughput of `conformance check` on TiCDC Avro reference records, against plain fastavro
-(or, with `--protocol`, on a JSON protocol's reference records, against plain orjson).
+(or, with `--protocol`, on a JSON protocol's reference records, against the strict standard-library
+parse the checker itself needs: `json.loads` refusing duplicate keys, floats as `Decimal`; orjson
+and, where installed, msgspec with `Decimal` floats are measured beside it as context).
 
     python benchmarks/check_throughput.py [--records N] [--repeat R] [--profile] [--protocol P]
 
@@ -37,6 +39,7 @@ import argparse
 import base64
 import cProfile
 import datetime as dt
+import decimal
 import gc
 import io
 import json
@@ -66,6 +69,7 @@ from conformance.harness.run import workload_shape
 from conformance.infra.inprocess import InProcessRegistry
 from conformance.infra.registry import DumpRegistry
 from conformance.protocols import get_protocol
+from conformance.protocols.kit import loads_strict
 from conformance.protocols.ticdc_avro.encoder import TiCDCAvroEncoder, strip_logical_types
 from conformance.strategies import DEFAULT_SHAPE, Shape, sample_workload
 
@@ -195,6 +199,24 @@ def json_loads() -> tuple[str, Callable[[bytes], Any]]:
     except ImportError:
         return f"json (stdlib; orjson is not installed) {platform.python_version()}", json.loads
     return f"orjson {orjson.__version__}", orjson.loads
+
+
+def strict_loads(raw: bytes) -> Any:
+    """The checker's own floor: the standard library's parser with the strictness hooks the JSON
+    checkers need (a key twice in an object is a finding: `object_pairs_hook`; numbers kept exact:
+    `parse_float=Decimal`), on the text decoded from UTF-8 as they decode it."""
+    return loads_strict(raw.decode("utf-8"), parse_float=decimal.Decimal)
+
+
+def msgspec_loads() -> tuple[str, Callable[[bytes], Any]] | None:
+    """msgspec's JSON decoder with exact decimals (`float_hook=Decimal`), untyped; None where
+    msgspec is not installed. It keeps the last of duplicate keys silently, so a checker built
+    on it would still need its own pass (or the stdlib's) for that rule."""
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    return f"msgspec {msgspec.__version__}", msgspec.json.Decoder(float_hook=decimal.Decimal).decode
 
 
 def json_baseline(records: list[Record], loads: Callable[[bytes], Any], which: tuple[str, ...]) -> int:
@@ -349,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shape", choices=sorted(SHAPES), default="default",
                     help="workload shape: default (many small tables) or realistic (few long-lived tables)")
     ap.add_argument("--protocol", choices=(PROTOCOL, *JSON_PROTOCOLS), default=PROTOCOL,
-                    help=f"protocol (default {PROTOCOL}, against fastavro); the JSON ones against orjson")
+                    help=f"protocol (default {PROTOCOL}, against fastavro); the JSON ones against the strict "
+                         "stdlib parse (orjson and msgspec beside it)")
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess measurement")
     ap.add_argument("--cli", default=None, help="the conformance executable (default: next to this python)")
     ap.add_argument("--workdir", default=None, help="keep records.jsonl/dump.json here (default: a temp dir)")
@@ -405,10 +428,15 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
     cmd = cli_command(cli, workdir, protocol) if cli else []
     json_parser, loads = json_loads()
 
+    which = JSON_PROTOCOLS.get(protocol, ())
     baselines: dict[str, Callable[[], int]] = (
         {"baseline": lambda: baseline(records, texts, plain_parse),
          "baseline_stripped": lambda: baseline(records, texts, decoder_parse)} if avro
-        else {"baseline": lambda: json_baseline(records, loads, JSON_PROTOCOLS[protocol])})
+        else {"baseline": lambda: json_baseline(records, strict_loads, which),
+              "baseline_fast_json": lambda: json_baseline(records, loads, which)})
+    msgspec = None if avro else msgspec_loads()
+    if msgspec is not None:
+        baselines["baseline_msgspec"] = lambda: json_baseline(records, msgspec[1], which)
     times: dict[str, list[float]] = {**{k: [] for k in baselines}, "check_inprocess": [], "check_cli": []}
     cli_reported: list[float] = []
     for rnd in range(1, args.repeat + 1):
@@ -439,14 +467,16 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
         rat["check_cli/baseline"] = ratios(times["check_cli"], times["baseline"])
         rat["check_cli/check_inprocess"] = ratios(times["check_cli"], times["check_inprocess"])
 
-    base_label = "baseline (fastavro)" if avro else f"baseline ({json_parser.split()[0]})"
+    base_label = "baseline (fastavro)" if avro else "baseline (strict stdlib json)"
     labels = {"baseline": base_label, "baseline_stripped": "baseline, decoder's schemas",
+              "baseline_fast_json": f"context: {json_parser.split()[0]}",
+              "baseline_msgspec": f"context: {msgspec[0] if msgspec else 'msgspec'}, Decimal",
               "check_inprocess": "check in-process", "check_cli": "check CLI (subprocess)"}
-    parts_what = "Avro parts" if avro else f"JSON documents, parsed with {json_parser}"
+    parts_what = "Avro parts" if avro else "JSON documents"
     print(f"\n{protocol}: {n} records ({keys} keys + {values} values = {keys + values} {parts_what}, "
           f"{in_bytes / 1e6:.1f} MB, {gen['schemas']} schema ids); best and median of {args.repeat} rounds")
     print(f"ratio = throughput / baseline throughput (1.000 = as fast as plain "
-          f"{'fastavro decoding' if avro else json_parser.split()[0] + ' parsing'})\n")
+          f"{'fastavro decoding' if avro else 'strict stdlib json parsing: duplicate keys refused, Decimal floats'})\n")
     hdr = f"{'measurement':<30}{'best s':>9}{'median s':>10}{'best rec/s':>13}{'median rec/s':>14}" \
           f"{'ratio best':>12}{'ratio med':>11}"
     print(hdr)
@@ -483,7 +513,11 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "protocol": protocol, "options": protocol_options(protocol), "seed": args.seed, "shape": args.shape,
         "records": n, "keys_decoded": keys, "values_decoded": values, "parts_decoded": keys + values,
-        "baseline_parser": "fastavro" if avro else json_parser, "input_bytes": in_bytes,
+        "baseline_parser": "fastavro" if avro else "json (stdlib) + object_pairs_hook (duplicate keys) + "
+                           "parse_float=Decimal",
+        "context_parsers": None if avro else [json_parser,
+                                              *([msgspec[0] + " (float_hook=Decimal)"] if msgspec else [])],
+        "input_bytes": in_bytes,
         "schema_ids": gen["schemas"], "shards": gen["shards"], "events": gen["events"],
         "generation_s": round(gen["seconds"], 3), "registry_dump_load_s": round(registry_load_s, 4),
         "repeat": args.repeat,

@@ -168,15 +168,21 @@ class RecordPlan:
     `fixed` holds the checks whose answer the key decides (a check with a `cache_key` that passed or
     had nothing to judge, a gate that said not applicable): they are counted, not run, for every
     further record of the kind, and the counts reach the tally when it is next read
-    (`Tally.settle`). `live` are the checks that still run on every record."""
+    (`Tally.settle`). `live` are the checks that still run on every record.
 
-    __slots__ = ("fixed", "live", "count", "settled")
+    `fast` counts the records of the kind that a protocol's compiled fast path accepted (see
+    `checks.compiled`): it proved that every live check passes on them, so each live check is
+    counted passed for them, as `fixed` ones are, without being run."""
+
+    __slots__ = ("fixed", "live", "count", "settled", "fast", "fast_settled")
 
     def __init__(self) -> None:
         self.fixed: list[tuple[str, str | None]] = []  # (check id, not-applicable reason or None: passed)
         self.live: list[CheckSpec] = []
         self.count = 0
         self.settled = 0
+        self.fast = 0  # of `count`: records the fast path accepted (every live check passed)
+        self.fast_settled = 0
 
 
 class Tally:
@@ -209,6 +215,11 @@ class Tally:
                     t.passed += n
                 else:
                     t.count_not_applicable(reason, n)
+            nf = plan.fast - plan.fast_settled
+            if nf:
+                plan.fast_settled = plan.fast
+                for s in plan.live:
+                    self._checks[s.id].passed += nf
 
     def __getstate__(self) -> dict[str, Any]:
         # The memo and the plans are per-process speed-ups: never shipped between Spark workers

@@ -36,7 +36,7 @@ from ..checks.results import Tally
 from ..checks.source import SOURCE_CHECKS
 from ..encoders.spi import Record
 from ..protocols import get_protocol
-from ..protocols.base import CAPTURE, CAPTURE_COMPLETE, ProtocolSuite
+from ..protocols.base import CAPTURE, CAPTURE_COMPLETE, Identified, ProtocolSuite
 from .capture import (
     BadLine,
     DeliveryLogs,
@@ -106,10 +106,11 @@ class LogCheck:
             return
         self.n += 1
         self.tally.passed(CAPTURE_RECORD_FORMAT)
-        self.checker.check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset,
-                                                 line=line))
+        if not self.checker.check_fast(item):
+            self.checker.check_record(item, Location(topic=item.topic, partition=item.partition,
+                                                     offset=item.offset, line=line))
         if self.delivery is not None:
-            self.delivery.add_record(item)
+            self.delivery.add_record(item, self.checker.identity(item))
 
     def finish(self) -> int:
         """Run the stream checks; returns how many records were checked."""
@@ -380,7 +381,7 @@ def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str,
                     log = LogCheck(spec.suite, options, registry, t, complete=spec.complete)
                     for record in records_of(rb for _t, _p, rb in runs):
                         log.add(None, record)
-                        if rows.add(record):
+                        if rows.add(record, log.checker.identity(record)):
                             yield rows.batch()
                     k = log.finish()
                     checked.add(k)
@@ -440,9 +441,10 @@ class _IdentityRows:
         self.identify = identify
         self.cols: dict[str, list[Any]] = {k: [] for k in self.NAMES}
 
-    def add(self, r: Record) -> bool:
-        """Identify `r` (a control message has no row to account for); True when a batch is full."""
-        e = log_entry(self.identify, r.topic, r.partition or 0, r.offset or 0, r.key, r.value)
+    def add(self, r: Record, known: tuple[Identified] | None = None) -> bool:
+        """Identify `r` (a control message has no row to account for; `known`: its identity, as
+        the checker's fast path worked it out); True when a batch is full."""
+        e = log_entry(self.identify, r.topic, r.partition or 0, r.offset or 0, r.key, r.value, known)
         if e is not None:
             for k, v in zip(self.NAMES, (e.topic, e.partition, e.offset, _blob(e.entity), _blob(e.match),
                                          e.ts if isinstance(e.ts, int) and e.ts in INT64 else None, e.fingerprint),

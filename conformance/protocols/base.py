@@ -173,6 +173,18 @@ class Checker(ABC):
     def finish(self) -> None:
         """The end of the stream: run the stream checks (modes with `streams`)."""
 
+    def check_fast(self, record: Record) -> bool:
+        """`check_record` on the protocol's compiled fast path (`checks.compiled`), for a record
+        of a log: True when it proved the record passes every record check that applies and
+        counted it so (the stream state kept as `check_record` keeps it); False, having changed
+        nothing, when the record must go through `check_record`. None by default."""
+        return False
+
+    def identity(self, record: Record) -> tuple[Identified] | None:
+        """The delivery identity of `record`, the record `check_fast` just accepted, when the fast
+        path worked it out with the decode (`(identity,)`); None: ask the protocol's identifier."""
+        return None
+
 
 #: Record plans one checker keeps (a plan per schema and record shape; a capture has few).
 MAX_PLANS = 50_000
@@ -213,7 +225,9 @@ class CheckerBase(Checker):
         """The evidence of an event's records, each located where the encoder put it."""
         return [self.evidence(r, Location(topic=r.topic, partition=r.partition, offset=r.offset)) for r in records]
 
-    def run_record_checks(self, evidence: Any) -> None:
+    def run_record_checks(self, evidence: Any) -> RecordPlan | None:
+        """Every record check on one record's evidence; returns the plan of its kind (None: it
+        had none, every check ran)."""
         if self._plan_keys:
             key: tuple[Hashable, ...] | None
             try:
@@ -226,14 +240,14 @@ class CheckerBase(Checker):
                 self.tally.unsettled.add(plan)
                 for s in plan.live:
                     self.tally.evaluate(s, evidence)
-                return
+                return plan
             if key is not None:
-                self._plan(key, evidence)
-                return
+                return self._plan(key, evidence)
         for s in self.record_specs:
             self.tally.evaluate(s, evidence)
+        return None
 
-    def _plan(self, key: tuple[Hashable, ...], evidence: Any) -> None:
+    def _plan(self, key: tuple[Hashable, ...], evidence: Any) -> RecordPlan:
         """Run every record check on the first record of its kind and keep, as the kind's plan,
         which answers the key decides (see `RecordPlan`)."""
         plan = RecordPlan()
@@ -259,6 +273,7 @@ class CheckerBase(Checker):
         self._plans[key] = plan
         plan.count = 1
         self.tally.unsettled.add(plan)
+        return plan
 
     def run_event_checks(self, evidence: Any) -> None:
         for s in self.event_specs:

@@ -6,13 +6,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...checks import compiled
 from ...checks.registry import CheckRegistry, Location
-from ...checks.results import Tally
+from ...checks.results import RecordPlan, Tally
 from ...encoders.spi import Record
 from ...model.events import Ddl, Event, Op, Transaction, Watermark
-from ..base import CheckerBase, CheckerMode
+from ..base import CheckerBase, CheckerMode, Identified
 from ..kit import digest, key_change_split
-from . import spec, watermark
+from . import fastpath, spec, watermark
 from .decoder import DecodedPart, SchemaResolver, decode_framed
 from .evidence import EventEvidence, RecordEvidence, SourceRow, StreamEntry, StreamEvidence, freeze
 from .spec import AvroOptions
@@ -27,6 +28,10 @@ class AvroChecker(CheckerBase):
         self.prefix = topic_prefix
         self.active = watermark.ActiveTables(self.o, topic_prefix)
         self.streams: dict[str, StreamEvidence] = {}
+        # The compiled fast path (fastpath.py), for records judged alone (no workload to join).
+        self.fast = compiled.enabled() and mode.records and not mode.source
+        self.kinds: dict[fastpath.Kind, fastpath.FastKind] = {}
+        self._identity: tuple[Record, Identified] | None = None
 
     # -- evidence -------------------------------------------------------------------------
 
@@ -54,25 +59,98 @@ class AvroChecker(CheckerBase):
             self._log(st, ev)
         return ev
 
-    @staticmethod
-    def _log(st: StreamEvidence, ev: RecordEvidence) -> None:
+    @classmethod
+    def _log(cls, st: StreamEvidence, ev: RecordEvidence) -> None:
         """Keep what the control-message stream checks need: kind, ts and whether this is the
         first copy of the message in its partition."""
-        r = ev.record
         if ev.control is not None:
             kind, ts, identity = ev.control.kind, ev.control.ts, ev.control.identity
         else:
             datum = ev.value.datum if ev.value is not None else None
             ts = datum.get("_tidb_commit_ts") if datum is not None else None
-            if not isinstance(ts, int):
-                return  # a tombstone or an undecodable row carries no commit ts
             kind, identity = "row", None
+        cls._log_entry(st, ev.record, kind, ts, identity)
+
+    @staticmethod
+    def _log_entry(st: StreamEvidence, r: Record, kind: str, ts: Any, identity: Any) -> None:
+        if kind == "row" and not isinstance(ts, int):
+            return  # a tombstone or an undecodable row carries no commit ts
         part = r.partition or 0
         seen = st.seen.setdefault(part, set())
         h = digest((r.key or b"", r.value or b""))
         first = h not in seen
         seen.add(h)
         st.logs.setdefault(part, []).append(StreamEntry(r.offset, kind, ts, first, identity))
+
+    # -- the fast path (fastpath.py) --------------------------------------------------------
+
+    def check_record(self, record: Record, loc: Location) -> None:
+        ev = self.evidence(record, loc)
+        plan = self.run_record_checks(ev)
+        if self.fast and plan is not None:
+            self._learn(ev, plan)
+
+    def _learn(self, ev: RecordEvidence, plan: RecordPlan) -> None:
+        r = ev.record
+        k = fastpath.kind_of(r.topic, r.key, r.value)
+        if k is None or not fastpath.learnable(ev):
+            return
+        kind = self.kinds.get(k)
+        if kind is None:
+            if len(self.kinds) >= fastpath.MAX_KINDS:
+                self.kinds.clear()
+            kind = self.kinds[k] = fastpath.FastKind()
+        kind.seen += 1
+        if kind.seen >= fastpath.LEARN_AFTER and kind.accept is None and not kind.hopeless:
+            fastpath.compile_kind(kind, ev, plan, self.streams[r.topic])
+
+    def check_fast(self, record: Record) -> bool:
+        if not self.fast:
+            return False
+        key, value = record.key, record.value
+        k = fastpath.kind_of(record.topic, key, value)
+        kind = self.kinds.get(k) if k is not None else None
+        if kind is None or kind.accept is None:
+            return False
+        assert key is not None and kind.plan is not None and kind.stream is not None
+        got = kind.keys.get(key)
+        if got is None:
+            kd = fastpath.decode(key, kind.key_schema)
+            if kd is None:
+                return False
+            entity = None
+        else:
+            kd, entity = got
+        vd = None
+        if value is not None:
+            vd = fastpath.decode(value, kind.value_schema)
+            if vd is None:
+                return False
+        try:
+            version = kind.accept(kd, vd)
+            if version is None:
+                return False
+            if entity is None:
+                entity = kind.entity(record.topic, kd)
+                if len(kind.keys) >= fastpath.MAX_KEYS:
+                    kind.keys.clear()
+                kind.keys[key] = (kd, entity)
+        except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
+            return False
+        ident = (entity, *version)
+        plan = kind.plan
+        plan.count += 1
+        plan.fast += 1
+        self.tally.unsettled.add(plan)
+        kind.stream.records += 1
+        if self.o.control_messages:
+            self._log_entry(kind.stream, record, "row", vd.get("_tidb_commit_ts") if vd is not None else None, None)
+        self._identity = (record, ident)
+        return True
+
+    def identity(self, record: Record) -> tuple[Identified] | None:
+        got = self._identity
+        return (got[1],) if got is not None and got[0] is record else None
 
     # -- run mode -------------------------------------------------------------------------
 
@@ -170,3 +248,5 @@ class AvroChecker(CheckerBase):
         for st in self.streams.values():
             self.run_stream_checks(st)
         self.streams.clear()
+        self.kinds.clear()  # they hold the streams just judged
+        self._identity = None

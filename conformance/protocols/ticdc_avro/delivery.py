@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping
+from typing import Any
 
+from ...checks.compiled import Source
 from ...checks.delivery import Version
 from ...model.events import Op, Workload
 from ..kit import Identified, VersionNumbers, digest, key_change_split
@@ -75,3 +77,39 @@ def identify(topic: str, key: bytes | None, value: bytes | None, resolver: Schem
         return entity, digest(("v", ts)), ts if isinstance(ts, int) else None
     cols = {n: x for n, x in v.datum.items() if n not in spec.ALL_EXTENSION_FIELDS}
     return entity, digest(("v", freeze(cols))), None
+
+
+def entity_function(key_names: list[str]) -> Any:
+    """`identify`'s entity of a record from its decoded key `kd` (which has exactly the fields
+    `key_names`, so `freeze` is those fields in sorted order), compiled once per kind."""
+    src = Source("entity", ("topic", "kd"))
+    dig = src.const(digest, "digest")
+    frozen = "(" + "".join(f"({c}, kd[{c}]), " for c in (src.const(n, "n") for n in sorted(key_names))) + ")"
+    src.line(f"return {dig}(('e', topic, {frozen}))")
+    return src.build()
+
+
+def emit_version(src: Source, o: spec.AvroOptions, value_names: list[str] | None) -> str:
+    """Lines computing the rest of what `identify` says of a record of one kind, (match, commit
+    ts), from the decoded value `vd` (None for a tombstone: `value_names` None), into a local;
+    returns its name. A transaction's rows share their commit ts: its match is kept per ts
+    (an int; anything else is worked out each time)."""
+    dig = src.const(digest, "digest")
+    out = src.fresh("version")
+    if value_names is None:
+        src.line(f"{out} = ({src.const(TOMBSTONE, 'tomb')}, None)")
+    elif o.extension:
+        memo = src.const({}, "by_ts")
+        src.line("_cts = vd.get('_tidb_commit_ts')")
+        src.line("if _cts.__class__ is int:")
+        src.line(f"{out} = {memo}.get(_cts)", 2)
+        src.line(f"if {out} is None:", 2)
+        src.line(f"if len({memo}) > 4096: {memo}.clear()", 3)
+        src.line(f"{out} = {memo}[_cts] = ({dig}(('v', _cts)), _cts)", 3)
+        src.line("else:")
+        src.line(f"{out} = ({dig}(('v', _cts)), _cts if isinstance(_cts, int) else None)", 2)
+    else:
+        cols = sorted(n for n in value_names if n not in spec.ALL_EXTENSION_FIELDS)
+        frozen = "(" + "".join(f"({c}, vd[{c}]), " for c in (src.const(n, "n") for n in cols)) + ")"
+        src.line(f"{out} = ({dig}(('v', {frozen})), None)")
+    return out

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ....checks import compatibility
+from ....checks.compiled import FastRules
 from ....checks.registry import CheckRegistry, NotApplicable
 from .. import spec
 from ..decoder import DecodedPart, SchemaView
@@ -17,6 +18,11 @@ P = spec.PROTOCOL
 check = CHECKS = CheckRegistry(P)
 # What the registry and the encoder do with a schema change its level refuses (checks/compatibility.py).
 compatibility.declare(check)
+#: The fast-path rules of these checks (`checks.compiled`), each declared next to its check. The
+#: generated function reads the decoded key `kd` and value `vd` (None for a tombstone) of a
+#: record whose parts all decoded, with nothing left over, from Confluent framing with registered,
+#: usable schemas (the fast path's own precondition, `fastpath.FastKinds`).
+fast = FAST = FastRules(CHECKS)
 NOTES = "spec/notes/ticdc.md"
 
 

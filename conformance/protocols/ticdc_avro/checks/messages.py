@@ -5,12 +5,13 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from ....checks.compiled import Source
 from ....checks.registry import Failure, Level, NotApplicable, Scope, Verdict
 from ....model.events import Op, tso_physical_ms
 from .. import spec
 from ..evidence import RecordEvidence, StreamEvidence
-from .common import NOTES, check, schemas_key, shape_key
-from .types import _show, same_datum
+from .common import NOTES, check, fast, schemas_key, shape_key
+from .types import _show, emit_same_datum, same_datum
 
 # == keys, deletes ======================================================================
 
@@ -70,6 +71,26 @@ def key_columns(ev: RecordEvidence) -> Verdict:
     return out or None
 
 
+@fast.rule("key.columns")
+def _key_columns_fast(ev: RecordEvidence, src: Source) -> bool:
+    """Without the source: no key field nullable and each one a value field of the same type
+    (decided by the schemas), and each key value the same datum as the value's (per record)."""
+    k, v = ev.key, ev.value
+    if ev.source is not None or k is None or k.view is None or k.view.error:
+        return False
+    if any(f.nullable for f in k.view.fields):
+        return False
+    if v is None or v.view is None or v.view.error:
+        return True
+    for f in k.view.fields:
+        vf = v.view.by_name.get(f.name)
+        if vf is None or vf.inner != f.inner:
+            return False
+        name = src.const(f.name, "n")
+        emit_same_datum(src, f"kd.get({name})", f"vd.get({name})")
+    return True
+
+
 @check("key.no-extension", level=Level.MUST, scope=Scope.RECORD,
        clause=f"seed 000 §TiDB extension fields (added to the Value); {NOTES} §1.3 (never in the key)",
        cache_key=schemas_key)
@@ -109,6 +130,13 @@ def tombstone(ev: RecordEvidence) -> Verdict:
         return Failure("tombstone without a key", expected="the deleted row's key", actual=None,
                        location=ev.at(part="key"))
     return None
+
+
+@fast.rule("delete.tombstone")
+def _tombstone_fast(ev: RecordEvidence, src: Source) -> bool:
+    """Without the source, judged only on a tombstone (the gate), which passes with a key: the
+    fast path's records all have one."""
+    return ev.source is None and ev.record.key is not None
 
 
 # == extension fields ===================================================================
@@ -180,6 +208,14 @@ def extension_op(ev: RecordEvidence) -> Verdict:
     return None
 
 
+@fast.rule("extension.op")
+def _extension_op_fast(ev: RecordEvidence, src: Source) -> bool:
+    if ev.source is not None or ev.value is None:
+        return False
+    src.line("if vd.get('_tidb_op') not in ('c', 'u'): return None")
+    return True
+
+
 @check("extension.commit-ts", level=Level.MUST, scope=Scope.RECORD,
        clause="seed 000 (_tidb_commit_ts, _tidb_commit_physical_time); "
               f"{NOTES} §1.6 (physical time = commitTs >> 18)",
@@ -199,6 +235,16 @@ def extension_commit_ts(ev: RecordEvidence) -> Verdict:
         out.append(Failure("_tidb_commit_physical_time is not _tidb_commit_ts >> 18", expected=tso_physical_ms(ts),
                            actual=phys, location=ev.at("_tidb_commit_physical_time", "value")))
     return out or None
+
+
+@fast.rule("extension.commit-ts")
+def _extension_commit_ts_fast(ev: RecordEvidence, src: Source) -> bool:
+    if ev.source is not None or ev.value is None:
+        return False
+    phys = src.const(tso_physical_ms, "phys")
+    src.line("_ts = vd.get('_tidb_commit_ts')")
+    src.line(f"if isinstance(_ts, int) and vd.get('_tidb_commit_physical_time') != {phys}(_ts): return None")
+    return True
 
 
 @check("extension.checksum", level=Level.MUST, scope=Scope.RECORD,

@@ -9,15 +9,17 @@ import re
 import struct
 from typing import Any
 
+from ....checks.compiled import Source
 from ....checks.registry import Failure, Level, NotApplicable, Scope, Verdict
 from ....model import mysql_text
+from ....model.types import VECTOR_MAX_DIMENSION
 from ....model.values import parse_vector
 from ...kit import Findings
 from .. import spec
 from ..decoder import FieldView
 from ..evidence import RecordEvidence
 from ..spec import Family
-from .common import NOTES, check, schemas_key
+from .common import FAST, NOTES, check, schemas_key
 from .schema import Binding, _bindings, _column_fields, _part
 
 # == type table =========================================================================
@@ -320,6 +322,124 @@ def _register_type_check(fam: str, doc: str, clause: str) -> None:
     fn.__name__ = fn.__qualname__ = f"type_{fam.replace('-', '_')}"
     check(f"type.{fam}", level=Level.MUST, scope=Scope.RECORD, clause=clause,
           gate=(schemas_key, _family_gate(fam)))(fn)
+    FAST.same(CHECKS_PREFIX + f"type.{fam}")(_type_fast(fam))
+
+
+CHECKS_PREFIX = spec.PROTOCOL + "."
+
+
+# -- the fast path of the type checks (checks.compiled) ---------------------------------------------
+
+def emit_same_datum(src: Source, a: str, b: str) -> None:
+    """Lines rejecting a record unless `same_datum(a, b)`."""
+    same = src.const(same_datum, "same")
+    src.line(f"if not {same}({a}, {b}): return None")
+
+
+#: Values a family's value rule surely passes, recognised without running the rule (each a subset
+#: of what the rule accepts: `tests/unit/test_fast_paths.py` holds them to the rules). An
+#: expression over the value `{v}`; a value it does not recognise goes to the rule itself.
+_DAY = r"(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
+_CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?"
+# TIMESTAMP: a calendar date of 1971..2037 (inside TiDB's range in any time zone), any clock.
+_TS_DAY = (r"(?:197[1-9]|19[89][0-9]|20[0-2][0-9]|203[0-7])-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+           r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")
+QUICK_TEXT: dict[str, re.Pattern[str]] = {
+    Family.DATE: re.compile(r"[0-9]{4}-" + _DAY),
+    Family.DATETIME: re.compile(r"[0-9]{4}-" + _DAY + " " + _CLOCK),
+    Family.TIMESTAMP: re.compile(_TS_DAY + " " + _CLOCK),
+    # Under 838 hours, positive: inside TiDB's TIME range whatever the fraction.
+    Family.TIME: re.compile(r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?"),
+}
+_QUICK_EXPR: dict[str, str] = {
+    Family.INT_UNSIGNED: "{v}.__class__ is int and {v} >= 0",
+    Family.FLOAT: "{v}.__class__ is float and {isfinite}({v})",
+    Family.DOUBLE: "{v}.__class__ is float and {isfinite}({v})",
+}
+# A vector element Go prints as it is written, without running Go's algorithm: canonical decimal
+# text (no exponent, no leading zero, no trailing fraction zero) of at most 6 significant digits
+# (float32's FLT_DIG: such decimals map to distinct float32s and back, so the text is the one
+# shortest form), of a magnitude float32 holds as a normal number (or exactly 0).
+_ELEMENT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?")
+
+
+def quick_vector(text: str) -> bool:
+    """A vector text `model.values.parse_vector` surely accepts (see `_ELEMENT`)."""
+    if text.__class__ is not str or text[:1] != "[" or text[-1:] != "]":
+        return False
+    body = text[1:-1]
+    if not body:
+        return True
+    parts = body.split(",")
+    if len(parts) > VECTOR_MAX_DIMENSION:
+        return False
+    for p in parts:
+        if _ELEMENT.fullmatch(p) is None or p == "-0":
+            return False
+        digits = p.lstrip("-").replace(".", "").lstrip("0").rstrip("0")
+        if len(digits) > 6:
+            return False
+        if digits and not 1e-30 < abs(float(p)) < 1e30:
+            return False
+    return True
+
+
+_QUICK_FN: dict[str, Any] = {Family.VECTOR: quick_vector}
+_MEMO_TYPES = frozenset({str, bytes, int})
+_MEMO_MAX = 4096
+
+
+def memoised_rule(rule: Any, f: FieldView, o: spec.AvroOptions) -> Any:
+    """`rule(f, v, o)` for one field, remembered per value (str, bytes or int: values of one
+    field repeat, and a rule is a function of the value alone)."""
+    memo: dict[Any, str | None] = {}
+
+    def judge(v: Any) -> str | None:
+        if v.__class__ not in _MEMO_TYPES:
+            return rule(f, v, o)  # type: ignore[no-any-return]
+        try:
+            return memo[v]
+        except KeyError:
+            pass
+        problem: str | None = rule(f, v, o)
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[v] = problem
+        return problem
+
+    return judge
+
+
+def _type_fast(fam: str) -> Any:
+    def rule(ev: RecordEvidence, src: Source) -> bool:
+        """Without the source: each field of the family has a schema that fits its `tidb_type`
+        (decided by the schema), and each non-null value passes the family's value rule."""
+        if ev.source is not None:
+            return False
+        bindings = _bindings(ev)[1].get(fam)
+        if not bindings:
+            return False
+        value_rule = _VALUE_RULES.get(fam)
+        for part, _col, f in bindings:
+            if field_plausibility(fam, f, ev.o) is not None:
+                return False
+            if value_rule is None:
+                continue
+            v = src.fresh("v")
+            src.line(f"{v} = {'kd' if part == 'key' else 'vd'}.get({src.const(f.name, 'n')})")
+            judge = src.const(memoised_rule(value_rule, f, ev.o), "rule")
+            quick = ""
+            if fam in QUICK_TEXT:
+                m = src.const(QUICK_TEXT[fam].fullmatch, "quick")
+                quick = f"({v}.__class__ is str and {m}({v}) is not None) or "
+            elif fam in _QUICK_FN:
+                quick = f"{src.const(_QUICK_FN[fam], 'quick')}({v}) or "
+            elif fam in _QUICK_EXPR:
+                quick = "(" + _QUICK_EXPR[fam].format(v=v, isfinite=src.const(math.isfinite, "isfinite")) + ") or "
+            src.line(f"if {v} is not None and not ({quick}{judge}({v}) is None): return None")
+        return True
+
+    return rule
 
 
 for _fam, _doc, _clause in _TYPE_CHECKS:
@@ -352,3 +472,24 @@ def decimal_minimal(ev: RecordEvidence) -> Findings:
                           location=ev.at(col.name if col else f.name, part))
     if not seen:
         yield _NO_DECIMAL
+
+
+@FAST.rule("type.decimal-minimal-bytes")
+def _decimal_minimal_fast(ev: RecordEvidence, src: Source) -> bool:
+    """Some precise decimal value is non-empty bytes (else the check has nothing to judge), and
+    none has a redundant sign byte."""
+    if ev.source is not None:
+        return False
+    seen = src.fresh("seen")
+    src.line(f"{seen} = False")
+    for part, _col, f in _bindings(ev)[0]:
+        if f.logical != "decimal":
+            continue
+        v = src.fresh("v")
+        src.line(f"{v} = {'kd' if part == 'key' else 'vd'}.get({src.const(f.name, 'n')})")
+        src.line(f"if isinstance({v}, bytes) and {v}:")
+        src.line(f"{seen} = True", 2)
+        src.line(f"if len({v}) > 1 and (({v}[0] == 0 and {v}[1] < 0x80) or ({v}[0] == 0xFF and {v}[1] >= 0x80)):"
+                 " return None", 2)
+    src.line(f"if not {seen}: return None")
+    return True

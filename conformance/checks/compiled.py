@@ -1,0 +1,149 @@
+"""Compiled fast paths: one generated function per kind of record that decides, in one pass and
+with no evidence built, that a record passes every record check its plan still runs.
+
+`conformance check` meets production topics, where nearly every record passes. The checks
+explain a failure (expected, actual, where); proving a pass needs none of that. So a protocol may
+generate, once per kind of record (its schemas and shape: one `RecordPlan`), the Python source of
+a function that returns a verdict only when it can prove every *live* check of the plan passes,
+and compile it (as fastjsonschema and fastavro's compiled readers do). A record it accepts is
+counted passed for those checks (`RecordPlan.fast`, settled like the plan's fixed checks); a
+record it does not accept goes through the checks, which explain it exactly as before. The
+fast path never fails a record: rejecting only hands it over.
+
+Each check that may run on the fast path has a *rule* next to it (`FastRules.rule`): it emits the
+lines that prove, for one kind of record, that the check passes (`return None` wherever it cannot
+be sure), or says it cannot (the plan then has no fast path). The rules only read what the kind
+decides (schemas, options); record values are only read by the generated code. Parity of the two
+paths is a test over every mutant's records and a property over generated records (tests/unit/
+test_fast_paths.py): the same tallies with the fast path on and off.
+
+`CONFORMANCE_FAST_PATH=0` (or `off`, `false`, `no`) turns every fast path off; `forced(False)`
+does it in a test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from types import CodeType
+from typing import Any
+
+from .registry import CheckRegistry, CheckSpec
+
+ENV = "CONFORMANCE_FAST_PATH"
+_OFF = frozenset({"0", "off", "false", "no"})
+_forced: bool | None = None
+
+
+def enabled() -> bool:
+    """Whether checkers use their compiled fast paths (read when a checker is made)."""
+    if _forced is not None:
+        return _forced
+    return os.environ.get(ENV, "1").strip().lower() not in _OFF
+
+
+@contextlib.contextmanager
+def forced(on: bool) -> Iterator[None]:
+    """Fast paths on or off for the checkers made inside the block (tests compare both)."""
+    global _forced
+    before, _forced = _forced, on
+    try:
+        yield
+    finally:
+        _forced = before
+
+
+class Source:
+    """The source of one generated function: its lines, and the constants it names (schema-level
+    objects the rules bind, e.g. a field's value rule), which become its globals."""
+
+    def __init__(self, name: str, args: tuple[str, ...]) -> None:
+        self.name = name
+        self.lines: list[str] = [f"def {name}({', '.join(args)}):"]
+        self.consts: dict[str, Any] = {}
+        self._ids: dict[int, str] = {}
+        self._n = 0
+
+    def const(self, obj: Any, hint: str = "c") -> str:
+        """A global name for `obj` (the same name for the same object)."""
+        got = self._ids.get(id(obj))
+        if got is not None and self.consts[got] is obj:
+            return got
+        name = self.fresh(hint)
+        self.consts[name] = obj
+        self._ids[id(obj)] = name
+        return name
+
+    def fresh(self, hint: str = "x") -> str:
+        """A local or global name not used yet."""
+        self._n += 1
+        return f"_{hint}{self._n}"
+
+    def line(self, text: str, indent: int = 1) -> None:
+        self.lines.append("    " * indent + text)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+    def build(self) -> Callable[..., Any]:
+        """Compile (once per distinct text: kinds alike share the code) and bind the constants."""
+        text = self.text
+        code = _CODE.get(text)
+        if code is None:
+            if len(_CODE) >= _CODE_MAX:
+                _CODE.clear()
+            code = _CODE[text] = compile(text, f"<fast path {self.name}>", "exec")
+        namespace: dict[str, Any] = dict(self.consts)
+        exec(code, namespace)  # noqa: S102 - our own generated source, from schema-level data only
+        fn: Callable[..., Any] = namespace[self.name]
+        fn.__source__ = text  # type: ignore[attr-defined]  # for a reader who wants to see it
+        return fn
+
+
+_CODE: dict[str, CodeType] = {}
+_CODE_MAX = 4096
+
+#: A rule: emit into the source the lines proving a check passes on records of one kind (their
+#: evidence given as an example of the kind), or return False when it cannot.
+Rule = Callable[[Any, Source], bool]
+
+
+class FastRules:
+    """The fast-path rules of one protocol's checks, by full check id."""
+
+    def __init__(self, checks: CheckRegistry) -> None:
+        self.checks = checks
+        self._rules: dict[str, Rule] = {}
+
+    def rule(self, id: str) -> Callable[[Rule], Rule]:
+        """Declare the fast rule of check `id` (relative to the protocol, as `@check` takes it)."""
+        full = self.checks.full_id(id)
+
+        def deco(fn: Rule) -> Rule:
+            if full in self._rules:
+                raise ValueError(f"duplicate fast rule for {full!r}")
+            self._rules[full] = fn
+            return fn
+
+        return deco
+
+    def same(self, id: str) -> Callable[[Rule], Rule]:
+        """`rule` for a check id given in full (a family of checks declared in a loop)."""
+        def deco(fn: Rule) -> Rule:
+            self._rules[id] = fn
+            return fn
+
+        return deco
+
+    def __contains__(self, id: object) -> bool:
+        return id in self._rules
+
+    def emit(self, specs: list[CheckSpec], evidence: Any, src: Source) -> bool:
+        """Every live check's rule into `src`; False as soon as one check has none or cannot."""
+        for s in specs:
+            rule = self._rules.get(s.id)
+            if rule is None or not rule(evidence, src):
+                return False
+        return True

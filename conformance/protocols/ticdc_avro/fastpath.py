@@ -1,0 +1,114 @@
+"""The TiCDC Avro checker's compiled fast path (see `checks.compiled`).
+
+A *kind* of record is its topic and the 5-byte Confluent headers of its key and value (a
+tombstone has none for its value). Once the checks have seen `LEARN_AFTER` records of a kind, all
+decoded without a fault, the kind gets one generated function over the decoded key and value
+that returns the record's delivery identity when every record check its plan still runs surely
+passes, and None otherwise. Records of the kind are then decoded with the kind's parsed schemas
+(exactly as `decoder.decode_framed` decodes them: nothing may be left over) and judged by it; a
+record it does not accept, or that does not decode, goes through the checks as before.
+
+Why the kind decides the plan: the plan keys of the TiCDC Avro checks (`checks.common`) read the
+topic, the schema ids (and whether they resolved), whether the record is a control record or a
+tombstone, and which parts decoded: for records of one kind that decode, all the same.
+
+What the checks keep per record besides outcomes (the stream state the stream checks judge at
+the end) is kept here too: the topic's record count, the record names (the kind's, recorded when
+its first record went through the checks) and, with avro-enable-watermark, each row's place in
+its partition's log.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import fastavro
+
+from ...checks.compiled import Source
+from ...checks.results import RecordPlan
+from .checks.common import FAST
+from .delivery import emit_version, entity_function
+from .evidence import RecordEvidence, StreamEvidence
+
+#: Records of a kind the checks see before the kind is compiled: a capture of many short-lived
+#: schemas (a schema per few records) is not worth generating code for.
+LEARN_AFTER = 1
+#: Kinds one checker keeps (a capture has few; beyond this, the table starts again).
+MAX_KINDS = 20_000
+#: Decoded keys one kind keeps.
+MAX_KEYS = 4096
+
+Kind = tuple[str, bytes, bytes | None]
+
+
+@dataclass(slots=True)
+class FastKind:
+    seen: int = 0
+    # Set once compiled: the function (its answer: the delivery identity's (match, commit ts)),
+    # the identity's entity from the key, the plan its records count in, the topic's stream state
+    # and the parsed writer schemas of key and value.
+    accept: Callable[[dict[str, Any], dict[str, Any] | None], tuple[Any, int | None] | None] | None = None
+    entity: Callable[[str, dict[str, Any]], Any] = None  # type: ignore[assignment]
+    # Keys seen, decoded, with their entity: a row's key comes back with each of its changes.
+    keys: dict[bytes, tuple[dict[str, Any], Any]] = field(default_factory=dict)
+    plan: RecordPlan | None = None
+    stream: StreamEvidence | None = None
+    key_schema: Any = None
+    value_schema: Any = None
+    hopeless: bool = False  # a live check has no fast rule, or its rule cannot prove a pass
+
+
+def kind_of(topic: str, key: bytes | None, value: bytes | None) -> Kind | None:
+    if key is None or len(key) < 5:
+        return None
+    return (topic, key[:5], value[:5] if value is not None else None)
+
+
+def learnable(ev: RecordEvidence) -> bool:
+    """Whether a record the checks judged is one the fast path could judge: not a control record,
+    a key, and every part framed, resolved and decoded with nothing left over."""
+    if ev.control is not None or ev.key is None or ev.source is not None:
+        return False
+    for d in (ev.key, ev.value):
+        if d is not None and (d.error_kind is not None or d.datum is None or d.view is None or d.view.parsed is None):
+            return False
+    return True
+
+
+def compile_kind(kind: FastKind, ev: RecordEvidence, plan: RecordPlan, stream: StreamEvidence) -> None:
+    """Generate the kind's function from one of its records (`ev`: only what the kind decides is
+    read) and its plan; a kind whose live checks cannot all be proven stays on the checks."""
+    k, v = ev.key, ev.value
+    assert k is not None and k.view is not None
+    src = Source("accept", ("kd", "vd"))
+    if not FAST.emit(plan.live, ev, src):
+        kind.hopeless = True
+        return
+    version = emit_version(src, ev.o, None if v is None or v.view is None else [f.name for f in v.view.fields])
+    src.line(f"return {version}")
+    kind.accept = src.build()
+    kind.entity = entity_function([f.name for f in k.view.fields])
+    kind.plan = plan
+    kind.stream = stream
+    kind.key_schema = k.view.parsed
+    kind.value_schema = v.view.parsed if v is not None and v.view is not None else None
+
+
+_reader = fastavro.schemaless_reader
+
+
+def decode(raw: bytes, schema: Any) -> Any:
+    """The body after the 5-byte header, as `decoder.decode_framed` decodes it; None when it does
+    not decode to a record or leaves bytes over (the checks then say what is wrong)."""
+    buf = io.BytesIO(raw)
+    buf.seek(5)
+    try:
+        datum = _reader(buf, schema, None)
+    except Exception:  # noqa: BLE001 - the checks judge it
+        return None
+    if buf.tell() != len(raw) or datum.__class__ is not dict:
+        return None
+    return datum
