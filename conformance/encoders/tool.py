@@ -252,8 +252,11 @@ def group_by_transaction(captured: Any, records: Sequence[Record], place: Callab
     # arrives after its marker row was taken).
     # A marker row a tool read at its start (a snapshot) leaves only itself out: the snapshot's
     # other rows are the workload's.
+    # (Never the snapshot itself, even where a marker row's transaction was remembered as it: a
+    # marker row committed before the snapshot began is read by it, op r, in the snapshot's
+    # transaction.)
     marked = {i for i, p in enumerate(placed) if p.table is not None and marker(p.table)}
-    skip = {tx[i] for i in marked if tx[i] != CAPTURE_START} | set(marker_txs)
+    skip = {tx[i] for i in marked if tx[i] != CAPTURE_START} | (set(marker_txs) - {CAPTURE_START})
     groups: dict[int | str | None, list[tuple[tuple[Any, ...], int]]] = {}
     for i in range(len(records)):
         if i in marked or (tx[i] in skip and tx[i] is not None):

@@ -36,7 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from ...encoders.spi import Record
-from ...encoders.tool import ToolEnv, ToolFailed, ToolHung, ToolRecord, ToolRun, group_by_transaction
+from ...encoders.tool import (
+    CAPTURE_START,
+    ToolEnv,
+    ToolFailed,
+    ToolHung,
+    ToolRecord,
+    ToolRun,
+    group_by_transaction,
+)
 from ...errors import InfrastructureError
 from ...model.events import CaptureStart, Ddl, Workload
 from ...upstream.base import Captured
@@ -366,7 +374,7 @@ class DebeziumEngineAdapter:
         for topic, key, value in got:
             if topic.endswith(f".{MARKER_SCHEMA}.{MARKER_TABLE}") and value is not None:
                 place = _place(env, Record(topic, key, value, None), options)
-                if place.tx is not None:
+                if place.tx is not None and place.tx != CAPTURE_START:  # (one the snapshot read: not its own)
                     eng.marker_txs.add(place.tx)
 
     @staticmethod
