@@ -265,7 +265,7 @@ def group_by_transaction(captured: Any, records: Sequence[Record], place: Callab
     out: list[list[Record]] = []
     for key in event_transactions(captured):
         members = groups.pop(key, []) if key is not None else []
-        members.sort(key=lambda m: (_sortable(m[0]), m[1]))
+        members.sort(key=lambda m: (sortable_order(m[0]), m[1]))
         out.append([records[i] for _, i in members])
     strays = [records[i] for members in groups.values() for _, i in members]
     if strays and out:
@@ -285,7 +285,7 @@ def place_loose(captured: Any, batches: list[list[Record]], loose_at: set[int], 
     if not loose_at:
         return batches
     loose_ids = {id(records[i]) for i in loose_at}
-    loose = [records[i] for i in sorted(loose_at, key=lambda i: (_sortable(order[i]), i))]
+    loose = [records[i] for i in sorted(loose_at, key=lambda i: (sortable_order(order[i]), i))]
     batches = [[r for r in b if id(r) not in loose_ids] for b in batches]
     events = captured.workload.events
     first = capture_start(events)  # what happened before the tool started it never saw
@@ -298,7 +298,7 @@ def place_loose(captured: Any, batches: list[list[Record]], loose_at: set[int], 
     return batches
 
 
-def _sortable(key: tuple[Any, ...]) -> tuple[Any, ...]:
+def sortable_order(key: tuple[Any, ...]) -> tuple[Any, ...]:
     # Order keys mix ints and strings across protocols; within one protocol they compare.
     return tuple((0, k) if isinstance(k, int) else (1, str(k)) for k in key)
 

@@ -25,6 +25,7 @@ unexpected, never dropped.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,7 @@ from ..encoders.tool import (
     fill_transactions,
     neighbours,
     place_loose,
+    sortable_order,
 )
 from ..infra.inprocess import InProcessRegistry
 from ..infra.registry.errors import RegistryError
@@ -210,6 +212,11 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
             got = seen[(p.ddl, p.table)]
             if p.tx not in got:
                 got.append(p.tx)
+    # In commit order, not the order the records were read in: a topic read back from Kafka comes
+    # partition by partition. The source numbers one session's transactions in commit order
+    # (PostgreSQL xids, MariaDB GTIDs, TiDB commit ts); ids it cannot order keep their place.
+    for txs in seen.values():
+        txs.sort(key=_tx_order)
     votes: dict[Any, Counter[int]] = defaultdict(Counter)
     for key, txs in seen.items():
         for k, x in enumerate(txs):
@@ -289,7 +296,7 @@ def join(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, truth:
     _with_its_message(events, placed, where)
     _with_what_follows(records, placed, where)
     _with_its_copies(records, placed, where)
-    out, strays = _batches(records, where, len(events), skip=[p.loose for p in placed])
+    out, strays = _batches(records, where, len(events), skip=[p.loose for p in placed], order=order)
     # Records of no transaction (PostgreSQL's non-transactional messages), in their order, to the
     # events that emitted one (as a whole tool's are placed).
     loose = {n for n in range(len(records)) if placed[n].loose}
@@ -361,12 +368,15 @@ def join_rows(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, t
     return Joined(replace(truth, events=tuple(adopted)), out, len(strays))
 
 
-def _batches(records: Sequence[Record], where: list[int | None], n_events: int, *, skip: Sequence[bool] = ()
-             ) -> tuple[list[list[Record]], list[Record]]:
+def _batches(records: Sequence[Record], where: list[int | None], n_events: int, *, skip: Sequence[bool] = (),
+             order: Sequence[tuple[Any, ...]] | None = None) -> tuple[list[list[Record]], list[Record]]:
     """The records per event (`where`: each record's event; None: a stray, judged with the last
     event that has records, as unexpected; `skip`: records placed later, not strays). The replay
     keeps each partition's order: a record that sits after a later event's record in its
-    partition goes with that later event (a schema event sent late is late in the replay too)."""
+    partition goes with that later event (a schema event sent late is late in the replay too).
+    With `order` (each record's order key in its transaction), an event's records from several
+    partitions are merged by it, each partition's own order kept: a capture read back from Kafka
+    comes partition by partition."""
     latest: dict[tuple[str, int | None], int] = {}
     for n, r in enumerate(records):
         at = where[n]
@@ -378,13 +388,20 @@ def _batches(records: Sequence[Record], where: list[int | None], n_events: int, 
         else:
             latest[part] = at
     out: list[list[Record]] = [[] for _ in range(n_events)]
+    members: list[dict[tuple[str, int | None], list[int]]] = [{} for _ in range(n_events)]
     strays: list[Record] = []
     for n, r in enumerate(records):
         at = where[n]
         if at is not None:
-            out[at].append(r)
+            members[at].setdefault((r.topic, r.partition), []).append(n)
         elif not (skip and skip[n]):
             strays.append(r)
+    for at, parts in enumerate(members):
+        if order is None or len(parts) < 2:
+            out[at] = [records[n] for n in sorted(n for ns in parts.values() for n in ns)]
+        else:
+            merged = heapq.merge(*parts.values(), key=lambda n: (sortable_order(order[n]), n))
+            out[at] = [records[n] for n in merged]
     if strays and out:
         last = max((i for i, b in enumerate(out) if b), default=len(out) - 1)
         out[last] = out[last] + strays
@@ -459,6 +476,20 @@ def _refused_statement(truth: Any) -> str | None:
         return truth.stopped or "a statement was refused"
     sql = bad.sql if len(bad.sql) <= 160 else bad.sql[:159] + "…"
     return f"{sql!r}: {bad.error}"
+
+
+def _tx_order(tx: Any) -> tuple[int, ...]:
+    """A sort key of a source transaction id (`ToolRecord.tx`) in its source's commit order."""
+    if isinstance(tx, int) and not isinstance(tx, bool):
+        return (0, tx)
+    if isinstance(tx, str):
+        g = Gtid.parse(tx)
+        if g is not None:
+            return (1, g.domain, g.sequence)
+        tail = tx.rpartition(":")[2]
+        if tail.isdigit():
+            return (2, int(tail))
+    return (3,)
 
 
 def _row_of(r: Record, identify: Callable[[str, bytes | None, bytes | None], Any]) -> tuple[str, Any]:

@@ -30,14 +30,22 @@ def test_real_debezium_passes_on_generated_workloads(postgres_upstream: Any, tmp
     assert code == 0, out[-4000:]
     res = results(tmp_path / "run")
     for cid in ("debezium.row.values", "debezium.key.fields", "debezium.events.per-change",
-                "debezium.transaction.metadata", "delivery.no-loss", "source.stored-values"):
+                "debezium.transaction.metadata", "delivery.no-loss", "source.stored-values",
+                "debezium.source.server-ids"):  # txId, lsn, ts_ms: those of the server's own log
         assert res[cid]["outcome"] == "passed", res[cid]
     assert url not in out  # the server's credentials are never printed
-    # The same records through `check`, as a capture of Debezium's own topics.
-    code, out = run(capsys, "check", "--protocol", "debezium", "--input", str(tmp_path / "records.jsonl"),
-                    "--option", "provide.transaction.metadata=true", "--report-dir", str(tmp_path / "check"))
-    assert code == 0, out[-3000:]
-    assert results(tmp_path / "check")["debezium.envelope.fields"]["outcome"] == "passed"
+    # The same records through `check`, as a capture of Debezium's own topics: alone, and against
+    # the workload file of the same flags (issue 29: real output passes both).
+    code, out = run(capsys, "workload", "--protocol", "debezium", "--encoder", "debezium/engine-postgres",
+                    "--examples", "8", "--seed", "engine-it", "--out", str(tmp_path / "w.sql"))
+    assert code == 0, out[-2000:]
+    for extra in ((), ("--workload", str(tmp_path / "w.sql"))):
+        code, out = run(capsys, "check", "--protocol", "debezium", "--input", str(tmp_path / "records.jsonl"),
+                        "--option", "provide.transaction.metadata=true", "--complete", *extra,
+                        "--report-dir", str(tmp_path / "check"))
+        assert code == 0, out[-3000:]
+        assert results(tmp_path / "check")["debezium.envelope.fields"]["outcome"] == "passed"
+    assert results(tmp_path / "check")["debezium.row.values"]["outcome"] == "passed"
 
 
 def test_a_tool_that_does_not_catch_up_is_unresponsive_with_its_log(postgres_upstream: Any, tmp_path: Path,
