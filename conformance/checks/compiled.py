@@ -71,10 +71,17 @@ class Source:
         self._ids: dict[int, str] = {}
         self._n = 0
         self._values: dict[str, str] = {}
+        self._strs: dict[str, str] = {}
         self._guards: set[str] = set()
 
     def const(self, obj: Any, hint: str = "c") -> str:
-        """A global name for `obj` (the same name for the same object)."""
+        """A global name for `obj` (the same name for the same object, or the same string)."""
+        if obj.__class__ is str:
+            got = self._strs.get(obj)
+            if got is None:
+                got = self._strs[obj] = self.fresh(hint)
+                self.consts[got] = obj
+            return got
         got = self._ids.get(id(obj))
         if got is not None and self.consts[got] is obj:
             return got
@@ -91,12 +98,12 @@ class Source:
     def line(self, text: str, indent: int = 1) -> None:
         self.lines.append("    " * indent + text)
 
-    def value(self, expr: str, hint: str = "v") -> str:
-        """A local holding `expr`, assigned at the function's top level the first time a rule asks
-        (rules that read the same value share it)."""
+    def value(self, expr: str, hint: str = "v", *, name: str | None = None) -> str:
+        """A local holding `expr` (named `name`, or a fresh name), assigned at the function's top
+        level the first time a rule asks (rules that read the same value share it)."""
         got = self._values.get(expr)
         if got is None:
-            got = self._values[expr] = self.fresh(hint)
+            got = self._values[expr] = name or self.fresh(hint)
             self.line(f"{got} = {expr}")
         return got
 

@@ -61,8 +61,13 @@ class FastKind:
 
 
 #: The fixed fields the generated code reads into locals (see `checks.common.fast`).
-_PREAMBLE = ("_d = obj['domain']; _s = obj['server_id']; _q = obj['sequence']; _n = obj['event_number']; "
-             "_t = obj['timestamp']; _et = obj['event_type']")
+_LOCALS = {"domain": "_d", "server_id": "_s", "sequence": "_q", "event_number": "_n", "timestamp": "_t",
+           "event_type": "_et"}
+
+
+def read_field(src: Source, name: str) -> str:
+    """The local holding the value's field `name` (a key of every value of the kind), read once."""
+    return src.value(f"obj[{src.const(name, 'n')}]", name=_LOCALS.get(name))
 
 
 def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], rules: FastRules, topic: str) -> None:
@@ -74,7 +79,8 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], rules: FastRul
         kind.hopeless = True
         return
     src = Source("accept", ("obj", "text", "key"))
-    src.line(_PREAMBLE)
+    for name in _LOCALS:
+        read_field(src, name)
     answers = rules.outcomes(specs, ev, src)
     if answers is None:
         kind.hopeless = True

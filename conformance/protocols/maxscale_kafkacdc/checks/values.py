@@ -17,6 +17,7 @@ from ...kit import Findings, brief
 from .. import spec
 from ..checker import RecordEvidence
 from ..decoder import Column, is_int
+from ..fastpath import read_field
 from ..spec import NOTES, SEED
 from ..tracker import row_values
 from .common import NO_SOURCE_ROW, NOT_DML, _dml, _row, check, fast
@@ -90,9 +91,7 @@ def _declared(ev: RecordEvidence) -> list[tuple[str, Column]]:
     return [(name, d) for name, d, _v in _columns(ev) if d is not None and d.real_type is not None]
 
 
-def _read(src: Source, name: str) -> str:
-    """A local holding the value of column `name` (a key of every value of the kind)."""
-    return src.value(f"obj[{src.const(name, 'n')}]")
+_read = read_field
 
 
 #: A JSON value of each family `value.json-type` accepts (None aside), by the parsed value's class.
@@ -436,10 +435,30 @@ def temporal_problem(declared: Column, v: str, o: spec.CdcOptions) -> tuple[str,
     return None
 
 
+#: Texts of each temporal real type (lower case) that `temporal_problem`, `timestamp_problem` and
+#: `fraction_problem` surely accept under every option, recognised without running them (each a
+#: subset of what they accept: `tests/unit/test_fast_paths_json.py` holds them to the rules): a
+#: four-digit year, month and day within 00..12 and 00..31 (any sql_mode's DATE), a clock within
+#: 23:59:59, TIME under 838 hours, a fraction of six digits or none (so no option rewrites the
+#: text), TIMESTAMP's dates of 1971..2037 (inside MariaDB's range in any time zone).
+_CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"
+_DAY = r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
+_TS_DAY = (r"(?:197[1-9]|19[89][0-9]|20[0-2][0-9]|203[0-7])-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+           r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")
+QUICK_TEXT: dict[str, re.Pattern[str]] = {
+    "date": re.compile(_DAY),
+    "datetime": re.compile(_DAY + " " + _CLOCK),
+    "timestamp_": re.compile(_TS_DAY + " " + _CLOCK),
+    "time": re.compile(r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"),
+    "year": re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]"),
+}
+
+
 def _temporal_fast(tokens: frozenset[str], absent: str, judge: Callable[[Column, str, spec.CdcOptions], Any]) -> Any:
     def rule(ev: RecordEvidence, src: Source) -> NotApplicable | Seen | bool:
         """Without the source: each string value of a column of the real types `tokens` passes
-        `judge`; the check has something to judge where one of them is a string."""
+        `judge` (or is a text `QUICK_TEXT` recognises); the check has something to judge where
+        one of them is a string."""
         if _dml(ev) is None or ev.source is not None:
             return False
         cols = [(name, d) for name, d in _declared(ev) if (d.real_type or "").lower() in tokens]
@@ -451,7 +470,11 @@ def _temporal_fast(tokens: frozenset[str], absent: str, judge: Callable[[Column,
         j, o = src.const(judge, "judge"), src.const(ev.o, "o")
         for name, d in cols:
             v = _read(src, name)
-            src.line(f"if {v}.__class__ is str:")
+            quick = QUICK_TEXT[(d.real_type or "").lower()]
+            # Shared by the rules that read the same column (a DATETIME's temporal and fraction).
+            ok = src.value(f"{v}.__class__ is str and {src.const(quick.fullmatch, 'quick')}({v}) is not None", "ok")
+            src.line(f"if {ok}: {seen} = True")
+            src.line(f"elif {v}.__class__ is str:")
             src.line(f"{seen} = True", 2)
             src.line(f"if {j}({src.const(d, 'col')}, {v}, {o}) is not None: return None", 2)
         return Seen(seen, reason)
