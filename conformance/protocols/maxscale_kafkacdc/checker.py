@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...checks import compiled
+from ...checks.compiled import FastRules
 from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
@@ -126,18 +127,17 @@ def schema_content(msg: Message) -> bytes:
 
 class CdcChecker(CheckerBase):
     def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
-                 topic_prefix: str = "", partitions: int | None = None) -> None:
+                 topic_prefix: str = "", partitions: int | None = None, rules: FastRules | None = None) -> None:
         super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = CdcOptions.from_options(options)
         self.prefix = topic_prefix
         self.logs = PartitionLogs(PartitionLog)
         self.tracker = Tracker(self.o)
-        # The compiled fast path (fastpath.py), for records judged alone (no workload to pair).
-        self.fast = compiled.enabled() and mode.records and not mode.source
-        if self.fast:
-            from .checks.common import FAST  # the checks import this module: only now are they all declared
-
-            self.rules = FAST
+        # The compiled fast path (fastpath.py), for records judged alone (no workload to pair),
+        # with the checks' fast rules (`checks.common.FAST`: the suite hands them over, since
+        # the checks import this module).
+        self.fast = rules is not None and compiled.enabled() and mode.records and not mode.source
+        self.rules = rules
         self._identity: tuple[Record, Identified] | None = None
         self._gtid: Gtid | None = None  # the last GTID the fast path made (a transaction's rows share it)
 
@@ -196,6 +196,7 @@ class CdcChecker(CheckerBase):
         if len(lg.kinds) >= fastpath.MAX_KINDS:
             lg.kinds.clear()
         kind = lg.kinds[k] = fastpath.FastKind(ev.schema)
+        assert self.rules is not None
         fastpath.compile_kind(kind, ev, self.record_specs, self.rules, ev.record.topic)
 
     def check_fast(self, record: Record) -> bool:
