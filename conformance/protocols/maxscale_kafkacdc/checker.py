@@ -200,6 +200,7 @@ class CdcChecker(CheckerBase):
         fastpath.compile_kind(kind, ev, self.record_specs, self.rules, ev.record.topic)
 
     def check_fast(self, record: Record) -> bool:
+        self._identity = None
         if not self.fast or record.value is None:
             return False
         lg = self.logs.get(record.topic, record.partition or 0)
@@ -234,7 +235,7 @@ class CdcChecker(CheckerBase):
         lg.seen.add(ident)
         lg.entries.append(Entry(offset, "dml", kind.table, g, n, obj["event_type"], duplicate=duplicate,
                                 schema_seen=kind.schema is not None))
-        plan = kind.outcome(variant)
+        plan = kind.outcomes.get(variant) or kind.outcome(variant)
         plan.count += 1
         self.tally.unsettled.add(plan)
         self._identity = (record, (kind.entity, digest(("v", gtid_text, n)), q))
