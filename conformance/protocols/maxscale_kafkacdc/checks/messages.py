@@ -150,7 +150,8 @@ def _kafka_key_fast(ev: RecordEvidence, src: Source) -> bool:
     that `spec.parse_key` reads back as the same GTID and number)."""
     if ev.msg.kind != "dml":
         return False
-    src.guard(_GTID_OK + " and _n >= 0")
+    src.guard(_GTID_OK)
+    src.guard("_n >= 0")
     src.guard("key == f'{_d}-{_s}-{_q}:{_n}'.encode()")
     return True
 
@@ -387,7 +388,8 @@ def _dml_fields_fast(ev: RecordEvidence, src: Source) -> bool:
         return False
     if any(k not in (ev.msg.obj or {}) for k in spec.DML_FIXED):
         return False
-    src.guard(_GTID_OK + " and 1 <= _n < 18446744073709551616 and _t.__class__ is int")
+    src.guard(_GTID_OK)
+    src.guard("1 <= _n < 18446744073709551616 and _t.__class__ is int")
     return True
 
 

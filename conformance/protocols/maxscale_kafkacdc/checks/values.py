@@ -452,6 +452,8 @@ QUICK_TEXT: dict[str, re.Pattern[str]] = {
     "time": re.compile(r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"),
     "year": re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]"),
 }
+# One bound method each, so that the generated code names it once (rules share its answer).
+_QUICK_MATCH = {rt: p.fullmatch for rt, p in QUICK_TEXT.items()}
 
 
 def _temporal_fast(tokens: frozenset[str], absent: str, judge: Callable[[Column, str, spec.CdcOptions], Any]) -> Any:
@@ -470,9 +472,9 @@ def _temporal_fast(tokens: frozenset[str], absent: str, judge: Callable[[Column,
         j, o = src.const(judge, "judge"), src.const(ev.o, "o")
         for name, d in cols:
             v = _read(src, name)
-            quick = QUICK_TEXT[(d.real_type or "").lower()]
+            quick = _QUICK_MATCH[(d.real_type or "").lower()]
             # Shared by the rules that read the same column (a DATETIME's temporal and fraction).
-            ok = src.value(f"{v}.__class__ is str and {src.const(quick.fullmatch, 'quick')}({v}) is not None", "ok")
+            ok = src.value(f"{v}.__class__ is str and {src.const(quick, 'quick')}({v}) is not None", "ok")
             src.line(f"if {ok}: {seen} = True")
             src.line(f"elif {v}.__class__ is str:")
             src.line(f"{seen} = True", 2)
