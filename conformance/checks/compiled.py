@@ -12,7 +12,12 @@ fast path never fails a record: rejecting only hands it over.
 
 Each check that may run on the fast path has a *rule* next to it (`FastRules.rule`): it emits the
 lines that prove, for one kind of record, that the check passes (`return None` wherever it cannot
-be sure), or says it cannot (the plan then has no fast path). The rules only read what the kind
+be sure), or says it cannot (the plan then has no fast path). Where a check's answer on a kind
+is not always "passed" (`FastRules.outcomes`, for protocols whose records have no plan that fixes
+it), a rule may also say that the check answers one `NotApplicable` on every record of the kind,
+or that it passes where the generated code found something to judge and answers a given
+`NotApplicable` elsewhere (`Seen`): the generated function then returns which of these variants
+the record is, and the checker counts the record under that variant's outcomes. The rules only read what the kind
 decides (schemas, options); record values are only read by the generated code. Parity of the two
 paths is a test over every mutant's records and a property over generated records (tests/unit/
 test_fast_paths.py): the same tallies with the fast path on and off.
@@ -26,10 +31,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from .registry import CheckRegistry, CheckSpec
+from .registry import CheckRegistry, CheckSpec, NotApplicable
 
 ENV = "CONFORMANCE_FAST_PATH"
 _OFF = frozenset({"0", "off", "false", "no"})
@@ -64,9 +70,18 @@ class Source:
         self.consts: dict[str, Any] = {}
         self._ids: dict[int, str] = {}
         self._n = 0
+        self._values: dict[str, str] = {}
+        self._strs: dict[str, str] = {}
+        self._guards: set[str] = set()
 
     def const(self, obj: Any, hint: str = "c") -> str:
-        """A global name for `obj` (the same name for the same object)."""
+        """A global name for `obj` (the same name for the same object, or the same string)."""
+        if obj.__class__ is str:
+            got = self._strs.get(obj)
+            if got is None:
+                got = self._strs[obj] = self.fresh(hint)
+                self.consts[got] = obj
+            return got
         got = self._ids.get(id(obj))
         if got is not None and self.consts[got] is obj:
             return got
@@ -82,6 +97,22 @@ class Source:
 
     def line(self, text: str, indent: int = 1) -> None:
         self.lines.append("    " * indent + text)
+
+    def value(self, expr: str, hint: str = "v", *, name: str | None = None) -> str:
+        """A local holding `expr` (named `name`, or a fresh name), assigned at the function's top
+        level the first time a rule asks (rules that read the same value share it)."""
+        got = self._values.get(expr)
+        if got is None:
+            got = self._values[expr] = name or self.fresh(hint)
+            self.line(f"{got} = {expr}")
+        return got
+
+    def guard(self, condition: str) -> None:
+        """`if not (condition): return None` at the top level, once (rules that need the same
+        fact share the test)."""
+        if condition not in self._guards:
+            self._guards.add(condition)
+            self.line(f"if not ({condition}): return None")
 
     @property
     def text(self) -> str:
@@ -105,9 +136,24 @@ class Source:
 _CODE: dict[str, CodeType] = {}
 _CODE_MAX = 4096
 
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A rule's answer: the check passes on a record where the emitted lines set the local `flag`
+    true (it found something to judge, and judged it good), and answers `NotApplicable(reason)`
+    where they left it false; `flag` starts false."""
+
+    flag: str
+    reason: str
+
+
 #: A rule: emit into the source the lines proving a check passes on records of one kind (their
-#: evidence given as an example of the kind), or return False when it cannot.
-Rule = Callable[[Any, Source], bool]
+#: evidence given as an example of the kind), or return False when it cannot; with
+#: `FastRules.outcomes`, also a `NotApplicable` (its answer on every record of the kind, no lines
+#: emitted) or a `Seen`.
+Rule = Callable[[Any, Source], bool | NotApplicable | Seen]
+#: What a check answers on a record the fast path accepts: None (passed), a `NotApplicable` for
+#: every record of the kind, or a `Seen` (which of the two, the record says).
+Answer = NotApplicable | Seen | None
 
 
 class FastRules:
@@ -141,9 +187,45 @@ class FastRules:
         return id in self._rules
 
     def emit(self, specs: list[CheckSpec], evidence: Any, src: Source) -> bool:
-        """Every live check's rule into `src`; False as soon as one check has none or cannot."""
+        """Every live check's rule into `src`; False as soon as one check has none or cannot (or
+        cannot promise a pass)."""
         for s in specs:
             rule = self._rules.get(s.id)
-            if rule is None or not rule(evidence, src):
+            if rule is None or rule(evidence, src) is not True:
                 return False
         return True
+
+    def outcomes(self, specs: list[CheckSpec], evidence: Any, src: Source) -> list[Answer] | None:
+        """Every check's rule into `src`, and what each check answers on a record the generated
+        code accepts (see `Answer`); None as soon as one check has no rule or its rule cannot."""
+        out: list[Answer] = []
+        for s in specs:
+            rule = self._rules.get(s.id)
+            got = rule(evidence, src) if rule is not None else False
+            if got is False:
+                return None
+            out.append(None if got is True else got)
+        return out
+
+
+def variant_expression(answers: list[Answer]) -> str:
+    """The expression the generated function returns: the bits of the `Seen` answers whose flag
+    stayed false (0: every such check passed)."""
+    bits = [f"(0 if {a.flag} else {1 << i})" for i, a in enumerate(s for s in answers if isinstance(s, Seen))]
+    return " | ".join(bits) if bits else "0"
+
+
+def variant_outcomes(specs: list[CheckSpec], answers: list[Answer], variant: int) -> list[tuple[str, str | None]]:
+    """What each check answers on a record of `variant` (`variant_expression`): (check id, the
+    not-applicable reason, or None: passed), as `RecordPlan.fixed` holds them."""
+    out: list[tuple[str, str | None]] = []
+    bit = 0
+    for s, a in zip(specs, answers, strict=True):
+        if a is None:
+            out.append((s.id, None))
+        elif isinstance(a, NotApplicable):
+            out.append((s.id, a.reason))
+        else:
+            out.append((s.id, a.reason if variant >> bit & 1 else None))
+            bit += 1
+    return out

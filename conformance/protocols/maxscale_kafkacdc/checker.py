@@ -10,17 +10,20 @@ are paired with what was planned (by key), so that values are judged exactly.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...checks import compiled
+from ...checks.compiled import FastRules
 from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Event, Gtid
-from ..base import CheckerBase, CheckerMode
-from ..kit import Located, PartitionLogs, digest
-from . import spec
+from ..base import CheckerBase, CheckerMode, Identified
+from ..kit import Located, PartitionLogs, digest, loads_strict
+from . import fastpath, spec
 from .decoder import Column, Message, decode
 from .spec import CdcOptions
 from .tracker import Planned, RowImage, SchemaEvent, Tracker
@@ -66,6 +69,9 @@ class PartitionLog:
     entries: list[Entry] = field(default_factory=list)
     schemas: dict[tuple[str, str], KnownSchema] = field(default_factory=dict)
     seen: set[tuple[Any, ...]] = field(default_factory=set)
+    # The fast path's kinds of DML event in this partition (fastpath.py), by (table_schema,
+    # table_name, the value's keys).
+    kinds: dict[tuple[Any, Any, tuple[str, ...]], fastpath.FastKind] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -121,12 +127,19 @@ def schema_content(msg: Message) -> bytes:
 
 class CdcChecker(CheckerBase):
     def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
-                 topic_prefix: str = "", partitions: int | None = None) -> None:
+                 topic_prefix: str = "", partitions: int | None = None, rules: FastRules | None = None) -> None:
         super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = CdcOptions.from_options(options)
         self.prefix = topic_prefix
         self.logs = PartitionLogs(PartitionLog)
         self.tracker = Tracker(self.o)
+        # The compiled fast path (fastpath.py), for records judged alone (no workload to pair),
+        # with the checks' fast rules (`checks.common.FAST`: the suite hands them over, since
+        # the checks import this module).
+        self.fast = rules is not None and compiled.enabled() and mode.records and not mode.source
+        self.rules = rules
+        self._identity: tuple[Record, Identified] | None = None
+        self._gtid: Gtid | None = None  # the last GTID the fast path made (a transaction's rows share it)
 
     # -- evidence ------------------------------------------------------------------------------
 
@@ -163,6 +176,75 @@ class CdcChecker(CheckerBase):
         lg.entries.append(entry)
         return ev
 
+    # -- the fast path (fastpath.py) --------------------------------------------------------------
+
+    def check_record(self, record: Record, loc: Location) -> None:
+        ev = self.evidence(record, loc)
+        self.run_record_checks(ev)
+        if self.fast:
+            self._learn(ev)
+
+    def _learn(self, ev: RecordEvidence) -> None:
+        m = ev.msg
+        if m.kind != "dml" or m.obj is None or m.text is None or m.table is None:
+            return
+        lg = self.logs.of(ev.record.topic, ev.record.partition)
+        k = (*m.table, tuple(m.obj))
+        kind = lg.kinds.get(k)
+        if kind is not None and kind.schema is ev.schema:
+            return  # compiled (this record was one it did not accept), or hopeless
+        if len(lg.kinds) >= fastpath.MAX_KINDS:
+            lg.kinds.clear()
+        kind = lg.kinds[k] = fastpath.FastKind(ev.schema)
+        assert self.rules is not None
+        fastpath.compile_kind(kind, ev, self.record_specs, self.rules, ev.record.topic)
+
+    def check_fast(self, record: Record) -> bool:
+        self._identity = None
+        if not self.fast or record.value is None:
+            return False
+        lg = self.logs.get(record.topic, record.partition or 0)
+        if lg is None or not lg.kinds:
+            return False
+        try:
+            text = record.value.decode("utf-8")
+            # As jsontext.read parses a value (duplicate keys and NaN refused, exact decimals).
+            obj = loads_strict(text, parse_float=decimal.Decimal)
+            if obj.__class__ is not dict:
+                return False
+            kind = lg.kinds.get((obj.get("table_schema"), obj.get("table_name"), tuple(obj)))
+            if kind is None or kind.accept is None or lg.schemas.get(kind.table) is not kind.schema:
+                return False
+            variant = kind.accept(obj, text, record.key)
+        except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
+            return False
+        if variant is None:
+            return False
+        # The partition's log, as `evidence` keeps it for a DML event.
+        d, s, q, n = obj["domain"], obj["server_id"], obj["sequence"], obj["event_number"]
+        g = self._gtid
+        if g is None or g.sequence != q or g.domain != d or g.server_id != s:
+            g = self._gtid = Gtid(d, s, q)
+        key_text = record.key.decode("ascii")  # type: ignore[union-attr]  # the function compared it
+        gtid_text = key_text[:key_text.index(":")]
+        offset = record.offset if record.offset is not None else len(lg.entries)
+        if lg.first_offset is None:
+            lg.first_offset = offset
+        ident = ("d", gtid_text, n, key_text)
+        duplicate = ident in lg.seen
+        lg.seen.add(ident)
+        lg.entries.append(Entry(offset, "dml", kind.table, g, n, obj["event_type"], duplicate=duplicate,
+                                schema_seen=kind.schema is not None))
+        plan = kind.outcomes.get(variant) or kind.outcome(variant)
+        plan.count += 1
+        self.tally.unsettled.add(plan)
+        self._identity = (record, (kind.entity, digest(("v", gtid_text, n)), q))
+        return True
+
+    def identity(self, record: Record) -> tuple[Identified] | None:
+        got = self._identity
+        return (got[1],) if got is not None and got[0] is record else None
+
     # -- run mode ----------------------------------------------------------------------------------
 
     def check_event(self, event: Event, records: Sequence[Record]) -> None:
@@ -192,3 +274,4 @@ class CdcChecker(CheckerBase):
         for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.mode.source))
         self.logs.clear()
+        self._identity = None

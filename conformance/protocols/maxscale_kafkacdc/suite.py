@@ -14,6 +14,7 @@ from ..mutants import MutantSpec
 from . import delivery, spec
 from .checker import CdcChecker
 from .checks import CHECKS
+from .checks.common import FAST
 from .encoder import MaxScaleKafkaCDCEncoder
 
 
@@ -34,7 +35,8 @@ class MaxScaleKafkaCDCSuite(ProtocolSuite):
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
                 topic_prefix: str = "", partitions: int | None = None) -> CdcChecker:
-        return CdcChecker(self.checks, options, tally, mode, topic_prefix=topic_prefix, partitions=partitions)
+        return CdcChecker(self.checks, options, tally, mode, topic_prefix=topic_prefix, partitions=partitions,
+                          rules=FAST)
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> list[str]:
         """One topic for every table, schema and DML alike (notes §1)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....checks.compiled import FastRules
 from ....checks.registry import CheckRegistry, NotApplicable
 from .. import spec
 from ..checker import RecordEvidence
@@ -13,6 +14,13 @@ from ..tracker import RowImage
 P = spec.PROTOCOL
 #: The protocol's checks, by id relative to it.
 check = CHECKS = CheckRegistry(P)
+#: The fast-path rules of these checks (`checks.compiled`), each declared next to its check. The
+#: generated function reads `obj` (the value, parsed as `jsontext.read` parses it: a JSON object),
+#: `text` (the value's text) and `key` (the key's bytes) of a DML event of one kind
+#: (`fastpath`: its topic-partition, its table, the schema event it is read with and its keys, in
+#: order, which hold every fixed DML field); the fixed fields are in the locals `_d` (domain),
+#: `_s` (server_id), `_q` (sequence), `_n` (event_number), `_t` (timestamp), `_et` (event_type).
+fast = FAST = FastRules(CHECKS)
 
 def _schema(ev: RecordEvidence) -> dict[str, Any] | None:
     return ev.msg.obj if ev.msg.ok and ev.msg.kind == "schema" else None

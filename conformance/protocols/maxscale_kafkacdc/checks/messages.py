@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import re
 
+from ....checks.compiled import Source
 from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ...kit import Findings, brief
 from .. import spec
 from ..checker import EventEvidence, RecordEvidence
 from ..decoder import Column, is_int
+from ..fastpath import read_field
 from ..jsontext import whitespace_outside_strings
 from ..spec import NOTES, SEED
 from ..tracker import SchemaEvent
-from .common import NOT_DML, NOT_SCHEMA, _dml, _row, _schema, check
+from .common import NOT_DML, NOT_SCHEMA, _dml, _row, _schema, check, fast
+from .values import _declared_columns
 
 # == the message =========================================================================================
 
@@ -29,6 +32,12 @@ def message_json(ev: RecordEvidence) -> Failure | None:
                    actual=None if raw is None else raw[:120].decode("utf-8", "replace"), location=ev.at(part="value"))
 
 
+@fast.rule("message.json")
+def _message_json_fast(ev: RecordEvidence, src: Source) -> bool:
+    """The fast path's values are JSON objects, read as the decoder reads them."""
+    return True
+
+
 @check("message.compact", level=Level.SHOULD, scope=Scope.RECORD,
        clause=f"{NOTES} §1 (json_dumps(obj, JSON_COMPACT): no whitespace, no trailing newline)",
        docs_vs_code="docs: the examples are indented for reading; code: JSON_COMPACT, one line without spaces")
@@ -42,6 +51,33 @@ def message_compact(ev: RecordEvidence) -> Failure | NotApplicable | None:
         return None
     return Failure(f"whitespace at character {i} of the value", expected="compact JSON (JSON_COMPACT)",
                    actual=ev.msg.text[max(0, i - 20):i + 20], location=ev.at(part="value"))
+
+
+@fast.rule("message.compact")
+def _message_compact_fast(ev: RecordEvidence, src: Source) -> bool:
+    """No whitespace outside strings, most often shown without a scan of the text: JSON strings
+    hold no raw tab, CR or LF (the strict parse refuses control characters in them), and where the
+    text has no `\\u0020` escape, its spaces inside strings are the spaces of the parsed strings.
+    So spaces counted in some of its strings (its keys, and the top-level string values of its
+    columns but those whose declared type makes them numbers) are at most the spaces inside
+    strings, and a text with no more spaces than that has none outside them. Otherwise (spaces
+    in a fixed field's or a nested value, escaped spaces) the check's own scan decides."""
+    obj = ev.msg.obj
+    if obj is None:
+        return False
+    numbers = {name for name, d, _v in _declared_columns(ev)
+               if d is not None and d.real_type is not None and spec.json_family(d.real_type) != "string"}
+    sp = src.fresh("sp")
+    src.line(f"{sp} = {sum(k.count(' ') for k in obj)}")
+    for k in obj:
+        if k in spec.DML_FIXED or k in numbers:
+            continue
+        v = read_field(src, k)
+        src.line(f"if {v}.__class__ is str: {sp} += {v}.count(' ')")
+    ws = src.const(whitespace_outside_strings, "ws")
+    src.guard(f"({sp} == text.count(' ') and '\\\\u0020' not in text and '\\t' not in text and '\\n' not in text "
+              f"and '\\r' not in text) or {ws}(text) is None")
+    return True
 
 
 @check("message.kind", level=Level.MUST, scope=Scope.RECORD,
@@ -60,6 +96,15 @@ def message_kind(ev: RecordEvidence) -> Failure | NotApplicable | None:
         return Failure(f"unknown event_type {ev.msg.get('event_type')!r}", expected=list(spec.EVENT_TYPES),
                        actual=ev.msg.get("event_type"), location=ev.at("event_type"))
     return None
+
+
+@fast.rule("message.kind")
+def _message_kind_fast(ev: RecordEvidence, src: Source) -> bool:
+    """A DML kind (its keys have event_type and no namespace): the event_type is one of the four."""
+    if ev.msg.kind != "dml":
+        return False
+    src.guard(f"_et in {src.const(spec.EVENT_TYPES, 'types')}")
+    return True
 
 
 # == Kafka =================================================================================================
@@ -91,6 +136,24 @@ def kafka_key(ev: RecordEvidence) -> Failure | NotApplicable | None:
         return Failure("a DML event's key is not its domain-server_id-sequence:event_number", expected=want,
                        actual=m.key_text, location=ev.at(part="key"))
     return None
+
+
+#: The GTID parts and event number of a DML event the key check reads (`Message.gtid`,
+#: `event_number`): unsigned integers of 32, 32, 64 bits, a non-negative integer.
+_GTID_OK = ("_d.__class__ is int and _s.__class__ is int and _q.__class__ is int and _n.__class__ is int "
+            "and 0 <= _d < 4294967296 and 0 <= _s < 4294967296 and 0 <= _q < 18446744073709551616")
+
+
+@fast.rule("kafka.key")
+def _kafka_key_fast(ev: RecordEvidence, src: Source) -> bool:
+    """A DML event whose GTID fields read, and whose key is exactly `d-s-q:n` of them (ASCII digits
+    that `spec.parse_key` reads back as the same GTID and number)."""
+    if ev.msg.kind != "dml":
+        return False
+    src.guard(_GTID_OK)
+    src.guard("_n >= 0")
+    src.guard("key == f'{_d}-{_s}-{_q}:{_n}'.encode()")
+    return True
 
 
 @check("kafka.topic", level=Level.MUST, scope=Scope.EVENT,
@@ -138,6 +201,16 @@ def schema_envelope(ev: RecordEvidence) -> Findings:
     if not isinstance(s.get("fields"), list):
         yield Failure("fields is not a list", expected="a list of field objects", actual=brief(s.get("fields"), 80),
                       location=ev.at("fields"))
+
+
+@fast.rule("schema.envelope")
+@fast.rule("schema.fixed-fields")
+@fast.rule("schema.columns")
+@fast.rule("schema.avro-type")
+@fast.rule("schema.length")
+def _not_schema_fast(ev: RecordEvidence, src: Source) -> NotApplicable | bool:
+    """Nothing to judge in a DML event."""
+    return NOT_SCHEMA if ev.msg.kind == "dml" else False
 
 
 @check("schema.fixed-fields", level=Level.MUST, scope=Scope.RECORD,
@@ -260,6 +333,12 @@ def schema_disabled(ev: RecordEvidence) -> Failure | None:
     return None
 
 
+@fast.rule("schema.disabled")
+def _schema_disabled_fast(ev: RecordEvidence, src: Source) -> bool:
+    """A DML event passes."""
+    return ev.msg.kind == "dml"
+
+
 # == DML events ============================================================================================
 
 _FIXED_TYPES = {"domain": 32, "server_id": 32, "sequence": 64, "event_number": 64}
@@ -300,6 +379,20 @@ def dml_fields(ev: RecordEvidence) -> Findings:
                       expected=[row.schema.database, row.schema.table], actual=list(ev.msg.table), location=ev.at())
 
 
+@fast.rule("dml.fields")
+def _dml_fields_fast(ev: RecordEvidence, src: Source) -> bool:
+    """Without the source: the kind has every fixed field and string table names (its keys and
+    table say so); the GTID parts and event number are unsigned integers, event_number from 1,
+    the timestamp an integer."""
+    if ev.msg.kind != "dml" or ev.source is not None or ev.msg.table is None:
+        return False
+    if any(k not in (ev.msg.obj or {}) for k in spec.DML_FIXED):
+        return False
+    src.guard(_GTID_OK)
+    src.guard("1 <= _n < 18446744073709551616 and _t.__class__ is int")
+    return True
+
+
 @check("dml.timestamp", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{SEED} §Overview (timestamp: the UNIX timestamp when the event occurred, type int); {NOTES} §3 "
               "(hdr.timestamp: the binlog row event header's uint32 seconds, not the commit or Kafka time)",
@@ -319,6 +412,14 @@ def dml_timestamp(ev: RecordEvidence) -> Failure | NotApplicable | None:
         return Failure("timestamp is not the row event's time", expected=row.timestamp, actual=t,
                        location=ev.at("timestamp"))
     return None
+
+
+@fast.rule("dml.timestamp")
+def _dml_timestamp_fast(ev: RecordEvidence, src: Source) -> bool:
+    if ev.msg.kind != "dml" or ev.source is not None:
+        return False
+    src.guard("_t.__class__ is int and 0 <= _t < 4294967296")
+    return True
 
 
 def _schema_names(columns: list[Column]) -> list[str]:
@@ -346,15 +447,32 @@ def dml_columns(ev: RecordEvidence) -> Findings:
     elif ev.schema is not None:
         want, source = _schema_names(ev.schema.columns), "the latest schema event's columns"
     else:
-        yield NotApplicable("no schema event of this table seen before it, and no workload")
+        yield _NO_SCHEMA_SEEN
         return
     # A column named like a fixed field (table_name, table_schema: not reserved) replaces its value
     # (jansson's set, notes §3): it is there, under the fixed field's key.
     want = [n for n in want if n not in spec.DML_FIXED]
     if sorted(got) != sorted(want):
         if row is None and ev.o.alter_after_rows:
-            yield NotApplicable("schema-on-alter=after-rows: MaxScale 24.02 announces no ALTER made before a row "
-                                "of the table was seen")
+            yield _AFTER_ROWS
             return
         yield Failure(f"the row's columns are not {source}", expected=sorted(want), actual=sorted(got),
                       location=ev.at())
+
+
+_NO_SCHEMA_SEEN = NotApplicable("no schema event of this table seen before it, and no workload")
+_AFTER_ROWS = NotApplicable("schema-on-alter=after-rows: MaxScale 24.02 announces no ALTER made before a row of the "
+                            "table was seen")
+
+
+@fast.rule("dml.columns")
+def _dml_columns_fast(ev: RecordEvidence, src: Source) -> NotApplicable | bool:
+    """Without the source, decided by the kind: its keys and the schema event it is read with."""
+    if ev.msg.kind != "dml" or ev.source is not None:
+        return False
+    if ev.schema is None:
+        return _NO_SCHEMA_SEEN
+    want = [n for n in _schema_names(ev.schema.columns) if n not in spec.DML_FIXED]
+    if sorted(ev.msg.column_names()) == sorted(want):
+        return True
+    return _AFTER_ROWS if ev.o.alter_after_rows else False

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ....checks.compiled import Seen, Source
 from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ....model import mysql_text
 from ....model.types import INTEGER_KINDS, Kind
@@ -16,9 +17,10 @@ from ...kit import Findings, brief
 from .. import spec
 from ..checker import RecordEvidence
 from ..decoder import Column, is_int
+from ..fastpath import read_field
 from ..spec import NOTES, SEED
 from ..tracker import row_values
-from .common import NO_SOURCE_ROW, NOT_DML, _dml, _row, check
+from .common import NO_SOURCE_ROW, NOT_DML, _dml, _row, check, fast
 
 # == values ==============================================================================================
 
@@ -77,8 +79,41 @@ def value_json_type(ev: RecordEvidence) -> Findings:
         return Failure(f"a {declared.real_type} column holds a JSON {kind}", expected=f"null or a JSON {family}",
                        actual=brief(v, 80), location=ev.at(name))
 
-    yield from declared_values(ev, judge, none="no column whose declared type is known (no schema event of the "
-                                               "table seen, no workload)")
+    yield from declared_values(ev, judge, none=_NO_DECLARED)
+
+
+_NO_DECLARED = "no column whose declared type is known (no schema event of the table seen, no workload)"
+
+
+def _declared(ev: RecordEvidence) -> list[tuple[str, Column]]:
+    """(name, declared column) of a DML event's columns whose declared type is known: decided by
+    the kind (its keys and the schema event it is read with), so the fast rules read them."""
+    return [(name, d) for name, d, _v in _columns(ev) if d is not None and d.real_type is not None]
+
+
+_read = read_field
+
+
+#: A JSON value of each family `value.json-type` accepts (None aside), by the parsed value's class.
+_FAMILY_TEST = {"integer": "{v}.__class__ is int", "string": "{v}.__class__ is str",
+                "number": "{v}.__class__ is int or {v}.__class__ is {dec}"}
+
+
+@fast.rule("value.json-type")
+def _json_type_fast(ev: RecordEvidence, src: Source) -> NotApplicable | bool:
+    if _dml(ev) is None or ev.source is not None:
+        return False
+    declared = _declared(ev)
+    if not declared:
+        return NotApplicable(_NO_DECLARED)
+    dec = src.const(decimal.Decimal, "Decimal")
+    for name, d in declared:
+        test = _FAMILY_TEST.get(spec.json_family(d.real_type or ""))
+        if test is None:
+            return False
+        v = _read(src, name)
+        src.guard(f"{v} is None or " + test.format(v=v, dec=dec))
+    return True
 
 
 def declared_values(ev: RecordEvidence, judge: Callable[[str, Column, Any], Failure | None], *,
@@ -360,7 +395,7 @@ def _temporal_check(ev: RecordEvidence, kinds: set[Kind], what: str, part: int, 
         if bad is not None:
             yield Failure(bad[0], expected=bad[1], actual=v, location=ev.at(name))
     if not seen:
-        yield NotApplicable(f"no {absent} value (with a known type) in this message")
+        yield NotApplicable(_absent(absent))
 
 
 @check("value.temporal", level=Level.MUST, scope=Scope.RECORD,
@@ -371,26 +406,89 @@ def _temporal_check(ev: RecordEvidence, kinds: set[Kind], what: str, part: int, 
 def value_temporal(ev: RecordEvidence) -> Findings:
     """DATE, DATETIME, TIME and YEAR values are MariaDB's text forms of storable values (with the
     workload: of the stored value)."""
-    def judge(declared: Column, v: str) -> tuple[str, str] | None:
-        rt = (declared.real_type or "").lower()
-        head, frac = _split(v)
-        text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
-        if ev.o.strftime_text and rt in ("date", "datetime"):
-            text = _pad_year(text)
-        if rt == "date":
-            res: Any = mysql_text.parse_date(text)
-        elif rt == "datetime":
-            res = mysql_text.parse_datetime(text)
-        elif rt == "time":
-            res = mysql_text.parse_time(text, server=mysql_text.MARIADB)
-        else:
-            res = mysql_text.parse_year(text) if not (ev.o.strftime_text and text == "1900") else 1900
-        if isinstance(res, mysql_text.Invalid):
-            return f"a {declared.real_type} value MariaDB cannot store: {res.reason}", f"a {rt} text"
-        return None
+    yield from _temporal_check(ev, {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}, "", 0, _TEMPORAL_TOKENS,
+                               _TEMPORAL_ABSENT, lambda declared, v: temporal_problem(declared, v, ev.o))
 
-    yield from _temporal_check(ev, {Kind.DATE, Kind.DATETIME, Kind.TIME, Kind.YEAR}, "", 0,
-                               frozenset({"date", "datetime", "time", "year"}), "DATE, DATETIME, TIME or YEAR", judge)
+
+_TEMPORAL_TOKENS = frozenset({"date", "datetime", "time", "year"})
+_TEMPORAL_ABSENT = "DATE, DATETIME, TIME or YEAR"
+
+
+def temporal_problem(declared: Column, v: str, o: spec.CdcOptions) -> tuple[str, str] | None:
+    """`value.temporal` without the workload: (title, expected) where `v` is no text of a value
+    MariaDB stores in a column of `declared`'s type; None where it is."""
+    rt = (declared.real_type or "").lower()
+    head, frac = _split(v)
+    text = head + ("." + _seven(frac, o)[:6] if frac else "")
+    if o.strftime_text and rt in ("date", "datetime"):
+        text = _pad_year(text)
+    if rt == "date":
+        res: Any = mysql_text.parse_date(text)
+    elif rt == "datetime":
+        res = mysql_text.parse_datetime(text)
+    elif rt == "time":
+        res = mysql_text.parse_time(text, server=mysql_text.MARIADB)
+    else:
+        res = mysql_text.parse_year(text) if not (o.strftime_text and text == "1900") else 1900
+    if isinstance(res, mysql_text.Invalid):
+        return f"a {declared.real_type} value MariaDB cannot store: {res.reason}", f"a {rt} text"
+    return None
+
+
+#: Texts of each temporal real type (lower case) that `temporal_problem`, `timestamp_problem` and
+#: `fraction_problem` surely accept under every option, recognised without running them (each a
+#: subset of what they accept: `tests/unit/test_fast_paths_json.py` holds them to the rules): a
+#: four-digit year, month and day within 00..12 and 00..31 (any sql_mode's DATE), a clock within
+#: 23:59:59, TIME under 838 hours, a fraction of six digits or none (so no option rewrites the
+#: text), TIMESTAMP's dates of 1971..2037 (inside MariaDB's range in any time zone).
+_CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"
+_DAY = r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
+_TS_DAY = (r"(?:197[1-9]|19[89][0-9]|20[0-2][0-9]|203[0-7])-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+           r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")
+QUICK_TEXT: dict[str, re.Pattern[str]] = {
+    "date": re.compile(_DAY),
+    "datetime": re.compile(_DAY + " " + _CLOCK),
+    "timestamp_": re.compile(_TS_DAY + " " + _CLOCK),
+    "time": re.compile(r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"),
+    "year": re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]"),
+}
+# One bound method each, so that the generated code names it once (rules share its answer).
+_QUICK_MATCH = {rt: p.fullmatch for rt, p in QUICK_TEXT.items()}
+
+
+def _temporal_fast(tokens: frozenset[str], absent: str, judge: Callable[[Column, str, spec.CdcOptions], Any]) -> Any:
+    def rule(ev: RecordEvidence, src: Source) -> NotApplicable | Seen | bool:
+        """Without the source: each string value of a column of the real types `tokens` passes
+        `judge` (or is a text `QUICK_TEXT` recognises); the check has something to judge where
+        one of them is a string."""
+        if _dml(ev) is None or ev.source is not None:
+            return False
+        cols = [(name, d) for name, d in _declared(ev) if (d.real_type or "").lower() in tokens]
+        reason = _absent(absent)
+        if not cols:
+            return NotApplicable(reason)
+        seen = src.fresh("seen")
+        src.line(f"{seen} = False")
+        j, o = src.const(judge, "judge"), src.const(ev.o, "o")
+        for name, d in cols:
+            v = _read(src, name)
+            quick = _QUICK_MATCH[(d.real_type or "").lower()]
+            # Shared by the rules that read the same column (a DATETIME's temporal and fraction).
+            ok = src.value(f"{v}.__class__ is str and {src.const(quick, 'quick')}({v}) is not None", "ok")
+            src.line(f"if {ok}: {seen} = True")
+            src.line(f"elif {v}.__class__ is str:")
+            src.line(f"{seen} = True", 2)
+            src.line(f"if {j}({src.const(d, 'col')}, {v}, {o}) is not None: return None", 2)
+        return Seen(seen, reason)
+
+    return rule
+
+
+def _absent(what: str) -> str:
+    return f"no {what} value (with a known type) in this message"
+
+
+fast.rule("value.temporal")(_temporal_fast(_TEMPORAL_TOKENS, _TEMPORAL_ABSENT, temporal_problem))
 
 
 @check("value.timestamp", level=Level.MUST, scope=Scope.RECORD,
@@ -401,18 +499,27 @@ def value_temporal(ev: RecordEvidence) -> Findings:
 def value_timestamp(ev: RecordEvidence) -> Findings:
     """TIMESTAMP values are the stored instant rendered in MaxScale's time zone (`time-zone`);
     without the workload, an instant MariaDB can store, in some zone."""
-    def judge(_declared: Column, v: str) -> tuple[str, str] | None:
-        head, frac = _split(v)
-        if head in ("0-00-00 00:00:00", "0000-00-00 00:00:00"):
-            return None
-        text = head + ("." + _seven(frac, ev.o)[:6] if frac else "")
-        res = mysql_text.parse_timestamp(text, server=mysql_text.MARIADB)
-        if isinstance(res, mysql_text.Invalid):
-            return f"a TIMESTAMP value MariaDB cannot store: {res.reason}", "an instant's text"
-        return None
+    yield from _temporal_check(ev, {Kind.TIMESTAMP}, f" rendered in {ev.o.time_zone}", 0, _TIMESTAMP_TOKENS,
+                               "TIMESTAMP", lambda declared, v: timestamp_problem(declared, v, ev.o))
 
-    yield from _temporal_check(ev, {Kind.TIMESTAMP}, f" rendered in {ev.o.time_zone}", 0,
-                               frozenset({"timestamp_"}), "TIMESTAMP", judge)
+
+_TIMESTAMP_TOKENS = frozenset({"timestamp_"})
+
+
+def timestamp_problem(_declared: Column, v: str, o: spec.CdcOptions) -> tuple[str, str] | None:
+    """`value.timestamp` without the workload: (title, expected) where `v` is no text of an
+    instant MariaDB stores; None where it is."""
+    head, frac = _split(v)
+    if head in ("0-00-00 00:00:00", "0000-00-00 00:00:00"):
+        return None
+    text = head + ("." + _seven(frac, o)[:6] if frac else "")
+    res = mysql_text.parse_timestamp(text, server=mysql_text.MARIADB)
+    if isinstance(res, mysql_text.Invalid):
+        return f"a TIMESTAMP value MariaDB cannot store: {res.reason}", "an instant's text"
+    return None
+
+
+fast.rule("value.timestamp")(_temporal_fast(_TIMESTAMP_TOKENS, "TIMESTAMP", timestamp_problem))
 
 
 @check("value.fraction", level=Level.MUST, scope=Scope.RECORD,
@@ -423,11 +530,20 @@ def value_timestamp(ev: RecordEvidence) -> Findings:
 def value_fraction(ev: RecordEvidence) -> Findings:
     """Fractional seconds are six digits whenever the column has a fraction (with the workload:
     exactly the stored fraction, none when the column has none)."""
-    def judge(_declared: Column, v: str) -> tuple[str, str] | None:
-        return None if _fraction_ok(_split(v)[1], ev.o) else ("a fraction that is not six digits", ".ffffff")
+    yield from _temporal_check(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}, "'s fraction", 1, _FRACTION_TOKENS,
+                               _FRACTION_ABSENT, lambda declared, v: fraction_problem(declared, v, ev.o))
 
-    yield from _temporal_check(ev, {Kind.DATETIME, Kind.TIMESTAMP, Kind.TIME}, "'s fraction", 1,
-                               frozenset({"datetime", "timestamp_", "time"}), "DATETIME, TIMESTAMP or TIME", judge)
+
+_FRACTION_TOKENS = frozenset({"datetime", "timestamp_", "time"})
+_FRACTION_ABSENT = "DATETIME, TIMESTAMP or TIME"
+
+
+def fraction_problem(_declared: Column, v: str, o: spec.CdcOptions) -> tuple[str, str] | None:
+    """`value.fraction` without the workload."""
+    return None if _fraction_ok(_split(v)[1], o) else ("a fraction that is not six digits", ".ffffff")
+
+
+fast.rule("value.fraction")(_temporal_fast(_FRACTION_TOKENS, _FRACTION_ABSENT, fraction_problem))
 
 
 # -- what the log alone shows: integers within their declared type's range ---------------------------
@@ -472,4 +588,22 @@ def value_integer_range(ev: RecordEvidence) -> Findings:
                        actual=brief(v, 40), location=ev.at(name))
 
     yield from declared_values(ev, judge, applies=lambda declared: bounds(declared) is not None,
-                               none="no integer column whose declared type is known")
+                               none=_NO_INTEGER)
+
+
+_NO_INTEGER = "no integer column whose declared type is known"
+
+
+@fast.rule("value.integer-range")
+def _integer_range_fast(ev: RecordEvidence, src: Source) -> NotApplicable | bool:
+    if _dml(ev) is None or ev.source is not None:
+        return False
+    judged = False
+    for name, d in _declared(ev):
+        b = integer_range(d.real_type or "", bool(d.unsigned), bigint_wrap=ev.o.bigint_wrap)
+        if b is None:
+            continue
+        judged = True
+        v = _read(src, name)
+        src.guard(f"{v}.__class__ is not int or {b[0]} <= {v} <= {b[1]}")
+    return True if judged else NotApplicable(_NO_INTEGER)
