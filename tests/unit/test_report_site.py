@@ -147,7 +147,7 @@ def test_the_index_shows_every_encoder_and_protocol_with_its_counts(built: Path)
     page = parse(built / "index.html")
     assert page._header == ["debezium/json", "debezium/avro", "ticdc-avro/current", "ticdc-simple/current"]
     rows = {r["encoder"]: r["cells"] for r in page.rows}
-    assert sorted(rows) == ["debezium/engine-postgres (version unknown)", "node-ticdc-simple 0.1.0",
+    assert sorted(rows) == ["Debezium PostgreSQL connector 3.6.3.Final", "node-ticdc-simple 0.1.0",
                             "node-ticdc-simple 0.2.0", "node-ticdc-simple 0.3.0", "node-ticdc-simple 0.4.0",
                             "ticdc-avro/mutant/json-compact (version unknown)"]
     assert all(len(cells) == 4 for cells in rows.values())
@@ -181,11 +181,11 @@ def test_the_index_shows_every_encoder_and_protocol_with_its_counts(built: Path)
     conv = json.loads(CONVERTERS.read_text())
     want_dbz = _expected([conv], "debezium/engine-postgres", "debezium", lambda run: run["options"].get("profile"))
     for profile in ("json", "avro"):
-        got = _cell_counts(cell("debezium/engine-postgres (version unknown)", f"debezium/{profile}")["text"])
+        got = _cell_counts(cell("Debezium PostgreSQL connector 3.6.3.Final", f"debezium/{profile}")["text"])
         w = want_dbz[profile]["MUST"]
         assert got["MUST"] == {"pass": w["passed"], "fail": w.get("failed", 0), "known": w["known"]}
         assert w["known"] >= 1  # the vendor baseline's known failures show as known, not as failing
-    assert "cell known" in cell("debezium/engine-postgres (version unknown)", "debezium/json")["class"]
+    assert "cell known" in cell("Debezium PostgreSQL connector 3.6.3.Final", "debezium/json")["class"]
     # No score across encoders: no number summing encoders anywhere on the index.
     assert "score" not in (built / "index.html").read_text().lower().replace("no score", "")
 
@@ -229,7 +229,7 @@ def test_badges_are_shields_endpoint_json_and_well_formed_svg(built: Path) -> No
     assert by_name["node-ticdc-simple-0.2.0--ticdc-simple"]["color"] == "red"
     assert by_name["node-ticdc-simple-0.2.0--ticdc-simple"]["message"].startswith("1 of ")
     assert by_name["node-ticdc-simple-0.1.0--ticdc-simple"]["color"] == "brightgreen"
-    assert "known" in by_name["debezium-engine-postgres-unknown--debezium"]["message"]
+    assert "known" in by_name["Debezium-PostgreSQL-connector-3.6.3.Final--debezium"]["message"]
 
 
 def test_an_encoder_page_shows_the_matrix_findings_sql_replay_and_raw_report(built: Path) -> None:
@@ -309,6 +309,6 @@ def test_the_committed_site_is_what_the_documented_command_builds(tmp_path: Path
     stale = [name for name in fresh if fresh[name] != committed[name]]
     assert not stale, f"site/ is out of date ({stale[:5]}): rebuild it as docs/site.md says"
     index = (SITE_DIR / "index.html").read_text()
-    for name in ("debezium/engine-postgres", "node-ticdc-simple", "ticdc-avro/reference", "ticdc-simple/reference",
+    for name in ("Debezium PostgreSQL connector", "node-ticdc-simple", "ticdc-avro/reference", "ticdc-simple/reference",
                  "maxscale-kafkacdc/reference", "debezium/reference"):
         assert f">{name}<" in index

@@ -83,7 +83,7 @@ def test_the_committed_site_opens_on_every_encoder_and_protocol(browser: Any) ->
     rows = page.eval_on_selector_all("tr[data-encoder]", "rows => rows.map(r => [r.dataset.encoder, "
                                      "r.querySelectorAll('td.cell a').length])")
     names = {name.rsplit(" ", 1)[0] if "unknown" not in name else name.split(" ")[0]: n for name, n in rows}
-    assert names == {"debezium/engine-postgres": 2, "debezium/reference": 1, "maxscale-kafkacdc/reference": 1,
+    assert names == {"Debezium PostgreSQL connector": 2, "debezium/reference": 1, "maxscale-kafkacdc/reference": 1,
                      "node-ticdc-simple": 1, "ticdc-avro/mutant/json-compact": 1, "ticdc-avro/reference": 1,
                      "ticdc-simple/reference": 1}
     for href in page.eval_on_selector_all("td.cell a", "links => links.map(a => a.href)"):
