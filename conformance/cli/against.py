@@ -93,6 +93,9 @@ def _check_against(args: argparse.Namespace, protocol: ProtocolSuite, options: d
         units, loose = split(protocol, options, registry, records, export, combo=args.combo)
     except SeveralCombinations as e:
         raise UsageError(str(e)) from None
+    if args.since is not None and any(u.from_run for u in units):
+        raise UsageError("--since is for a deployment's capture: a run's dump was made on the run's own databases, "
+                         "not on the server the file was applied to (check it with --workload alone, or --upstream)")
     result = ComboResult(new_tally(protocol))
     plan = argparse.Namespace(upstream=None, upstream_args="")
     with _upstream(args.upstream, plan), _progress() as progress:

@@ -271,3 +271,16 @@ def test_check_since_a_slot_on_the_command_line(slot_applied: tuple[Any, Export,
     assert main(["check", "--protocol", "debezium", "--input", str(dump), "--workload", str(sql), "--upstream", url,
                  "--since", "binlog.000001:4"]) == 2
     assert "slot:NAME" in capsys.readouterr().err
+
+
+def test_since_is_refused_for_a_runs_dump(applied: tuple[Any, Export, Path, str, str], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    up, _export, _sql, file_pos, _gtid = applied
+    common = ("--protocol", PROTOCOL, "--seed", "since-dump", "--examples", "1")
+    assert main(["workload", *common, "--out", str(tmp_path / "w.sql")]) == 0
+    assert main(["run", *common, "--no-matrix", "--kafka", "none", "--dump", str(tmp_path / "dump"),
+                 "--report-dir", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    assert main(["check", "--protocol", PROTOCOL, "--input", str(tmp_path / "dump"), "--workload",
+                 str(tmp_path / "w.sql"), "--upstream", up.shareable_url(), "--since", file_pos]) == 2
+    assert "a run's dump" in capsys.readouterr().err
