@@ -45,14 +45,13 @@ _PER_RECORD = frozenset(P + c for c in (
     "message.version",  # version is the integer 1
     "message.build-ts",  # buildTs an integer in range, not before commitTs's physical time
     "message.fields",  # the integer fields are non-negative integers of their width (keys: the kind)
-    "dml.fields",  # data / old are objects where the kind's first record had objects (their keys: the kind)
     "large-message.size",  # len(value) + 36 <= max-message-bytes (the key is None)
     "large-message.claim-check",  # claimCheckLocation is null or absent
 ))
 #: Checks whose answer the kind decides (decoded, kind DML, type, keys of the message and of its
 #: rows, handleKeyOnly, the resolved schema, the options): the first record's answer stands.
 _BY_KIND = frozenset(P + c for c in (
-    "message.decodes", "message.type", "bootstrap.fields", "ddl.fields", "watermark.fields", "dml.columns",
+    "message.decodes", "message.type", "dml.fields", "bootstrap.fields", "ddl.fields", "watermark.fields", "dml.columns",
     "dml.keys-sorted", "large-message.handle-key-only", "schema.table-schema",
 ))
 _VALUE = P + "value."
@@ -132,8 +131,8 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     rows: dict[str, str] = {}
     for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
         if names is not None:
-            r = rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
-            src.line(f"if {r}.__class__ is not dict: return None")
+            # An object: `kind_of` gave the kind this part's keys only for one.
+            rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
     vc = value_columns(ev)
     if vc.not_applicable is None and vc.source is None:
         fp = src.const(format_problem, "fp")
