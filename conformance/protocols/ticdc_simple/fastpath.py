@@ -51,8 +51,8 @@ _PER_RECORD = frozenset(P + c for c in (
 #: Checks whose answer the kind decides (decoded, kind DML, type, keys of the message and of its
 #: rows, handleKeyOnly, the resolved schema, the options): the first record's answer stands.
 _BY_KIND = frozenset(P + c for c in (
-    "message.decodes", "message.type", "dml.fields", "bootstrap.fields", "ddl.fields", "watermark.fields", "dml.columns",
-    "dml.keys-sorted", "large-message.handle-key-only", "schema.table-schema",
+    "message.decodes", "message.type", "dml.fields", "bootstrap.fields", "ddl.fields", "watermark.fields",
+    "dml.columns", "dml.keys-sorted", "large-message.handle-key-only", "schema.table-schema",
 ))
 _VALUE = P + "value."
 
@@ -97,15 +97,16 @@ def answers(specs: list[CheckSpec], ev: Any) -> list[tuple[str, str | None]] | N
             items = [na] if na is not None else s.run(ev)
         except Exception:  # noqa: BLE001 - the checks report it, on every record of the kind
             return None
-        if any(not isinstance(i, NotApplicable) for i in items):
+        nas = [i for i in items if isinstance(i, NotApplicable)]
+        if len(nas) < len(items):
             return None
-        out.append((s.id, items[0].reason if items else None))
+        out.append((s.id, nas[0].reason if nas else None))
     return out
 
 
 def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind) -> None:
     """Generate the kind's function from its first record (`ev`, which passed every check)."""
-    from .checks.values import format_problem, value_columns
+    from .checks.values import value_columns, value_ok
 
     got = answers(specs, ev)
     if got is None or ev.msg.avro or ev.source is not None:
@@ -135,8 +136,6 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
             rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
     vc = value_columns(ev)
     if vc.not_applicable is None and vc.source is None:
-        fp = src.const(format_problem, "fp")
-        o = src.const(ev.o, "o")
         fam_of = {name: fam for fam, names in vc.by_family.items() for name in names}
         for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
             for name in names or ():
@@ -145,9 +144,8 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
                     continue
                 v = src.fresh("v")
                 src.line(f"{v} = {rows[part]}[{src.const(name, 'n')}]")
-                dt = src.const(vc.data_types[name], "dt")
-                src.line(f"if {v} is not None and {fp}({src.const(fam, 'f')}, {dt}, {v}, {o}, False) is not None: "
-                         "return None")
+                ok = src.const(value_ok(fam, vc.data_types[name], ev.o), "ok")
+                src.line(f"if {v} is not None and not {ok}({v}): return None")
     src.line("return True")
     kind.accept = src.build()
     kind.plan.fixed = got

@@ -230,6 +230,45 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
     return None
 
 
+# The fast path's test of one JSON value (fastpath.py): a decimal integer this short needs no
+# more than the range test the rule makes.
+_QUICK_INT = re.compile(r"-?[0-9]{1,18}")
+_MEMO_MAX = 4096
+
+
+def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[Any], bool]:
+    """`format_problem(fam, dt, v, o, False) is None`, for the non-null JSON values of one column:
+    what the rule says of a string is remembered (a pure function of the value; values of a
+    column repeat), text needs only to be a string, and a short decimal integer only its range."""
+    if fam == Family.TEXT:
+        return lambda v: v.__class__ is str  # the rule asks nothing more of text
+
+    memo: dict[str, bool] = {}
+
+    def ok(v: Any) -> bool:
+        if v.__class__ is not str:  # a TIMESTAMP's object, or a wrong type: the rule, each time
+            return format_problem(fam, dt, v, o, False) is None
+        got = memo.get(v)
+        if got is None:
+            if len(memo) >= _MEMO_MAX:
+                memo.clear()
+            got = memo[v] = format_problem(fam, dt, v, o, False) is None
+        return got
+
+    if fam not in (Family.INT, Family.BIGINT_UNSIGNED):
+        return ok
+    bits = _INT_RANGES.get(str(dt.get("mysqlType")), 64)
+    lo, hi = (0, (1 << bits) - 1) if dt.get("unsigned") is True else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    quick = _QUICK_INT.fullmatch
+
+    def ok_int(v: Any) -> bool:
+        if v.__class__ is str and quick(v) is not None and lo <= int(v) <= hi:
+            return True
+        return ok(v)
+
+    return ok_int
+
+
 def _has_float(doc: Any) -> bool:
     if isinstance(doc, float):
         return True
