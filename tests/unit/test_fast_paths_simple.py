@@ -160,9 +160,15 @@ _DATA_TYPES = [{"mysqlType": t, **extra} for t, extra in [
 ]]
 
 
-@settings(max_examples=800, deadline=None)
-@given(st.one_of(st.from_regex(r"-?[0-9]{1,21}", fullmatch=True), st.text(max_size=12),
-                 st.sampled_from([*_VALUE_EDITS, "٣", "-", "+1", " 1", "1 "]), st.integers(), st.none(),
+_DECIMAL = st.one_of(st.from_regex(r"-?[0-9]{1,9}(\.[0-9]{1,9})?", fullmatch=True),
+                   st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.45f}".rstrip("0").rstrip(".")),
+                   st.floats(allow_nan=False, allow_infinity=False).map(repr))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(st.from_regex(r"-?[0-9]{1,21}", fullmatch=True), st.text(max_size=12), _DECIMAL,
+                 st.lists(_DECIMAL, max_size=3).map(lambda xs: "[" + ",".join(xs) + "]"),
+                 st.sampled_from([*_VALUE_EDITS, "٣", "-", "+1", " 1", "1 ", "16777217", "9007199254740993", "0.30000000000000004", "1e-45"]), st.integers(), st.none(),
                  st.fixed_dictionaries({"location": st.just("UTC"), "value": st.just("2024-01-01 00:00:00")})),
        st.sampled_from(_DATA_TYPES))
 def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ....model import mysql_text
-from ....model.values import Json, go_format_float, parse_vector, to_float32
+from ....model.values import Json, go_format_float, parse_vector, quick_float_text, quick_vector, to_float32
 from ...kit import Findings
 from .. import spec
 from ..checker import RecordEvidence, SourceRow
@@ -239,7 +239,8 @@ _MEMO_MAX = 4096
 def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[Any], bool]:
     """`format_problem(fam, dt, v, o, False) is None`, for the non-null JSON values of one column:
     what the rule says of a string is remembered (a pure function of the value; values of a
-    column repeat), text needs only to be a string, and a short decimal integer only its range."""
+    column repeat), text needs only to be a string, a short decimal integer only its range, and a
+    float or vector whose text is surely Go's shortest (`model.values.quick_float_text`) only that."""
     if fam == Family.TEXT:
         return lambda v: v.__class__ is str  # the rule asks nothing more of text
 
@@ -255,6 +256,12 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
             got = memo[v] = format_problem(fam, dt, v, o, False) is None
         return got
 
+    if fam in (Family.FLOAT, Family.DOUBLE):
+        bits_ = 32 if fam == Family.FLOAT else 64
+        return lambda v: (v.__class__ is str and quick_float_text(v, bits_)) or ok(v)
+    if fam == Family.VECTOR:
+        dims = _meta(dt, "length", False)
+        return lambda v: (quick_vector(v) and (not dims or (v.count(",") + 1 if v != "[]" else 0) == dims)) or ok(v)
     if fam not in (Family.INT, Family.BIGINT_UNSIGNED):
         return ok
     bits = _INT_RANGES.get(str(dt.get("mysqlType")), 64)
