@@ -32,6 +32,8 @@ from ...checks.registry import CheckSpec, NotApplicable
 from ...checks.results import RecordPlan
 from ...model.events import TSO_LOGICAL_BITS
 from . import spec
+from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
+from .checks.values import value_columns, value_ok
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
 MAX_KINDS = 20_000
@@ -106,8 +108,6 @@ def answers(specs: list[CheckSpec], ev: Any) -> list[tuple[str, str | None]] | N
 
 def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind) -> None:
     """Generate the kind's function from its first record (`ev`, which passed every check)."""
-    from .checks.values import value_columns, value_ok
-
     got = answers(specs, ev)
     if got is None or ev.msg.avro or ev.source is not None:
         kind.hopeless = True
@@ -121,8 +121,6 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
             v = ints[f] = src.value(f"obj[{src.const(f, 'n')}]", f[:2])
             src.line(f"if {v}.__class__ is not int or not 0 <= {v} < {1 << bits}: return None")
     src.line(f"if {ints['version']} != {spec.VERSION}: return None")
-    from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
-
     b, c = ints["buildTs"], ints["commitTs"]
     src.line(f"if not {BUILD_TS_RANGE[0]} <= {b} <= {BUILD_TS_RANGE[1]}: return None")
     src.line(f"if {c} > 0 and {b} < ({c} >> {TSO_LOGICAL_BITS}) - {CLOCK_SKEW_MS}: return None")
