@@ -148,6 +148,35 @@ class Vector:
 _VECTOR_ELEMENT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
+# A decimal text Go's shortest 'f' formatting prints as it is written, without running Go's
+# algorithm: canonical (no exponent, no leading zero, no trailing fraction zero) of at most
+# FLT_DIG (6) significant digits for a float32, DBL_DIG (15) for a float64 (such decimals map to
+# distinct floats and back, so the text is the one shortest form), of a magnitude the type holds
+# as a normal number (or exactly 0).
+_CANONICAL_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?")
+_QUICK_FLOAT = {32: (6, 1e-30, 1e30), 64: (15, 1e-300, 1e300)}
+
+
+def quick_float_text(p: str, bits: int = 32) -> bool:
+    """`go_format_float(x, bits, "f") == p` for the float `p` parses to, surely (see above)."""
+    if _CANONICAL_DECIMAL.fullmatch(p) is None or p == "-0":
+        return False
+    most, lo, hi = _QUICK_FLOAT[bits]
+    digits = p.lstrip("-").replace(".", "").lstrip("0").rstrip("0")
+    return len(digits) <= most and (not digits or lo < abs(float(p)) < hi)
+
+
+def quick_vector(text: str) -> bool:
+    """A vector text `parse_vector` surely accepts (each element a `quick_float_text`)."""
+    if text.__class__ is not str or text[:1] != "[" or text[-1:] != "]":
+        return False
+    body = text[1:-1]
+    if not body:
+        return True
+    parts = body.split(",")
+    return len(parts) <= VECTOR_MAX_DIMENSION and all(quick_float_text(p) for p in parts)
+
+
 def parse_vector(text: str) -> Vector:
     """A vector as TiDB prints it (`Vector.text()`), back to a `Vector`; ValueError says why
     the text is not one: not `[e1,e2,...]`, an element not in Go's shortest float32 'f' form

@@ -58,6 +58,10 @@ CHECKSUMS = {"enable-tidb-extension": "true", "integrity-check-level": "correctn
 AVRO_OPTIONS = [o for o in [{}, {"enable-tidb-extension": "true"}, *EXTRA["ticdc-avro"], CHECKSUMS,
                             {"avro-decimal-handling-mode": "string", "avro-bigint-unsigned-handling-mode": "string"}]
                 if _valid("ticdc-avro", o)]
+def _off_by_design(protocol: str, options: dict[str, str]) -> bool:
+    return protocol == "ticdc-simple" and options.get("encoding-format") == "avro"
+
+
 FAST = [p.name for p in all_protocols() if _has_fast_path(p.name)]
 ENCODERS = [(p, e.name, dict(e.needs_options)) for p in FAST for e in all_encoders(p)
             if e.kind is not EncoderKind.MUTANT or not e.needs_broker]
@@ -123,6 +127,8 @@ def test_the_fast_path_gives_the_verdicts_of_the_checks(protocol: str, encoder: 
     suite = get_protocol(protocol)
     accepted = 0
     for options in [needs, *({**o, **needs} for o in EXTRA.get(protocol, []))]:
+        if options is not needs and _off_by_design(protocol, options):
+            continue  # the fast path stays off there (the mutant's own options still run)
         try:
             suite.resolve_options(options)
         except Exception:  # noqa: BLE001 - a mutant's options that contradict an extra set
@@ -158,7 +164,9 @@ def test_the_fast_path_keeps_verdicts_over_shuffled_and_damaged_records() -> Non
                     damaged.append(Record(r.topic, r.key, r.value + b"\x00", r.partition, r.headers, r.timestamp,
                                           r.offset))
             rng.shuffle(damaged)
-            assert assert_parity(protocol, options, registry, records + damaged)
+            accepted = assert_parity(protocol, options, registry, records + damaged)
+            # TiCDC Simple's fast path reads JSON only: with Avro it stays off (and accepts nothing).
+            assert accepted if not _off_by_design(protocol, options) else accepted == 0
 
 
 @settings(max_examples=25)

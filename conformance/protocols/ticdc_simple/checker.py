@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...checks import compiled
 from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
@@ -64,6 +65,8 @@ class PartitionLog:
     # duplicate (at-least-once), judged by the delivery checks, not an ordering violation.
     seen_dml: set[int] = field(default_factory=set)
     seen_watermarks: set[int | None] = field(default_factory=set)
+    # The fast path's kinds of DML message in this partition (fastpath.Kind → fastpath.FastKind).
+    kinds: dict[Any, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -113,7 +116,8 @@ class StreamEvidence:
 
 class SimpleChecker(CheckerBase):
     def __init__(self, checks: CheckRegistry, options: Mapping[str, str], registry: Any, tally: Tally,
-                 mode: CheckerMode, *, topic_prefix: str = "", partitions: int | None = None) -> None:
+                 mode: CheckerMode, *, topic_prefix: str = "", partitions: int | None = None,
+                 fastpath: Any = None) -> None:
         super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = SimpleOptions.from_options(options)
         self.prefix = topic_prefix
@@ -122,6 +126,10 @@ class SimpleChecker(CheckerBase):
         # Run mode: every table version of the workload so far, for the BOOTSTRAPs (which no
         # source event makes) to be judged against their table.
         self.known_tables: dict[tuple[int, int, str, str], Table] = {}  # (id, version, database, name)
+        # The compiled fast path (the module fastpath.py, which the suite hands over: it imports
+        # the checks, which import this module): JSON DMLs judged alone (no workload to join).
+        self.fastpath = fastpath
+        self.fast = fastpath is not None and compiled.enabled() and mode.records and not mode.source and not self.o.avro
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -181,6 +189,71 @@ class SimpleChecker(CheckerBase):
             p0 = self.logs.get(lg.topic, 0)
             got = p0.schemas.get(key) if p0 is not None else None
         return got
+
+    # -- the fast path (fastpath.py) ------------------------------------------------------------
+
+    def check_record(self, record: Record, loc: Location) -> None:
+        ev = self.evidence(record, loc)
+        self.run_record_checks(ev)
+        if self.fast:
+            self._learn_kind(ev)
+
+    def _learn_kind(self, ev: RecordEvidence) -> None:
+        m = ev.msg
+        if not m.ok or m.kind != "DML" or m.avro:
+            return
+        fastpath = self.fastpath
+        k = fastpath.kind_of(m.fields)
+        if k is None:
+            return
+        lg = self.logs.of(ev.record.topic, ev.record.partition)
+        kind = lg.kinds.get(k)
+        if kind is not None and kind.schema is ev.schema:
+            return  # compiled (this record was one it did not accept), or hopeless
+        if len(lg.kinds) >= fastpath.MAX_KINDS:
+            lg.kinds.clear()
+        kind = lg.kinds[k] = fastpath.FastKind(ev.schema)
+        fastpath.compile_kind(kind, ev, self.record_specs, k)
+
+    def check_fast(self, record: Record) -> bool:
+        if not self.fast or record.value is None:
+            return False
+        lg = self.logs.get(record.topic, record.partition or 0)
+        if lg is None or not lg.kinds:
+            return False
+        m = decode(record.value, self.o.compression, False)
+        if not m.ok or m.kind != "DML":
+            return False
+        obj = m.fields
+        try:
+            k = self.fastpath.kind_of(obj)
+            kind = lg.kinds.get(k) if k is not None else None
+            if kind is None or kind.accept is None or not kind.accept(obj, record.key, record.value):
+                return False
+        except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
+            return False
+        assert k is not None
+        key = k[:3]
+        if self._resolve(lg, key) is not kind.schema:
+            return False
+        digest = hash(repr((obj.get("commitTs"), m.type, obj.get("database"), obj.get("table"), obj.get("data"),
+                            obj.get("old"))))
+        if digest in lg.seen_dml:
+            return False  # a replay: its evidence has no schema (the checks judge it)
+        # The partition's log, as `evidence` keeps it for a DML.
+        self._seq += 1
+        offset = record.offset if record.offset is not None else len(lg.entries)
+        entry = Entry(self._seq, offset, "DML", m.type, obj["commitTs"], obj["buildTs"], (key[0], key[1]), key[2])
+        lg.seen_dml.add(digest)
+        schema = kind.schema
+        announced = integer(schema.get("tableID")) if schema is not None else None
+        entry.table_id = announced if announced is not None else obj["tableID"]
+        entry.resolvable = schema is not None
+        lg.entries.append(entry)
+        plan = kind.plan
+        plan.count += 1
+        self.tally.unsettled.add(plan)
+        return True
 
     # -- run mode -------------------------------------------------------------------------------------
 

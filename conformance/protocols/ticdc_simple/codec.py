@@ -108,21 +108,22 @@ def decode_json(data: bytes) -> dict[str, Any]:
 
 
 def json_depth(obj: Any, limit: int) -> int:
-    """How deep lists and objects nest in `obj` (a scalar is 0), counted without recursion and
-    given up past `limit`."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(obj, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            v = list(v.values())
-        elif not isinstance(v, list):
-            continue
-        deepest = max(deepest, d)
-        if d > limit:
-            return d
-        stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
-    return deepest
+    """How deep lists and objects nest in `obj` (a scalar is 0), counted without recursion, a
+    level at a time (most values are scalars: only containers are kept), and given up past
+    `limit`."""
+    level = [obj] if isinstance(obj, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return depth
+        below = []
+        for v in level:
+            for x in (v.values() if isinstance(v, dict) else v):
+                if isinstance(x, (dict, list)):
+                    below.append(x)
+        level = below
+    return depth
 
 
 def decode_avro(data: bytes) -> tuple[str, dict[str, Any], str]:

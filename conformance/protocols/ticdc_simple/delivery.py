@@ -24,6 +24,7 @@ from .checks.messages import handle_key_names
 from .decoder import decode, render, schema_key, table_schema_of
 from .spec import SimpleOptions
 
+_UNSEEN: Any = object()
 _TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}
 
 
@@ -58,7 +59,8 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
     o = SimpleOptions.from_options(options)
     # The announced schema of each (topic, database, table, version): its handle key depends on
     # which columns a row carries (a virtual generated column is in none: handle_key_names).
-    schemas: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    # With each, the handle key of each set of row keys met so far (it depends on nothing else).
+    schemas: dict[tuple[str, str, str, int], tuple[dict[str, Any], dict[tuple[str, ...], list[str] | None]]] = {}
 
     def identify(topic: str, value: bytes | None) -> Identified:
         m = decode(value, o.compression, o.avro)
@@ -68,7 +70,7 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
             ts = table_schema_of(m)
             announced = schema_key(ts) if ts is not None else None
             if ts is not None and announced is not None:  # a malformed one names no table a DML could use
-                schemas[(topic, *announced)] = ts
+                schemas[(topic, *announced)] = (ts, {})
             return None
         if m.kind != "DML":
             return None
@@ -84,8 +86,16 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
             names: list[str] | None = list(row)
         else:
             dml_key = m.dml_key
-            schema = schemas.get((topic, *dml_key)) if dml_key is not None else None
-            names = handle_key_names(schema, row) if schema is not None else None
+            known = schemas.get((topic, *dml_key)) if dml_key is not None else None
+            if known is None:
+                names = None
+            else:
+                cols = tuple(row)
+                names = known[1].get(cols, _UNSEEN)
+                if names is _UNSEEN:
+                    if len(known[1]) >= 256:
+                        known[1].clear()
+                    names = known[1][cols] = handle_key_names(known[0], row)
         if names is None or any(n not in row for n in names):
             return entity, None, cts
         key = {n: render(row[n]) if o.avro else row[n] for n in names}

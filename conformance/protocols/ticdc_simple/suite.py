@@ -13,7 +13,7 @@ from ...model.table import Table
 from ...model.types import TIDB_KINDS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
 from ..mutants import MutantSpec
-from . import delivery, spec
+from . import delivery, fastpath, spec
 from .checker import SimpleChecker
 from .checks import CHECKS
 from .decoder import decode, integer, schema_key, table_schema_of
@@ -36,7 +36,7 @@ class TiCDCSimpleSuite(ProtocolSuite):
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
                 topic_prefix: str = "", partitions: int | None = None) -> SimpleChecker:
         return SimpleChecker(self.checks, options, registry, tally, mode, topic_prefix=topic_prefix,
-                             partitions=partitions)
+                             partitions=partitions, fastpath=fastpath)
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> list[str]:
         """Every message goes to the one sink topic (DDLs and watermarks too, even with no rows)."""

@@ -12,8 +12,7 @@ from typing import Any
 from ....checks.compiled import Source
 from ....checks.registry import Failure, Level, NotApplicable, Scope, Verdict
 from ....model import mysql_text
-from ....model.types import VECTOR_MAX_DIMENSION
-from ....model.values import parse_vector
+from ....model.values import parse_vector, quick_vector
 from ...kit import Findings
 from .. import spec
 from ..decoder import FieldView
@@ -356,34 +355,6 @@ _QUICK_EXPR: dict[str, str] = {
     Family.FLOAT: "{v}.__class__ is float and {isfinite}({v})",
     Family.DOUBLE: "{v}.__class__ is float and {isfinite}({v})",
 }
-# A vector element Go prints as it is written, without running Go's algorithm: canonical decimal
-# text (no exponent, no leading zero, no trailing fraction zero) of at most 6 significant digits
-# (float32's FLT_DIG: such decimals map to distinct float32s and back, so the text is the one
-# shortest form), of a magnitude float32 holds as a normal number (or exactly 0).
-_ELEMENT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?")
-
-
-def quick_vector(text: str) -> bool:
-    """A vector text `model.values.parse_vector` surely accepts (see `_ELEMENT`)."""
-    if text.__class__ is not str or text[:1] != "[" or text[-1:] != "]":
-        return False
-    body = text[1:-1]
-    if not body:
-        return True
-    parts = body.split(",")
-    if len(parts) > VECTOR_MAX_DIMENSION:
-        return False
-    for p in parts:
-        if _ELEMENT.fullmatch(p) is None or p == "-0":
-            return False
-        digits = p.lstrip("-").replace(".", "").lstrip("0").rstrip("0")
-        if len(digits) > 6:
-            return False
-        if digits and not 1e-30 < abs(float(p)) < 1e30:
-            return False
-    return True
-
-
 _QUICK_FN: dict[str, Any] = {Family.VECTOR: quick_vector}
 _MEMO_TYPES = frozenset({str, bytes, int})
 _MEMO_MAX = 4096

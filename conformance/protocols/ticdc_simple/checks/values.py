@@ -13,7 +13,7 @@ from typing import Any
 
 from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ....model import mysql_text
-from ....model.values import Json, go_format_float, parse_vector, to_float32
+from ....model.values import Json, go_format_float, parse_vector, quick_float_text, quick_vector, to_float32
 from ...kit import Findings
 from .. import spec
 from ..checker import RecordEvidence, SourceRow
@@ -228,6 +228,52 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             # printing the model does not pin down).
             return "not TiDB's JSON text (MySQL spacing, keys sorted)"
     return None
+
+
+# The fast path's test of one JSON value (fastpath.py): a decimal integer this short needs no
+# more than the range test the rule makes.
+_QUICK_INT = re.compile(r"-?[0-9]{1,18}")
+_MEMO_MAX = 4096
+
+
+def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[Any], bool]:
+    """`format_problem(fam, dt, v, o, False) is None`, for the non-null JSON values of one column:
+    what the rule says of a string is remembered (a pure function of the value; values of a
+    column repeat), text needs only to be a string, a short decimal integer only its range, and a
+    float or vector whose text is surely Go's shortest (`model.values.quick_float_text`) only that."""
+    if fam == Family.TEXT:
+        return lambda v: v.__class__ is str  # the rule asks nothing more of text
+
+    memo: dict[str, bool] = {}
+
+    def ok(v: Any) -> bool:
+        if v.__class__ is not str:  # a TIMESTAMP's object, or a wrong type: the rule, each time
+            return format_problem(fam, dt, v, o, False) is None
+        got = memo.get(v)
+        if got is None:
+            if len(memo) >= _MEMO_MAX:
+                memo.clear()
+            got = memo[v] = format_problem(fam, dt, v, o, False) is None
+        return got
+
+    if fam in (Family.FLOAT, Family.DOUBLE):
+        bits_ = 32 if fam == Family.FLOAT else 64
+        return lambda v: (v.__class__ is str and quick_float_text(v, bits_)) or ok(v)
+    if fam == Family.VECTOR:
+        dims = _meta(dt, "length", False)
+        return lambda v: (quick_vector(v) and (not dims or (v.count(",") + 1 if v != "[]" else 0) == dims)) or ok(v)
+    if fam not in (Family.INT, Family.BIGINT_UNSIGNED):
+        return ok
+    bits = _INT_RANGES.get(str(dt.get("mysqlType")), 64)
+    lo, hi = (0, (1 << bits) - 1) if dt.get("unsigned") is True else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    quick = _QUICK_INT.fullmatch
+
+    def ok_int(v: Any) -> bool:
+        if v.__class__ is str and quick(v) is not None and lo <= int(v) <= hi:
+            return True
+        return ok(v)
+
+    return ok_int
 
 
 def _has_float(doc: Any) -> bool:

@@ -1,0 +1,149 @@
+"""The TiCDC Simple checker's compiled fast path (see `checks.compiled`), for JSON DML messages.
+
+A *kind* of record is a JSON DML message of one topic-partition whose `(database, table,
+schemaVersion)` is one key, whose `type` is one DML type, whose top-level keys are one tuple
+(in order), whose `data` and `old` are objects with one tuple of keys each (or not objects),
+whose `handleKeyOnly` is true or absent/null, read with one resolved tableSchema (the very
+object the partition, or partition 0, announced last for that key; or none). Every record check
+the checker runs on a DML without the workload answers, beyond the values the generated code
+reads, from these alone (the argument, check by check, is in `_PER_RECORD` and `_BY_KIND`): so
+after the checks have judged a kind's first record and it passed every one of them, the kind
+gets one generated function over the parsed message, the key and the value bytes that returns
+True only when every per-record input is as the first record's answers need it; the record is
+then counted with the first record's answers (passed, or the same not-applicable reason).
+
+Kept off: Avro encoding (its union branches make another evidence), a message that repeats an
+earlier one of the partition (a replay: its evidence has no schema), any kind whose first record
+failed or errored a check, and any live record check this module does not know (a check added
+later stays on the explaining path until its argument is written here). The delivery identity is
+not worked out here: the identifier learns handle keys topic-wide from DDLs and BOOTSTRAPs, so it
+keeps seeing every message; it re-reads the `Message` this path decoded (the decoder keeps the
+last few), so the parse is shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...checks.compiled import Source
+from ...checks.registry import CheckSpec, NotApplicable
+from ...checks.results import RecordPlan
+from ...model.events import TSO_LOGICAL_BITS
+from . import spec
+from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
+from .checks.values import value_columns, value_ok
+
+#: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
+MAX_KINDS = 20_000
+
+P = spec.PROTOCOL + "."
+
+#: Checks whose answer on a DML of one kind has per-record inputs, and what the generated code
+#: tests of them (see `compile_kind`).
+_PER_RECORD = frozenset(P + c for c in (
+    "kafka.key-null",  # the key is None
+    "message.version",  # version is the integer 1
+    "message.build-ts",  # buildTs an integer in range, not before commitTs's physical time
+    "message.fields",  # the integer fields are non-negative integers of their width (keys: the kind)
+    "large-message.size",  # len(value) + 36 <= max-message-bytes (the key is None)
+    "large-message.claim-check",  # claimCheckLocation is null or absent
+))
+#: Checks whose answer the kind decides (decoded, kind DML, type, keys of the message and of its
+#: rows, handleKeyOnly, the resolved schema, the options): the first record's answer stands.
+_BY_KIND = frozenset(P + c for c in (
+    "message.decodes", "message.type", "dml.fields", "bootstrap.fields", "ddl.fields", "watermark.fields",
+    "dml.columns", "dml.keys-sorted", "large-message.handle-key-only", "schema.table-schema",
+))
+_VALUE = P + "value."
+
+_INT_BITS = {"version": 63, "tableID": 63, "commitTs": 64, "buildTs": 63, "schemaVersion": 64}
+
+#: (database, table, schemaVersion, type, top-level keys, data keys or None, old keys or None)
+Kind = tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class FastKind:
+    schema: Any  # the resolved tableSchema the kind was compiled for (None: none known)
+    accept: Callable[[dict[str, Any], bytes | None, bytes], bool | None] | None = None
+    plan: RecordPlan = field(default_factory=RecordPlan)
+    hopeless: bool = False  # a check failed, errored or has no argument here: the kind stays on the checks
+
+
+def kind_of(obj: dict[str, Any]) -> Kind | None:
+    """A DML message's kind (None: no fast path for it)."""
+    d = obj.get("data")
+    o = obj.get("old")
+    h = obj.get("handleKeyOnly")
+    if h is not None and h is not True:
+        return None
+    db, table, version, typ = obj.get("database"), obj.get("table"), obj.get("schemaVersion"), obj.get("type")
+    if db.__class__ is not str or table.__class__ is not str or version.__class__ is not int \
+            or typ.__class__ is not str:
+        return None
+    return (db, table, version, typ, tuple(obj), tuple(d) if d.__class__ is dict else None,
+            tuple(o) if o.__class__ is dict else None, h is True)
+
+
+def answers(specs: list[CheckSpec], ev: Any) -> list[tuple[str, str | None]] | None:
+    """Every record check's answer on `ev` as `RecordPlan.fixed` holds them (None: one failed,
+    errored or cannot be carried to other records of the kind)."""
+    out: list[tuple[str, str | None]] = []
+    for s in specs:
+        if s.id not in _PER_RECORD and s.id not in _BY_KIND and not s.id.startswith(_VALUE):
+            return None
+        try:
+            na = s.gate(ev) if s.gate is not None else None
+            items = [na] if na is not None else s.run(ev)
+        except Exception:  # noqa: BLE001 - the checks report it, on every record of the kind
+            return None
+        nas = [i for i in items if isinstance(i, NotApplicable)]
+        if len(nas) < len(items):
+            return None
+        out.append((s.id, nas[0].reason if nas else None))
+    return out
+
+
+def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind) -> None:
+    """Generate the kind's function from its first record (`ev`, which passed every check)."""
+    got = answers(specs, ev)
+    if got is None or ev.msg.avro or ev.source is not None:
+        kind.hopeless = True
+        return
+    keys = kind_key[4]
+    src = Source("accept", ("obj", "key", "value"))
+    src.line("if key is not None: return None")
+    ints: dict[str, str] = {}
+    for f, bits in _INT_BITS.items():
+        if f in keys:
+            v = ints[f] = src.value(f"obj[{src.const(f, 'n')}]", f[:2])
+            src.line(f"if {v}.__class__ is not int or not 0 <= {v} < {1 << bits}: return None")
+    src.line(f"if {ints['version']} != {spec.VERSION}: return None")
+    b, c = ints["buildTs"], ints["commitTs"]
+    src.line(f"if not {BUILD_TS_RANGE[0]} <= {b} <= {BUILD_TS_RANGE[1]}: return None")
+    src.line(f"if {c} > 0 and {b} < ({c} >> {TSO_LOGICAL_BITS}) - {CLOCK_SKEW_MS}: return None")
+    src.line(f"if len(value) + {spec.MAX_RECORD_OVERHEAD} > {ev.o.max_message_bytes}: return None")
+    if "claimCheckLocation" in keys:
+        src.line("if obj['claimCheckLocation'] is not None: return None")
+    rows: dict[str, str] = {}
+    for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
+        if names is not None:
+            # An object: `kind_of` gave the kind this part's keys only for one.
+            rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
+    vc = value_columns(ev)
+    if vc.not_applicable is None and vc.source is None:
+        fam_of = {name: fam for fam, names in vc.by_family.items() for name in names}
+        for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
+            for name in names or ():
+                fam = fam_of.get(name)
+                if fam is None or P + f"value.{fam}" not in {s.id for s in specs}:
+                    continue
+                v = src.fresh("v")
+                src.line(f"{v} = {rows[part]}[{src.const(name, 'n')}]")
+                ok = src.const(value_ok(fam, vc.data_types[name], ev.o), "ok")
+                src.line(f"if {v} is not None and not {ok}({v}): return None")
+    src.line("return True")
+    kind.accept = src.build()
+    kind.plan.fixed = got

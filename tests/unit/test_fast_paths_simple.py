@@ -1,0 +1,184 @@
+"""TiCDC Simple's compiled fast path gives the verdicts of the checks (see test_fast_paths.py, whose
+helpers these use; that file also runs every in-memory Simple mutant, on the mutant's own options,
+and damaged / shuffled records).
+
+Here: the reference's records under the option sets that change what the rules accept (compression,
+bootstraps to partition 0 only or none at all, another time zone, handle-key-only and claim-check
+large messages, a max-message-bytes some messages exceed), and Avro, where the fast path stays
+off; the records with edited copies placed right after their original, so that each meets its
+original's compiled kind (every per-record input the fast path reads, changed one at a time); and
+a hypothesis property over generated workloads. Kinds compile after their first record.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import encode, protocol_shape
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_fast_paths import _records, assert_parity  # type: ignore[import-not-found]
+
+from conformance.encoders.spi import Record
+from conformance.protocols import get_protocol
+from conformance.strategies import workloads
+
+SIMPLE = "ticdc-simple"
+OPTIONS: list[dict[str, str]] = [
+    {}, {"large-message-handle-compression": "snappy"}, {"large-message-handle-compression": "lz4"},
+    {"send-bootstrap-to-all-partition": "false"}, {"send-bootstrap-interval-in-sec": "0"},
+    {"time-zone": "Asia/Shanghai"}, {"profile": "docs", "send-bootstrap-in-msg-count": "3"},
+    {"large-message-handle-option": "handle-key-only", "max-message-bytes": "900"},
+    {"large-message-handle-option": "claim-check", "max-message-bytes": "700", "claim-check-storage-uri": "file://TMP"},
+    {"max-message-bytes": "700"},
+]
+
+
+def _options(options: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    return {k: v.replace("TMP", str(tmp_path)) for k, v in options.items()}
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+def test_simple_fast_path_keeps_verdicts_under_each_option_set(options: dict[str, str], tmp_path: Path) -> None:
+    options = _options(options, tmp_path)
+    accepted = 0
+    for seed in ("fast", "options"):
+        records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, options, seed=seed)
+        accepted += assert_parity(SIMPLE, options, registry, records)
+    assert accepted, "the fast path accepted nothing: the test exercised nothing"
+
+
+def test_simple_fast_path_stays_off_with_avro() -> None:
+    options = {"encoding-format": "avro"}
+    records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, options)
+    assert assert_parity(SIMPLE, options, registry, records) == 0
+
+
+_VALUE_EDITS = ("1.0", "-0", "00", "1e3", "", "2024-02-30", "2024-02-29 24:00:00", "838:59:59.0000000", "[1.0]",
+                "[1,2]", "[]", "18446744073709551616", "-129", "255", "0.1", "3.4028236e38", "null", "true", "{}",
+                "AA==", "A", "127", "2155", "1900")
+
+
+def _edits(text: str, rng: random.Random) -> list[str]:
+    """Copies of a DML's text with one per-record input changed: the fixed fields (version,
+    timestamps, ids, handleKeyOnly, claimCheckLocation, a field added), the rows (one value, their
+    key order, not an object), and a verbatim replay."""
+    obj = json.loads(text)
+    if obj.get("type") not in ("INSERT", "UPDATE", "DELETE"):
+        return []
+    out = [text]  # a replay
+    dump = lambda o: json.dumps(o, ensure_ascii=False, separators=(",", ":"))  # noqa: E731 - local shorthand
+
+    bump = iter(range(1, 1 << 17))
+
+    def edited(**changes: Any) -> str:
+        # Another commitTs (the same physical time) unless the edit sets it: a copy equal to its
+        # original in the fields a replay is told by would be judged a replay, off the fast path.
+        o = dict(obj)
+        if isinstance(o.get("commitTs"), int):
+            o["commitTs"] += next(bump)
+        for k, v in changes.items():
+            if v is KeyError:
+                o.pop(k, None)
+            else:
+                o[k] = v
+        return dump(o)
+
+    out.append(edited())  # a good copy (the test gives it a Kafka key too)
+    for f in ("version", "buildTs", "commitTs", "tableID", "schemaVersion"):
+        v = obj.get(f)
+        if isinstance(v, int):
+            out += [edited(**{f: -1}), edited(**{f: str(v)}), edited(**{f: True}), edited(**{f: v + 1}),
+                    edited(**{f: 2 ** 64})]
+    # Where a field may be null, the null copy comes first: it compiles a kind the next copies meet.
+    out += [edited(version=2), edited(buildTs=1), edited(buildTs=2 ** 62), edited(buildTs=obj.get("buildTs", 0) - 10 ** 9),
+            edited(commitTs=(obj.get("buildTs", 0) + 10 ** 9) << 18), edited(handleKeyOnly=None),
+            edited(handleKeyOnly=False), edited(handleKeyOnly=1), edited(claimCheckLocation=None),
+            edited(claimCheckLocation="file:///x/y.json"), edited(sql="SELECT 1"), edited(checksum=None),
+            edited(database=1), edited() + " " * 2000]
+    for part in ("data", "old"):
+        row = obj.get(part)
+        if not isinstance(row, dict) or not row:
+            continue
+        out += [edited(**{part: None}), edited(**{part: list(row)}), edited(**{part: dict(reversed(row.items()))})]
+        for name in rng.sample(sorted(row), min(3, len(row))):
+            for v in rng.sample(_VALUE_EDITS, 6):
+                out.append(edited(**{part: {**row, name: json.loads(v) if v in ("null", "true", "{}") else v}}))
+            if isinstance(row[name], str):
+                out.append(edited(**{part: {**row, name: row[name] + "0"}}))
+                out.append(edited(**{part: {**row, name: row[name][:-1]}}))
+            if isinstance(row[name], dict):  # a TIMESTAMP
+                out.append(edited(**{part: {**row, name: {**row[name], "location": "Asia/Tokyo"}}}))
+                out.append(edited(**{part: {**row, name: {**row[name], "value": "1970-01-01 00:00:00"}}}))
+    return out
+
+
+@pytest.mark.parametrize(("options", "seed"), [({}, "edits"), ({}, "edits2"), ({}, "edits3"),
+                                              ({"large-message-handle-option": "handle-key-only",
+                                                "max-message-bytes": "900"}, "edits"),
+                                              ({"max-message-bytes": "2000"}, "edits")],
+                         ids=["defaults", "defaults-2", "defaults-3", "handle-key-only", "max-message-bytes"])
+def test_simple_fast_path_keeps_verdicts_over_edited_records(options: dict[str, str], seed: str) -> None:
+    """Each edited copy follows its original, so it meets the original's compiled kind."""
+    records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, options, seed=seed)
+    rng = random.Random(f"{seed}{options}")
+    out: list[Any] = []
+    for r in records:
+        out.append(r)
+        if r.value is None:
+            continue
+        texts = _edits(r.value.decode("utf-8"), rng)
+        for text in texts:
+            out.append(Record(r.topic, r.key, text.encode("utf-8"), r.partition, r.headers, r.timestamp, r.offset))
+        if texts:  # a key, on an otherwise good copy (a replay of it: the copy itself is in `texts`)
+            good = json.loads(texts[1])
+            good["commitTs"] -= 1 << 17
+            out.append(Record(r.topic, b"k", json.dumps(good).encode("utf-8"), r.partition, r.headers, r.timestamp,
+                              r.offset))
+    assert assert_parity(SIMPLE, options, registry, out) > 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(workloads(protocol_shape(SIMPLE)),
+       st.sampled_from([{}, {"send-bootstrap-to-all-partition": "false"}, {"time-zone": "Asia/Shanghai"}]))
+def test_simple_fast_path_keeps_verdicts_over_generated_workloads(w: Any, options: dict[str, str]) -> None:
+    records = encode(get_protocol(SIMPLE).reference().name, options, w, protocol=SIMPLE, topic_prefix="h-")
+    assert_parity(SIMPLE, options, None, records)
+
+
+# -- the fast path's value test -----------------------------------------------------------------------------
+
+_DATA_TYPES = [{"mysqlType": t, **extra} for t, extra in [
+    ("tinyint", {}), ("tinyint", {"unsigned": True}), ("int", {}), ("bigint", {}), ("bigint", {"unsigned": True}),
+    ("mediumint", {"unsigned": True}), ("varchar", {}), ("float", {}), ("double", {}), ("decimal", {"length": 5, "decimal": 2}),
+    ("year", {}), ("bit", {"length": 3}), ("date", {}), ("datetime", {"decimal": 3}), ("time", {}),
+    ("timestamp", {}), ("vector", {"length": 2}), ("json", {}), ("enum", {"elements": ["a", "b"]}),
+]]
+
+
+_DECIMAL = st.one_of(st.from_regex(r"-?[0-9]{1,9}(\.[0-9]{1,9})?", fullmatch=True),
+                   st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.45f}".rstrip("0").rstrip(".")),
+                   st.floats(allow_nan=False, allow_infinity=False).map(repr))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(st.from_regex(r"-?[0-9]{1,21}", fullmatch=True), st.text(max_size=12), _DECIMAL,
+                 st.lists(_DECIMAL, max_size=3).map(lambda xs: "[" + ",".join(xs) + "]"),
+                 st.sampled_from([*_VALUE_EDITS, "٣", "-", "+1", " 1", "1 ", "16777217", "9007199254740993", "0.30000000000000004", "1e-45"]), st.integers(), st.none(),
+                 st.fixed_dictionaries({"location": st.just("UTC"), "value": st.just("2024-01-01 00:00:00")})),
+       st.sampled_from(_DATA_TYPES))
+def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
+    """Twice (the second answer from the memo): what the rule says, for every value."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    fam = schema_family(dt)
+    assert fam is not None
+    o = SimpleOptions()
+    ok = value_ok(fam, dt, o)
+    want = format_problem(fam, dt, v, o, False) is None
+    assert ok(v) == want and ok(v) == want, (fam, dt, v)
