@@ -208,6 +208,19 @@ class FastRules:
         return out
 
 
+def new_kind(kinds: dict[Any, Any], key: Any, schema: Any, max_kinds: int, make: Callable[[Any], Any]) -> Any:
+    """The kind to compile for `key` under `schema` (made by `make(schema)`, the cache emptied when
+    it reaches `max_kinds`); None where the key already has a kind of that schema: compiled, and
+    this record one it did not accept, or one found hopeless."""
+    kind = kinds.get(key)
+    if kind is not None and kind.schema is schema:
+        return None
+    if len(kinds) >= max_kinds:
+        kinds.clear()
+    kind = kinds[key] = make(schema)
+    return kind
+
+
 def variant_expression(answers: list[Answer]) -> str:
     """The expression the generated function returns: the bits of the `Seen` answers whose flag
     stayed false (0: every such check passed)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...checks import compiled
-from ...checks.compiled import FastRules
+from ...checks.compiled import FastRules, new_kind
 from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
@@ -189,13 +189,9 @@ class CdcChecker(CheckerBase):
         if m.kind != "dml" or m.obj is None or m.text is None or m.table is None:
             return
         lg = self.logs.of(ev.record.topic, ev.record.partition)
-        k = (*m.table, tuple(m.obj))
-        kind = lg.kinds.get(k)
-        if kind is not None and kind.schema is ev.schema:
-            return  # compiled (this record was one it did not accept), or hopeless
-        if len(lg.kinds) >= fastpath.MAX_KINDS:
-            lg.kinds.clear()
-        kind = lg.kinds[k] = fastpath.FastKind(ev.schema)
+        kind = new_kind(lg.kinds, (*m.table, tuple(m.obj)), ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
+        if kind is None:
+            return
         assert self.rules is not None
         fastpath.compile_kind(kind, ev, self.record_specs, self.rules, ev.record.topic)
 

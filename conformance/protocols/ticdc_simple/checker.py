@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...checks import compiled
+from ...checks.compiled import new_kind
 from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
@@ -207,12 +208,9 @@ class SimpleChecker(CheckerBase):
         if k is None:
             return
         lg = self.logs.of(ev.record.topic, ev.record.partition)
-        kind = lg.kinds.get(k)
-        if kind is not None and kind.schema is ev.schema:
-            return  # compiled (this record was one it did not accept), or hopeless
-        if len(lg.kinds) >= fastpath.MAX_KINDS:
-            lg.kinds.clear()
-        kind = lg.kinds[k] = fastpath.FastKind(ev.schema)
+        kind = new_kind(lg.kinds, k, ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
+        if kind is None:
+            return
         fastpath.compile_kind(kind, ev, self.record_specs, k)
 
     def check_fast(self, record: Record) -> bool:
