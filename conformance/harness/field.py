@@ -45,13 +45,21 @@ from ..encoders.tool import (
 )
 from ..infra.inprocess import InProcessRegistry
 from ..infra.registry.errors import RegistryError
-from ..model.events import CaptureStart, Ddl, Event, Gtid, Transaction, Workload, capture_start, tso
+from ..model.events import (
+    TSO_LOGICAL_MASK,
+    CaptureStart,
+    Ddl,
+    Event,
+    Gtid,
+    Transaction,
+    Workload,
+    capture_start,
+    tso,
+)
 from ..model.table import Table
 from ..protocols.base import ProtocolSuite
 from .export import Export, Exported
 from .stages import UNIT_PREFIX, ComboResult, unit_prefix
-
-TSO_LOGICAL_MASK = (1 << 18) - 1
 
 
 @dataclass

@@ -15,6 +15,7 @@ from .table import Table
 from .values import Row
 
 TSO_LOGICAL_BITS = 18
+TSO_LOGICAL_MASK = (1 << TSO_LOGICAL_BITS) - 1
 
 
 def tso(physical_ms: int, logical: int = 0) -> int:

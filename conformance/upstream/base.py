@@ -18,7 +18,19 @@ from typing import Protocol, Self
 
 from ..errors import InfrastructureError
 from ..model.dialects import Dialect
-from ..model.events import CaptureStart, Ddl, Event, LogicalMessage, Op, RowChange, Transaction, Watermark, Workload
+from ..model.events import (
+    TSO_LOGICAL_MASK,
+    CaptureStart,
+    Ddl,
+    Event,
+    LogicalMessage,
+    Op,
+    RowChange,
+    Transaction,
+    Watermark,
+    Workload,
+    tso,
+)
 from ..model.table import Table
 from ..model.truth import AppliedEvent, LoggedEvent, SourceTruth, StatementResult, StoredRow
 from ..model.values import Row
@@ -294,6 +306,21 @@ def canonical_workload(source: Workload, applied: list[AppliedEvent], logged: li
     return Workload(tuple(out), source.seed, source.shard, meta)
 
 
+def logged_by_others(source: Workload, applied: list[AppliedEvent], logged: list[LoggedEvent], server: str,
+                     dialect: str, databases: tuple[tuple[str, str], ...],
+                     time_ms: Callable[[Event], int | None]) -> Captured:
+    """A workload someone else applied, as the server logged it (`Upstream.logged_since`): the
+    truth, and the log's events with each commit time the log's (`time_ms`; None: the model's)."""
+    truth = SourceTruth(server, dialect, databases, tuple(applied), tuple(logged), complete=True)
+    canonical = canonical_workload(source, applied, logged)
+    events: list[Event] = []
+    for i, e in enumerate(canonical.events):
+        if isinstance(e, (Transaction, Ddl)) and (ms := time_ms(e)) is not None:
+            e = dataclasses.replace(e, commit_ts=tso(ms, i & TSO_LOGICAL_MASK))
+        events.append(e)
+    return Captured(source, dataclasses.replace(canonical, events=tuple(events)), truth)
+
+
 def _messages_at(orig: Transaction, logged: tuple[RowChange, ...]) -> tuple[LogicalMessage, ...]:
     """The transaction's logical decoding messages (the log carries each where the session
     emitted it), placed among the changes the log holds: after as many as came before it in the
@@ -307,4 +334,5 @@ def iter_changes(logged: list[LoggedEvent]) -> Iterator[RowChange]:
 
 
 __all__ = ["Captured", "NoUpstream", "Op", "Session", "SourceMutant", "StatementRefused", "Upstream",
-           "UpstreamLost", "UpstreamUnavailable", "canonical_workload", "final_images", "run_session"]
+           "UpstreamLost", "UpstreamUnavailable", "canonical_workload", "final_images", "logged_by_others",
+           "run_session"]

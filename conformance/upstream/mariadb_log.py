@@ -27,16 +27,16 @@ import random
 import re
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..infra.urls import redact_text
 from ..model.dialects import MARIADB
-from ..model.events import CaptureStart, Ddl, Event, Op, RowChange, Transaction, Watermark, Workload, tso
+from ..model.events import Ddl, Event, Op, RowChange, Transaction, Workload
 from ..model.table import Table
-from ..model.truth import AppliedEvent, LoggedEvent, SourceTruth
+from ..model.truth import AppliedEvent, LoggedEvent
 from ..model.values import Row, Value
-from .base import Captured, UpstreamLost, UpstreamUnavailable, canonical_workload
+from .base import Captured, UpstreamLost, UpstreamUnavailable, logged_by_others
 from .binlog import BinlogDecodeError, Reader, decode_value
 
 if TYPE_CHECKING:
@@ -229,7 +229,6 @@ def _read_row(r: Reader, cols: list[Any], n: int, present: bytes, table: Table) 
 
 _FILE_POS = re.compile(r"^(?P<file>[^:\s]+):(?P<pos>\d+)$")
 _GTID = re.compile(r"^\d+-\d+-\d+$")
-TSO_LOGICAL_MASK = (1 << 18) - 1
 
 
 class SinceError(ValueError):
@@ -424,12 +423,8 @@ def logged_since(endpoint: Endpoint, server: str, since_text: str, workloads: Se
 
 
 def _captured(u: _Unit, w: Workload, server: str, databases: tuple[tuple[str, str], ...]) -> Captured:
-    truth = SourceTruth(server, MARIADB.name, databases, tuple(u.applied), tuple(u.logged), complete=True)
-    canonical = canonical_workload(w, u.applied, u.logged)
-    events: list[Event] = []
-    for i, e in enumerate(canonical.events):
+    def time_ms(e: Event) -> int | None:
         seconds = u.times.get(e.position) if isinstance(e, (Transaction, Ddl)) and e.position else None
-        if seconds is not None and not isinstance(e, (Watermark, CaptureStart)):
-            e = replace(e, commit_ts=tso(seconds * 1000, i & TSO_LOGICAL_MASK))
-        events.append(e)
-    return Captured(w, replace(canonical, events=tuple(events)), truth)
+        return None if seconds is None else seconds * 1000
+
+    return logged_by_others(w, u.applied, u.logged, server, MARIADB.name, databases, time_ms)

@@ -30,14 +30,14 @@ import urllib.parse
 import uuid
 import warnings
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..infra.urls import redact, redact_text
 from ..model.dialects import POSTGRES, Dialect
-from ..model.events import Ddl, DdlKind, Op, RowChange, ServerIds, Transaction, Workload, tso
+from ..model.events import Ddl, DdlKind, Op, RowChange, ServerIds, Transaction, Workload
 from ..model.table import DefaultKind, Table
-from ..model.truth import AppliedEvent, LoggedEvent, SourceTruth, lsn_int, position_key
+from ..model.truth import AppliedEvent, LoggedEvent, lsn_int, position_key
 from ..model.types import Kind, SqlType
 from ..model.values import Row, Value
 from . import lifecycle
@@ -48,7 +48,7 @@ from .base import (
     Upstream,
     UpstreamLost,
     UpstreamUnavailable,
-    canonical_workload,
+    logged_by_others,
     run_session,
 )
 from .textvalues import parse_pg_text
@@ -801,12 +801,9 @@ def read_slot(rows: Sequence[tuple[str, bytes]], workloads: Sequence[tuple[Workl
             if isinstance(e, Ddl) and e.kind is not DdlKind.TRUNCATE_TABLE:
                 applied.append(AppliedEvent(j, e, (), True, position))
         logged = decode_pgoutput(mine, applied)
-        truth = SourceTruth(server, POSTGRES.name, tuple((d, d) for d in dbs), tuple(applied), tuple(logged))
-        canonical = canonical_workload(w, applied, logged)
-        events_out = tuple(replace(e, commit_ts=tso(e.server.commit_us // 1000, k & 0x3FFFF))
-                           if isinstance(e, Transaction) and e.server is not None else e
-                           for k, e in enumerate(canonical.events))
-        out.append(Captured(w, replace(canonical, events=events_out), truth))
+        out.append(logged_by_others(w, applied, logged, server, POSTGRES.name, tuple((d, d) for d in dbs),
+                                    lambda e: e.server.commit_us // 1000 if isinstance(e, Transaction)
+                                    and e.server is not None else None))
         wanted = sum(isinstance(e, Transaction) and bool(e.changes) for e in events)
         got = sum(isinstance(a.event, Transaction) for a in applied)
         if got < wanted:
