@@ -17,7 +17,9 @@ import pytest
 from helpers import cli as run
 from helpers import report_results as results
 
+from conformance.encoders import all_encoders
 from conformance.harness import stages
+from conformance.protocols import all_protocols
 from conformance.upstream import UpstreamLost
 
 WORKLOADS = int(os.environ.get("CONFORMANCE_REFERENCE_WORKLOADS", "200"))
@@ -97,3 +99,29 @@ def test_a_statement_the_server_refuses_is_reproduced_as_generated(mariadb_upstr
     repro = next(r for s in report["runs"] for r in s["reproductions"] if r["check"] == "source.statement-executes")
     assert "generated SQL" in repro["note"] and repro["shrunk"] is False
     assert "char(0)" in repro["sql"] and "UNIQUE KEY" in repro["sql"]
+
+
+SERVER_MUTANTS = [e for p in all_protocols() for e in all_encoders(p.name) if e.needs_server]
+
+
+def test_there_is_a_server_mutant() -> None:
+    assert SERVER_MUTANTS, "the checks that need a server's ids have a mutant each"
+
+
+@pytest.mark.parametrize("info", SERVER_MUTANTS, ids=[e.name for e in SERVER_MUTANTS])
+def test_a_mutant_that_needs_a_server_is_caught_against_one(info: Any, request: Any, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The mutants kept out of memory runs (`needs_server`: their defect is in ids only a server's
+    log gives) are caught by the check they name, against a real server; the reference passes it."""
+    from conformance.protocols import get_protocol
+
+    dialect = get_protocol(info.protocol).capabilities.dialect
+    up = request.getfixturevalue("postgres_upstream" if dialect == "postgresql" else "mariadb_upstream")
+    common = ("run", "--protocol", info.protocol, "--upstream", up.shareable_url(), "--kafka", "none", "--no-matrix",
+              "--no-shrink", "--examples", "6", "--seed", f"server-{info.name}")
+    code, out = run(capsys, *common, "--encoder", info.name, "--report-dir", str(tmp_path / "mutant"))
+    assert code == 1, out[-3000:]
+    assert results(tmp_path / "mutant")[info.catches]["outcome"] == "failed"
+    code, out = run(capsys, *common, "--report-dir", str(tmp_path / "reference"))
+    assert code == 0, out[-3000:]
+    assert results(tmp_path / "reference")[info.catches]["outcome"] == "passed"
