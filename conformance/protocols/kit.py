@@ -177,11 +177,13 @@ class DuplicateKey(ValueError):
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise DuplicateKey(k)
-        out[k] = v
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _v in pairs:
+            if k in seen:
+                raise DuplicateKey(k)
+            seen.add(k)
     return out
 
 
@@ -193,11 +195,21 @@ def _no_constant(name: str) -> Any:
 CONSTANTS: dict[str, float] = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
+#: One decoder per (constant, parse_float): `json.loads` with hooks builds a new one per call.
+_DECODERS: dict[tuple[Any, Any], json.JSONDecoder] = {}
+
+
 def loads_strict(text: str, *, constant: Callable[[str], Any] = _no_constant,
                  parse_float: Callable[[str], Any] | None = None) -> Any:
     """JSON text, strictly: a key twice in an object raises `DuplicateKey`; a bare `NaN` or
     `Infinity` raises ValueError unless `constant` gives its value."""
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=constant, parse_float=parse_float)
+    decoder = _DECODERS.get((constant, parse_float))
+    if decoder is None:
+        if len(_DECODERS) > 64:
+            _DECODERS.clear()
+        decoder = _DECODERS[(constant, parse_float)] = json.JSONDecoder(
+            object_pairs_hook=_no_duplicates, parse_constant=constant, parse_float=parse_float)
+    return decoder.decode(text)
 
 
 # -- schema registries ------------------------------------------------------------------------------

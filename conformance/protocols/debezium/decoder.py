@@ -8,6 +8,7 @@ import functools
 import io
 import json
 import struct
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,17 @@ class Part:
         return self.error is None
 
 
+_seen = threading.local()
+
+
+def _constant(name: str) -> Any:
+    # Jackson quotes NaN/Infinity by default; a bare token is not JSON (RFC 8259): keep it so
+    # that the value checks can say which column, not a parse error for the whole message. One
+    # function for every part (the decoder is made once), the names seen kept per thread.
+    _seen.names.append(name)
+    return CONSTANTS[name]
+
+
 # The checker decodes each message, and so does the delivery identifier right after it: the
 # last few parts decoded are kept (callers only read a Part).
 @functools.lru_cache(maxsize=64)
@@ -46,16 +58,9 @@ def decode_part(raw: bytes | None, schemas: bool) -> Part:
     except UnicodeDecodeError as e:
         p.error = f"not UTF-8 ({e.reason} at byte {e.start})"
         return p
-    seen_constant: list[str] = []
-
-    def constant(name: str) -> Any:
-        # Jackson quotes NaN/Infinity by default; a bare token is not JSON (RFC 8259): keep it so
-        # that the value checks can say which column, not a parse error for the whole message.
-        seen_constant.append(name)
-        return CONSTANTS[name]
-
+    seen_constant = _seen.names = []
     try:
-        p.doc = loads_strict(text, constant=constant)
+        p.doc = loads_strict(text, constant=_constant)
     except DuplicateKey as e:
         p.error = f"duplicate JSON member {e.key!r}"
         return p
