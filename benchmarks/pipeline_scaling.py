@@ -292,6 +292,19 @@ def run_breakdown(jobs: Sequence[dict[str, Any]], t0: float, tee: _Tee) -> dict[
 # -- run and check in this process --------------------------------------------------------------
 
 
+def wait_quiet(limit: float | None, most: float) -> dict[str, Any] | None:
+    """Wait (at most `most` seconds) until the 1-minute load average is at or under `limit`, so
+    that a timed measurement does not share the cores with other work (None: do not wait)."""
+    if limit is None:
+        return None
+    t0 = time.monotonic()
+    while os.getloadavg()[0] > limit and time.monotonic() - t0 < most:
+        time.sleep(10)
+    got = {"waited_s": round(time.monotonic() - t0, 1), "load_1m": round(os.getloadavg()[0], 2), "limit": limit}
+    print(f"waited {got['waited_s']} s for a quiet machine: load {got['load_1m']} (limit {limit})", flush=True)
+    return got
+
+
 def start_session(master: str) -> dict[str, Any]:
     """Start (afresh) the session for master; its start-up time and what Spark says it got."""
     from conformance.harness.spark import spark_session, stop_spark_session
@@ -449,6 +462,7 @@ def run_and_check(args: argparse.Namespace, masters: list[str], units: int, out:
             out["check_input"] = {"run_id": run_id, "records": sections[0].records, "topics": len(check_topics)}
         try:
             for i, master in enumerate(masters):
+                out.setdefault("quiet_wait", {})[master] = wait_quiet(args.wait_quiet, args.wait_quiet_max)
                 starts[master] = start_session(master)
                 print(f"Spark session {master} started in {starts[master]['seconds']:.1f} s "
                       f"(master {starts[master]['master']}, default parallelism "
@@ -477,6 +491,7 @@ def run_and_check(args: argparse.Namespace, masters: list[str], units: int, out:
             stop_spark_session()
             if do_check and args.inprocess_check:
                 assert check_infra is not None
+                out.setdefault("quiet_wait", {})["in-process"] = wait_quiet(args.wait_quiet, args.wait_quiet_max)
                 checks["in-process"] = measure_check(check_infra[0], check_infra[1].url, check_topics, None)
         finally:
             stop_spark_session()
@@ -930,6 +945,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="units of an untimed run at the start of every Spark session (default 4; 0: none)")
     ap.add_argument("--no-inprocess-check", dest="inprocess_check", action="store_false",
                     help="skip the in-process check baseline (check_live_local)")
+    ap.add_argument("--wait-quiet", type=float, default=None, metavar="LOAD",
+                    help="before each timed master, wait until the 1-minute load average is at most LOAD "
+                         "(the untimed production of records may share the machine; default: do not wait)")
+    ap.add_argument("--wait-quiet-max", type=float, default=3 * 3600.0,
+                    help="the longest such wait, in seconds (default 10800)")
     ap.add_argument("--seed", default="bench", help="workload seed (default 'bench')")
     ap.add_argument("--timeout", type=float, default=4 * 3600.0,
                     help="bound on the whole benchmark / on each rss subprocess, in seconds (default 14400)")
