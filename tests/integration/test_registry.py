@@ -432,6 +432,20 @@ def test_identity_and_global_ids(registry: EmbeddedSchemaRegistry) -> None:
     ]
 
 
+def test_the_id_cache_keeps_the_latest_ids_only(registry: EmbeddedSchemaRegistry,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker's client lives as long as the worker: its cache must not grow with the run.
+    monkeypatch.setattr(RegistryClient, "CACHED_IDS", 3)
+    client = RegistryClient(registry.url)
+    texts = {client.register(f"s{i}", record(A, name=f"t{i}")): record(A, name=f"t{i}") for i in range(6)}
+    for _round in range(2):
+        for schema_id, text in texts.items():
+            assert client.schema_by_id(schema_id) == text
+            assert client.subjects_for_id(schema_id) == [(f"s{schema_id - 1}", 1)]
+            assert len(client._schemas) <= 3 and len(client._id_subjects) <= 3
+    assert list(client._schemas) == list(texts)[-3:]  # the latest answers are the ones kept
+
+
 def test_compatibility_levels_over_http(registry: EmbeddedSchemaRegistry) -> None:
     client = RegistryClient(registry.url)
     client.register("s", V1)

@@ -60,10 +60,14 @@ class RegistryClient(ClosesOnExit):
 
     ``url`` may carry ``user:password@`` (percent-encoded); it becomes a Basic
     ``Authorization`` header and is never shown: :attr:`url` and ``repr`` are redacted.
-    Keep-alive connections are pooled (one per concurrent caller); id lookups are cached.
+    Keep-alive connections are pooled (one per concurrent caller); id lookups are cached, the
+    latest `CACHED_IDS` of them (a Spark worker's client lives as long as the worker, and a long
+    run registers new schemas all along: unbounded, the cache was most of a worker's growth).
     """
 
     _MAX_IDLE: Final = 8
+    #: Ids whose schema (and whose subjects) are kept; the oldest answer is dropped first.
+    CACHED_IDS = 4096
 
     def __init__(self, url: str, *, timeout: float = 10.0) -> None:
         self.url = redact(url).rstrip("/")
@@ -282,7 +286,7 @@ class RegistryClient(ClosesOnExit):
                 f"Schema Registry at {self.url} answered schema {schema_id} without a schema text."
             )
         with self._cache_lock:
-            self._schemas[schema_id] = text
+            _keep(self._schemas, schema_id, text, self.CACHED_IDS)
         return text
 
     def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
@@ -295,7 +299,7 @@ class RegistryClient(ClosesOnExit):
         answer = self._call("GET", f"/schemas/ids/{schema_id}/versions")
         pairs = tuple((str(item["subject"]), int(item["version"])) for item in answer)
         with self._cache_lock:
-            self._id_subjects[schema_id] = pairs
+            _keep(self._id_subjects, schema_id, pairs, self.CACHED_IDS)
         return list(pairs)
 
     def versions(self, subject: str) -> list[int]:
@@ -333,3 +337,10 @@ class RegistryClient(ClosesOnExit):
         """The global level, or the level in force for ``subject`` (its own, else the global one)."""
         path = "/config" if subject is None else f"/config/{self._subject_path(subject)}?defaultToGlobal=true"
         return str(self._call("GET", path)["compatibilityLevel"])
+
+
+def _keep(cache: dict[int, Any], key: int, value: Any, most: int) -> None:
+    """`cache[key] = value`, first dropping the oldest entries beyond `most` (insertion order)."""
+    while len(cache) >= most and cache:
+        del cache[next(iter(cache))]
+    cache[key] = value
