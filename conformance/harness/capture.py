@@ -60,13 +60,25 @@ def _b64(v: Any, what: str) -> bytes | None:
 
 def _json_line(text: str) -> Any:
     """A line as the standard library reads it, orjson first (reading a capture was a third of a
-    fast-path `check`'s time with the stdlib's parser). orjson refuses what the stdlib refuses and
-    more (NaN, integers beyond 64 bits, lone surrogates): those lines go to the stdlib, which
-    decides, so the answer is always the stdlib's."""
+    fast-path `check`'s time with the stdlib's parser). orjson refuses some of what the stdlib
+    reads (NaN, lone surrogates), and reads an integer beyond 64 bits as a float where the stdlib
+    keeps it exact: a line orjson refuses, or in which it found a float (no field of a capture
+    line is one), goes to the stdlib, which decides; so the answer is always the stdlib's."""
     try:
-        return orjson.loads(text)
+        obj = orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)
+    return json.loads(text) if _has_float(obj) else obj
+
+
+def _has_float(obj: Any) -> bool:
+    if obj.__class__ is float:
+        return True
+    if obj.__class__ is dict:
+        return any(_has_float(v) for v in obj.values())
+    if obj.__class__ is list:
+        return any(_has_float(v) for v in obj)
+    return False
 
 
 def parse_line(text: str) -> Record:
