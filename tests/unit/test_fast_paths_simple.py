@@ -182,3 +182,25 @@ def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
     ok = value_ok(fam, dt, o)
     want = format_problem(fam, dt, v, o, False) is None
     assert ok(v) == want and ok(v) == want, (fam, dt, v)
+
+
+# -- the fast path's delivery identity ----------------------------------------------------------------------
+
+_KEY_VALUES = st.one_of(st.text(max_size=8), st.none(), st.integers(), st.booleans(),
+                        st.floats(allow_nan=False), st.fixed_dictionaries({"location": st.text(max_size=3),
+                                                                           "value": st.text(max_size=4)}))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _KEY_VALUES, min_size=1, max_size=4), st.data(),
+       st.integers(min_value=0, max_value=2 ** 64 - 1), st.sampled_from(["INSERT", "UPDATE", "DELETE"]))
+def test_simple_fast_match_is_the_identifiers(row: dict[str, Any], data: Any, commit_ts: int, typ: str) -> None:
+    """`delivery.matcher` (the fast path's match) is the digest `identifier` takes of a handle key,
+    for any names of the row (in any order, repeated) and any JSON values (text of any
+    characters, null; the others through `_canonical` itself)."""
+    from conformance.protocols.kit import digest
+    from conformance.protocols.ticdc_simple.delivery import _canonical, matcher
+
+    names = data.draw(st.lists(st.sampled_from(sorted(row)), min_size=1, max_size=5))
+    want = digest(("v", commit_ts, typ, _canonical({n: row[n] for n in names})))
+    assert matcher(names, typ)(row, commit_ts) == want

@@ -131,6 +131,11 @@ class SimpleChecker(CheckerBase):
         # the checks, which import this module): JSON DMLs judged alone (no workload to join).
         self.fastpath = fastpath
         self.fast = fastpath is not None and compiled.enabled() and mode.records and not mode.source and not self.o.avro
+        # The fast path's delivery identities (`identity`): every schema announced so far, topic-wide
+        # and keyed as `delivery.identifier` keys them (topic, database, table, version); the record
+        # `check_fast` accepted last, with its kind and message.
+        self.announced: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+        self._accepted: tuple[Record, Any, Any, dict[str, Any]] | None = None
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -152,6 +157,7 @@ class SimpleChecker(CheckerBase):
             key = schema_key(ts) if ts is not None else None
             if ts is not None and key is not None:
                 lg.schemas[key] = ts
+                self.announced[(record.topic, *key)] = ts
                 table_id = integer(ts.get("tableID"))
                 entry.table, entry.version, entry.table_id = (key[0], key[1]), key[2], table_id
                 if msg.kind == "BOOTSTRAP" and table_id is not None:
@@ -214,6 +220,7 @@ class SimpleChecker(CheckerBase):
         fastpath.compile_kind(kind, ev, self.record_specs, k)
 
     def check_fast(self, record: Record) -> bool:
+        self._accepted = None
         if not self.fast or record.value is None:
             return False
         lg = self.logs.get(record.topic, record.partition or 0)
@@ -251,7 +258,14 @@ class SimpleChecker(CheckerBase):
         plan = kind.plan
         plan.count += 1
         self.tally.unsettled.add(plan)
+        self._accepted = (record, kind, k, obj)
         return True
+
+    def identity(self, record: Record) -> tuple[Any] | None:
+        got = self._accepted
+        if got is None or got[0] is not record:
+            return None
+        return (self.fastpath.identity(got[1], got[2], got[3], self.announced, record.topic),)
 
     # -- run mode -------------------------------------------------------------------------------------
 
@@ -291,6 +305,7 @@ class SimpleChecker(CheckerBase):
         self.run_event_checks(eev)
 
     def finish(self) -> None:
+        self._accepted = None
         for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.partitions))
         self.logs.clear()

@@ -15,10 +15,15 @@ then counted with the first record's answers (passed, or the same not-applicable
 Kept off: Avro encoding (its union branches make another evidence), a message that repeats an
 earlier one of the partition (a replay: its evidence has no schema), any kind whose first record
 failed or errored a check, and any live record check this module does not know (a check added
-later stays on the explaining path until its argument is written here). The delivery identity is
-not worked out here: the identifier learns handle keys topic-wide from DDLs and BOOTSTRAPs, so it
-keeps seeing every message; it re-reads the `Message` this path decoded (the decoder keeps the
-last few), so the parse is shared.
+later stays on the explaining path until its argument is written here).
+
+The delivery identity of an accepted record is worked out here too (`identity`), as
+`delivery.identifier` works it out: the entity is the kind's (topic, database, table); the match
+needs the handle key, which the identifier takes from the schema announced last *topic-wide* for
+the DML's (database, table, schemaVersion), so the checker keeps that map as the identifier does
+(`SimpleChecker.announced`, fed by every DDL and BOOTSTRAP, which never take this path), and the
+kind remembers the handle key it worked out for the schema object it last met (the key depends on
+nothing else: the row's keys are the kind's).
 """
 
 from __future__ import annotations
@@ -31,8 +36,10 @@ from ...checks.compiled import Source
 from ...checks.registry import CheckSpec, NotApplicable
 from ...checks.results import RecordPlan
 from ...model.events import TSO_LOGICAL_BITS
-from . import spec
+from ..kit import Identified, digest
+from . import delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
+from .checks.messages import handle_key_names
 from .checks.values import value_columns, value_ok
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
@@ -70,6 +77,13 @@ class FastKind:
     accept: Callable[[dict[str, Any], bytes | None, bytes], bool | None] | None = None
     plan: RecordPlan = field(default_factory=RecordPlan)
     hopeless: bool = False  # a check failed, errored or has no argument here: the kind stays on the checks
+    # The delivery identity (`identity`): the entity; the row part's name, its keys if an object;
+    # the topic-wide announced schema last met, and the match function of its handle key.
+    entity: bytes = b""
+    row: str = ""
+    row_keys: tuple[str, ...] | None = None
+    announced: Any = None
+    match: Callable[[dict[str, Any], int], bytes] | None = None
 
 
 def kind_of(obj: dict[str, Any]) -> Kind | None:
@@ -147,3 +161,28 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     src.line("return True")
     kind.accept = src.build()
     kind.plan.fixed = got
+    kind.entity = digest(("t", ev.record.topic, kind_key[0], kind_key[1]))
+    delete = kind_key[3] == "DELETE"
+    kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
+    if kind_key[7]:  # handleKeyOnly: the row is the handle key
+        kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
+
+
+def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:
+    """What `delivery.identifier` says of a message `kind.accept` accepted (its commitTs an
+    integer), given the schemas announced so far in the topic (`announced`, keyed as the
+    identifier keys them)."""
+    cts = obj["commitTs"]
+    if kind.row_keys is None:  # the row is not an object
+        return kind.entity, None, cts
+    if not k[7]:
+        ts = announced.get((topic, k[0], k[1], k[2]))
+        if ts is None:
+            return kind.entity, None, cts
+        if ts is not kind.announced:
+            names = handle_key_names(ts, kind.row_keys)
+            kind.match = delivery.matcher(names, k[3]) if names is not None else None
+            kind.announced = ts
+    if kind.match is None:
+        return kind.entity, None, cts
+    return kind.entity, kind.match(obj[kind.row], cts), cts
