@@ -204,3 +204,79 @@ def test_simple_fast_match_is_the_identifiers(row: dict[str, Any], data: Any, co
     names = data.draw(st.lists(st.sampled_from(sorted(row)), min_size=1, max_size=5))
     want = digest(("v", commit_ts, typ, _canonical({n: row[n] for n in names})))
     assert matcher(names, typ)(row, commit_ts) == want
+
+
+# -- the quick temporal texts --------------------------------------------------------------------------------
+
+_DIGITS = st.sampled_from(["0", "1", "2", "3", "5", "8", "9"])
+_TEMPORAL = st.one_of(
+    st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,7})?)?", fullmatch=True),
+    st.from_regex(r"(19[0-9]{2}|20[0-9]{2}|2[1-9][0-9]{2}|0000)-(0[0-9]|1[0-3])-([0-3][0-9]) ([0-2][0-9]):[0-6][0-9]:[0-6][0-9]"
+                  r"(\.[0-9]{1,7})?", fullmatch=True),
+    st.from_regex(r"-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,7})?", fullmatch=True),
+    st.from_regex(r"(8[0-4][0-9]|0[0-9]|2[0-4]):[0-6][0-9]:[0-6][0-9](\.[0-9]{1,7})?", fullmatch=True),
+    st.from_regex(r"[0-9]{1,5}", fullmatch=True),
+    st.sampled_from(["1970-01-01 00:00:00", "1971-01-01 00:00:00", "2037-12-31 23:59:59.999999",
+                     "2038-01-19 03:14:07", "2038-01-19 03:14:08", "0000-00-00 00:00:00", "2024-02-29 00:00:00",
+                     "2023-02-29 00:00:00", "2024-04-31 00:00:00", "838:59:59", "838:59:59.000001", "837:59:59.999999",
+                     "-838:59:59", "-00:00:00", "1900", "1901", "2155", "2156", "0", "0000", "٢٠٢٤", "2024-01-01\n"]),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(_TEMPORAL, st.fixed_dictionaries({"location": st.sampled_from(["UTC", "Asia/Shanghai", "Etc/UTC", ""]),
+                                                    "value": _TEMPORAL}),
+                 st.fixed_dictionaries({"location": st.just("UTC"), "value": _TEMPORAL, "x": st.none()})),
+       st.sampled_from(["date", "datetime", "time", "timestamp", "year"]),
+       st.one_of(st.none(), st.integers(min_value=-1, max_value=7), st.just("3"), st.just(True)),
+       st.sampled_from(["UTC", "Asia/Shanghai"]))
+def test_simple_quick_temporal_texts_are_the_rule(v: Any, mysql_type: str, fsp: Any, zone: str) -> None:
+    """Every value `value_ok` takes on a quick text is one the rule accepts (and the memo agrees),
+    whatever the column's fsp (absent, malformed, beyond 6) and the time zone option."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    dt: dict[str, Any] = {"mysqlType": mysql_type, **({"decimal": fsp} if fsp is not None else {})}
+    fam = schema_family(dt)
+    assert fam is not None
+    o = SimpleOptions.from_options({"time-zone": zone})
+    ok = value_ok(fam, dt, o)
+    want = format_problem(fam, dt, v, o, False) is None
+    assert ok(v) == want and ok(v) == want, (fam, dt, v)
+
+
+def _edge_texts() -> dict[str, list[str]]:
+    years = ["0000", "1900", "1901", "1969", "1970", "1971", "2037", "2038", "2155", "2156", "9999"]
+    days = [f"{y}-{m}-{d}" for y in years for m in ("00", "01", "02", "04", "12", "13")
+            for d in ("00", "01", "28", "29", "30", "31", "32")]
+    fractions = ("", ".1", ".123", ".123456", ".1234567")
+    clocks = [c + f for c in ("00:00:00", "23:59:59", "24:00:00", "23:60:00", "23:59:60") for f in fractions]
+    times = [f"{s}{h}:{m}:{sec}{f}" for s in ("", "-") for h in ("00", "23", "99", "100", "837", "838", "839", "999")
+             for m in ("00", "59", "60") for sec in ("59", "60") for f in fractions]
+    return {"date": days + [d + " " + c for d in days[::5] for c in clocks[::3]],
+            "datetime": [d + " " + c for d in days for c in clocks[::2]] + days[::7],
+            "time": times + ["1:00:00", "00:00", "00:00:00 "],
+            "year": [str(n) for n in range(0, 2200)] + ["0000", "00", "01901", "1901 ", "٢٠٢٤"]}
+
+
+@pytest.mark.parametrize("mysql_type", ["date", "datetime", "time", "timestamp", "year"])
+def test_simple_quick_temporal_texts_are_the_rule_at_their_edges(mysql_type: str) -> None:
+    """Every year, month, day, clock part and fraction length at the edge of a quick text, in every
+    combination, under every fsp (absent, malformed, 0, 3, 6, beyond 6) and two time zone options:
+    `value_ok` says what the rule says (TIMESTAMP: the text under several locations)."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    edges = _edge_texts()
+    texts = edges["datetime"] if mysql_type == "timestamp" else edges[mysql_type]
+    for fsp in (None, -1, "3", 0, 1, 3, 6, 7):
+        dt: dict[str, Any] = {"mysqlType": mysql_type, **({"decimal": fsp} if fsp is not None else {})}
+        fam = schema_family(dt)
+        assert fam is not None
+        for zone in ("UTC", "Asia/Shanghai"):
+            o = SimpleOptions.from_options({"time-zone": zone})
+            ok = value_ok(fam, dt, o)
+            values: list[Any] = list(texts) if mysql_type != "timestamp" else [
+                {"location": loc, "value": t} for t in texts for loc in (zone, "Etc/UTC", "")]
+            for v in values:
+                assert ok(v) == (format_problem(fam, dt, v, o, False) is None), (fam, dt, zone, v)

@@ -28,6 +28,7 @@ nothing else: the row's keys are the kind's).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,7 +157,7 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
                     continue
                 v = src.fresh("v")
                 src.line(f"{v} = {rows[part]}[{src.const(name, 'n')}]")
-                ok = src.const(value_ok(fam, vc.data_types[name], ev.o), "ok")
+                ok = src.const(_value_ok(fam, vc.data_types[name], ev.o), "ok")
                 src.line(f"if {v} is not None and not {ok}({v}): return None")
     src.line("return True")
     kind.accept = src.build()
@@ -166,6 +167,21 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
     if kind_key[7]:  # handleKeyOnly: the row is the handle key
         kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
+
+
+#: `value_ok` functions, shared by the kinds whose column has the same family, dataType and options
+#: (table versions come and go; their columns' types, and so their values' memos, stay).
+_OK: dict[tuple[str, str, Any], Callable[[Any], bool]] = {}
+
+
+def _value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
+    key = (fam, json.dumps(dt, sort_keys=True), o)  # dt is JSON from the stream: its text says all of it
+    got = _OK.get(key)
+    if got is None:
+        if len(_OK) >= MAX_KINDS:
+            _OK.clear()
+        got = _OK[key] = value_ok(fam, dt, o)
+    return got
 
 
 def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:
