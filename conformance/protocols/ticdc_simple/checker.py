@@ -207,7 +207,7 @@ class SimpleChecker(CheckerBase):
 
     def _learn_kind(self, ev: RecordEvidence) -> None:
         m = ev.msg
-        if not m.ok or m.kind != "DML" or m.avro:
+        if not m.ok or m.kind not in ("DML", "WATERMARK") or m.avro:
             return
         fastpath = self.fastpath
         k = fastpath.kind_of(m.fields)
@@ -226,29 +226,43 @@ class SimpleChecker(CheckerBase):
         lg = self.logs.get(record.topic, record.partition or 0)
         if lg is None or not lg.kinds:
             return False
-        m = decode(record.value, self.o.compression, False)
-        if not m.ok or m.kind != "DML":
+        fastpath = self.fastpath
+        obj = fastpath.parse(record.value, self.o.compression)
+        if obj is None:
             return False
-        obj = m.fields
         try:
-            k = self.fastpath.kind_of(obj)
+            k = fastpath.kind_of(obj)
             kind = lg.kinds.get(k) if k is not None else None
             if kind is None or kind.accept is None or not kind.accept(obj, record.key, record.value):
                 return False
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
         assert k is not None
+        if len(k) == 2:  # a WATERMARK: the partition's log, as `evidence` keeps it
+            self._seq += 1
+            ts = obj["commitTs"]
+            entry = Entry(self._seq, record.offset if record.offset is not None else len(lg.entries), "WATERMARK",
+                          "WATERMARK", ts, obj["buildTs"], None, None)
+            if ts in lg.seen_watermarks:
+                entry.kind = None  # re-sent after a restart: a duplicate, not a regression
+            lg.seen_watermarks.add(ts)
+            lg.entries.append(entry)
+            plan = kind.plan
+            plan.count += 1
+            self.tally.unsettled.add(plan)
+            self._accepted = (record, None, k, obj)
+            return True
         key = k[:3]
         if self._resolve(lg, key) is not kind.schema:
             return False
-        digest = hash(repr((obj.get("commitTs"), m.type, obj.get("database"), obj.get("table"), obj.get("data"),
-                            obj.get("old"))))
+        typ = k[3]
+        digest = hash(repr((obj["commitTs"], typ, key[0], key[1], obj.get("data"), obj.get("old"))))
         if digest in lg.seen_dml:
             return False  # a replay: its evidence has no schema (the checks judge it)
         # The partition's log, as `evidence` keeps it for a DML.
         self._seq += 1
         offset = record.offset if record.offset is not None else len(lg.entries)
-        entry = Entry(self._seq, offset, "DML", m.type, obj["commitTs"], obj["buildTs"], (key[0], key[1]), key[2])
+        entry = Entry(self._seq, offset, "DML", typ, obj["commitTs"], obj["buildTs"], (key[0], key[1]), key[2])
         lg.seen_dml.add(digest)
         schema = kind.schema
         announced = integer(schema.get("tableID")) if schema is not None else None
@@ -265,6 +279,8 @@ class SimpleChecker(CheckerBase):
         got = self._accepted
         if got is None or got[0] is not record:
             return None
+        if got[1] is None:
+            return (None,)  # a WATERMARK: a control message, no row to account for
         return (self.fastpath.identity(got[1], got[2], got[3], self.announced, record.topic),)
 
     # -- run mode -------------------------------------------------------------------------------------

@@ -33,12 +33,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ...checks.compiled import Source
 from ...checks.registry import CheckSpec, NotApplicable
 from ...checks.results import RecordPlan
 from ...model.events import TSO_LOGICAL_BITS
 from ..kit import Identified, digest
-from . import delivery, spec
+from . import codec, delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
 from .checks.messages import handle_key_names
 from .checks.values import value_columns, value_ok
@@ -88,7 +90,9 @@ class FastKind:
 
 
 def kind_of(obj: dict[str, Any]) -> Kind | None:
-    """A DML message's kind (None: no fast path for it)."""
+    """A DML message's kind, or a WATERMARK's (its keys); None: no fast path for it."""
+    if obj.get("type") == "WATERMARK":
+        return ("WATERMARK", tuple(obj))
     d = obj.get("data")
     o = obj.get("old")
     h = obj.get("handleKeyOnly")
@@ -127,7 +131,8 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     if got is None or ev.msg.avro or ev.source is not None:
         kind.hopeless = True
         return
-    keys = kind_key[4]
+    watermark = len(kind_key) == 2
+    keys = kind_key[1] if watermark else kind_key[4]
     src = Source("accept", ("obj", "key", "value"))
     src.line("if key is not None: return None")
     ints: dict[str, str] = {}
@@ -140,6 +145,20 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     src.line(f"if not {BUILD_TS_RANGE[0]} <= {b} <= {BUILD_TS_RANGE[1]}: return None")
     src.line(f"if {c} > 0 and {b} < ({c} >> {TSO_LOGICAL_BITS}) - {CLOCK_SKEW_MS}: return None")
     src.line(f"if len(value) + {spec.MAX_RECORD_OVERHEAD} > {ev.o.max_message_bytes}: return None")
+    # Every other field is a string, null or a boolean (strings: database, table, type, by `kind_of`
+    # for a DML): nothing nests, and nothing is a number the fast parse may read otherwise.
+    for f in keys:
+        if f not in ints and (watermark or f not in ("data", "old", "claimCheckLocation", "handleKeyOnly", "database",
+                                                     "table", "type")) and f != "type":
+            src.line(f"if obj[{src.const(f, 'n')}].__class__ not in _scalar: return None")
+    src.consts["_scalar"] = _SCALAR
+    if watermark:
+        # watermark.fields: a commitTs above 0 (its other rules are the kind's).
+        src.line(f"if {c} <= 0: return None")
+        src.line("return True")
+        kind.accept = src.build()
+        kind.plan.fixed = got
+        return
     if "claimCheckLocation" in keys:
         src.line("if obj['claimCheckLocation'] is not None: return None")
     rows: dict[str, str] = {}
@@ -147,18 +166,24 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
         if names is not None:
             # An object: `kind_of` gave the kind this part's keys only for one.
             rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
+        elif part in keys:
+            src.line(f"if obj[{src.const(part, 'n')}].__class__ not in _scalar: return None")
     vc = value_columns(ev)
-    if vc.not_applicable is None and vc.source is None:
-        fam_of = {name: fam for fam, names in vc.by_family.items() for name in names}
-        for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
-            for name in names or ():
-                fam = fam_of.get(name)
-                if fam is None or P + f"value.{fam}" not in {s.id for s in specs}:
-                    continue
-                v = src.fresh("v")
-                src.line(f"{v} = {rows[part]}[{src.const(name, 'n')}]")
-                ok = src.const(_value_ok(fam, vc.data_types[name], ev.o), "ok")
-                src.line(f"if {v} is not None and not {ok}({v}): return None")
+    judged = vc.not_applicable is None and vc.source is None
+    fam_of = {name: fam for fam, names in vc.by_family.items() for name in names} if judged else {}
+    live = {s.id for s in specs}
+    for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
+        for name in names or ():
+            v = src.fresh("v")
+            src.line(f"{v} = {rows[part]}[{src.const(name, 'n')}]")
+            fam = fam_of.get(name)
+            if fam is None or P + f"value.{fam}" not in live:
+                # No value rule reads it: a string or null (what Simple writes), nothing that nests.
+                src.line(f"if {v} is not None and {v}.__class__ is not str: return None")
+                continue
+            # The value test takes only a string or (TIMESTAMP) an object of two strings.
+            ok = src.const(_value_ok(fam, vc.data_types[name], ev.o), "ok")
+            src.line(f"if {v} is not None and not {ok}({v}): return None")
     src.line("return True")
     kind.accept = src.build()
     kind.plan.fixed = got
@@ -167,6 +192,25 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
     if kind_key[7]:  # handleKeyOnly: the row is the handle key
         kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
+
+
+def parse(value: bytes, compression: str) -> dict[str, Any] | None:
+    """The message as `decoder.decode` reads it (None: the fast parse refuses it, and the checks
+    decode it): orjson, which refuses what the standard library refuses (not UTF-8, not JSON,
+    nested beyond its limit) and more (NaN, lone surrogates), and reads the rest alike (key
+    order, the last of duplicate keys, strings, integers within 64 bits), except integers beyond
+    64 bits, which it reads as floats: the generated functions accept no float anywhere. No
+    record they accept nests deeper than 3 (message, row, TIMESTAMP object), so `json_depth`'s
+    limit is not reached. Held to the standard library by tests/unit/test_fast_paths_simple.py."""
+    try:
+        obj = orjson.loads(codec.decompress(value, compression) if compression != "none" else value)
+    except (orjson.JSONDecodeError, codec.CodecError):
+        return None
+    return obj if obj.__class__ is dict else None
+
+
+#: The classes a field or value no rule reads may have on the fast path (no float: see `parse`).
+_SCALAR = frozenset({str, bool, int, type(None)})
 
 
 #: `value_ok` functions, shared by the kinds whose column has the same family, dataType and options
