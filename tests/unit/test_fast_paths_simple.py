@@ -68,7 +68,7 @@ def _edits(text: str, rng: random.Random) -> list[str]:
     timestamps, ids, handleKeyOnly, claimCheckLocation, a field added), the rows (one value, their
     key order, not an object), and a verbatim replay."""
     obj = json.loads(text)
-    if obj.get("type") not in ("INSERT", "UPDATE", "DELETE"):
+    if obj.get("type") not in ("INSERT", "UPDATE", "DELETE", "WATERMARK"):
         return []
     out = [text]  # a replay
     dump = lambda o: json.dumps(o, ensure_ascii=False, separators=(",", ":"))  # noqa: E731 - local shorthand
@@ -89,6 +89,12 @@ def _edits(text: str, rng: random.Random) -> list[str]:
         return dump(o)
 
     out.append(edited())  # a good copy (the test gives it a Kafka key too)
+    if obj["type"] == "WATERMARK":
+        for f in ("version", "buildTs", "commitTs"):
+            out += [edited(**{f: -1}), edited(**{f: str(obj[f])}), edited(**{f: True}), edited(**{f: 0}),
+                    edited(**{f: 2 ** 64}), edited(**{f: 1.5}), edited(**{f: None})]
+        return [*out, edited(version=2), edited(buildTs=2 ** 62), edited(buildTs=obj["buildTs"] - 10 ** 9),
+                edited(sql="x"), edited(database="d"), edited(commitTs=KeyError), edited() + " " * 2000]
     for f in ("version", "buildTs", "commitTs", "tableID", "schemaVersion"):
         v = obj.get(f)
         if isinstance(v, int):
@@ -124,11 +130,17 @@ def _edits(text: str, rng: random.Random) -> list[str]:
 @pytest.mark.parametrize(("options", "seed"), [({}, "edits"), ({}, "edits2"), ({}, "edits3"),
                                               ({"large-message-handle-option": "handle-key-only",
                                                 "max-message-bytes": "900"}, "edits"),
-                                              ({"max-message-bytes": "2000"}, "edits")],
-                         ids=["defaults", "defaults-2", "defaults-3", "handle-key-only", "max-message-bytes"])
+                                              ({"max-message-bytes": "2000"}, "edits"),
+                                              ({}, "edits-no-schemas")],
+                         ids=["defaults", "defaults-2", "defaults-3", "handle-key-only", "max-message-bytes",
+                              "no-schemas"])
 def test_simple_fast_path_keeps_verdicts_over_edited_records(options: dict[str, str], seed: str) -> None:
-    """Each edited copy follows its original, so it meets the original's compiled kind."""
+    """Each edited copy follows its original, so it meets the original's compiled kind (no-schemas:
+    the DDLs and BOOTSTRAPs left out, so that no DML's schema is known and no value rule runs)."""
     records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, options, seed=seed)
+    if seed.endswith("no-schemas"):
+        records = [r for r in records if r.value is not None
+                   and json.loads(r.value).get("type") in ("INSERT", "UPDATE", "DELETE", "WATERMARK")]
     rng = random.Random(f"{seed}{options}")
     out: list[Any] = []
     for r in records:
