@@ -201,23 +201,31 @@ class SimpleChecker(CheckerBase):
 
     def check_record(self, record: Record, loc: Location) -> None:
         ev = self.evidence(record, loc)
-        self.run_record_checks(ev)
-        if self.fast:
-            self._learn_kind(ev)
+        if not (self.fast and self._first_of_kind(ev)):
+            self.run_record_checks(ev)
 
-    def _learn_kind(self, ev: RecordEvidence) -> None:
+    def _first_of_kind(self, ev: RecordEvidence) -> bool:
+        """Where `ev` is the first record of a new fast-path kind, compile the kind from it; when
+        every check passed (or was not applicable) on it, the kind has a function, and the record
+        is counted with the kind's answers, as its other records will be: True. False: the
+        checks run on it (and explain)."""
         m = ev.msg
         if not m.ok or m.kind not in ("DML", "WATERMARK") or m.avro:
-            return
+            return False
         fastpath = self.fastpath
         k = fastpath.kind_of(m.fields)
         if k is None:
-            return
+            return False
         lg = self.logs.of(ev.record.topic, ev.record.partition)
         kind = new_kind(lg.kinds, k, ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
         if kind is None:
-            return
+            return False
         fastpath.compile_kind(kind, ev, self.record_specs, k)
+        if kind.accept is None:
+            return False
+        kind.plan.count += 1
+        self.tally.unsettled.add(kind.plan)
+        return True
 
     def check_fast(self, record: Record) -> bool:
         self._accepted = None
