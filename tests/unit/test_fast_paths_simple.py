@@ -155,9 +155,21 @@ def test_simple_fast_path_keeps_verdicts_over_edited_records(options: dict[str, 
             good["commitTs"] -= 1 << 17
             out.append(Record(r.topic, b"k", json.dumps(good).encode("utf-8"), r.partition, r.headers, r.timestamp,
                               r.offset))
-    # WATERMARKs re-sent after a restart, after later ones: duplicates, not regressions.
-    out += [r for r in records if r.value is not None and json.loads(r.value).get("type") == "WATERMARK"][:3]
     assert assert_parity(SIMPLE, options, registry, out) > 0
+
+
+@pytest.mark.parametrize("options", [{}, {"send-bootstrap-to-all-partition": "false"}], ids=["defaults", "p0"])
+def test_simple_fast_path_keeps_verdicts_over_resent_watermarks(options: dict[str, str]) -> None:
+    """WATERMARKs re-sent after a restart, after later ones (duplicates, not regressions), and one
+    whose commitTs is new but lower (a regression): they meet the WATERMARK kinds."""
+    records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, options, seed="watermarks")
+    marks = [r for r in records if r.value is not None and json.loads(r.value).get("type") == "WATERMARK"]
+    assert len(marks) > 4
+    assert assert_parity(SIMPLE, options, registry, records + marks[:4]) > 0
+    lower = json.loads(marks[0].value)
+    lower["commitTs"] -= 1
+    late = Record(marks[0].topic, None, json.dumps(lower, separators=(",", ":")).encode("utf-8"), marks[0].partition)
+    assert assert_parity(SIMPLE, options, registry, records + marks[:4] + [late]) > 0
 
 
 @settings(max_examples=20, deadline=None)
