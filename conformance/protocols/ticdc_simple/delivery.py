@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from json.encoder import encode_basestring  # type: ignore[attr-defined]  # the C encoder json.dumps uses
+from json.encoder import encode_basestring  # the C encoder json.dumps uses (ensure_ascii=False)
 from typing import Any
 
 from ...checks.delivery import Version
@@ -46,12 +46,12 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
     (fastpath.py); held to `identifier` by tests/unit/test_fast_paths_simple.py."""
     order = sorted(set(names))
     heads = [encode_basestring(n) + ": " for n in order]
-    head = f"('v', "
+    head = "('v', "
     mid = f", {typ!r}, "
 
     def match(row: dict[str, Any], commit_ts: int) -> bytes:
         parts = []
-        for h, n in zip(heads, order):
+        for h, n in zip(heads, order, strict=True):
             v = row[n]
             if v.__class__ is str:
                 parts.append(h + encode_basestring(v))
