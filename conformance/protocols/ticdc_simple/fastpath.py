@@ -1,4 +1,5 @@
-"""The TiCDC Simple checker's compiled fast path (see `checks.compiled`), for JSON DML messages.
+"""The TiCDC Simple checker's compiled fast path (see `checks.compiled`), for JSON DML and
+WATERMARK messages.
 
 A *kind* of record is a JSON DML message of one topic-partition whose `(database, table,
 schemaVersion)` is one key, whose `type` is one DML type, whose top-level keys are one tuple
@@ -10,7 +11,15 @@ reads, from these alone (the argument, check by check, is in `_PER_RECORD` and `
 after the checks have judged a kind's first record and it passed every one of them, the kind
 gets one generated function over the parsed message, the key and the value bytes that returns
 True only when every per-record input is as the first record's answers need it; the record is
-then counted with the first record's answers (passed, or the same not-applicable reason).
+then counted with the first record's answers (passed, or the same not-applicable reason), and
+so is the first record itself (the checks ran once on it, to find those answers). A WATERMARK's
+kind is its topic-partition and its top-level keys; its per-record inputs are the fields' values.
+
+The message is parsed with orjson (`parse`), not the decoder: where orjson reads what the
+standard library reads, the values are the same, and the one thing it reads otherwise (an
+integer beyond 64 bits, as a float) the generated functions refuse (no float anywhere: every
+field and row value they accept is an integer of its width, a string, null, a boolean or a
+TIMESTAMP object of two strings, so nothing nests deeper than the decoder reads either).
 
 Kept off: Avro encoding (its union branches make another evidence), a message that repeats an
 earlier one of the partition (a replay: its evidence has no schema), any kind whose first record
