@@ -68,7 +68,7 @@ def _edits(text: str, rng: random.Random) -> list[str]:
     timestamps, ids, handleKeyOnly, claimCheckLocation, a field added), the rows (one value, their
     key order, not an object), and a verbatim replay."""
     obj = json.loads(text)
-    if obj.get("type") not in ("INSERT", "UPDATE", "DELETE"):
+    if obj.get("type") not in ("INSERT", "UPDATE", "DELETE", "WATERMARK"):
         return []
     out = [text]  # a replay
     dump = lambda o: json.dumps(o, ensure_ascii=False, separators=(",", ":"))  # noqa: E731 - local shorthand
@@ -89,6 +89,12 @@ def _edits(text: str, rng: random.Random) -> list[str]:
         return dump(o)
 
     out.append(edited())  # a good copy (the test gives it a Kafka key too)
+    if obj["type"] == "WATERMARK":
+        for f in ("version", "buildTs", "commitTs"):
+            out += [edited(**{f: -1}), edited(**{f: str(obj[f])}), edited(**{f: True}), edited(**{f: 0}),
+                    edited(**{f: 2 ** 64}), edited(**{f: 1.5}), edited(**{f: None})]
+        return [*out, edited(version=2), edited(buildTs=2 ** 62), edited(buildTs=obj["buildTs"] - 10 ** 9),
+                edited(sql="x"), edited(database="d"), edited(commitTs=KeyError), edited() + " " * 2000]
     for f in ("version", "buildTs", "commitTs", "tableID", "schemaVersion"):
         v = obj.get(f)
         if isinstance(v, int):
@@ -99,6 +105,7 @@ def _edits(text: str, rng: random.Random) -> list[str]:
             edited(commitTs=(obj.get("buildTs", 0) + 10 ** 9) << 18), edited(handleKeyOnly=None),
             edited(handleKeyOnly=False), edited(handleKeyOnly=1), edited(claimCheckLocation=None),
             edited(claimCheckLocation="file:///x/y.json"), edited(sql="SELECT 1"), edited(checksum=None),
+            edited(checksum=2 ** 64), edited(checksum=1.5), edited(checksum=json.loads("[" * 40 + "]" * 40)),
             edited(database=1), edited() + " " * 2000]
     for part in ("data", "old"):
         row = obj.get(part)
@@ -108,6 +115,9 @@ def _edits(text: str, rng: random.Random) -> list[str]:
         for name in rng.sample(sorted(row), min(3, len(row))):
             for v in rng.sample(_VALUE_EDITS, 6):
                 out.append(edited(**{part: {**row, name: json.loads(v) if v in ("null", "true", "{}") else v}}))
+            # Values the fast parse reads otherwise or that nest beyond what the decoder reads.
+            for v in (2 ** 64, 1.5, -(2 ** 63) - 1, [[[]]], json.loads("[" * 40 + "]" * 40)):
+                out.append(edited(**{part: {**row, name: v}}))
             if isinstance(row[name], str):
                 out.append(edited(**{part: {**row, name: row[name] + "0"}}))
                 out.append(edited(**{part: {**row, name: row[name][:-1]}}))
@@ -120,11 +130,17 @@ def _edits(text: str, rng: random.Random) -> list[str]:
 @pytest.mark.parametrize(("options", "seed"), [({}, "edits"), ({}, "edits2"), ({}, "edits3"),
                                               ({"large-message-handle-option": "handle-key-only",
                                                 "max-message-bytes": "900"}, "edits"),
-                                              ({"max-message-bytes": "2000"}, "edits")],
-                         ids=["defaults", "defaults-2", "defaults-3", "handle-key-only", "max-message-bytes"])
+                                              ({"max-message-bytes": "2000"}, "edits"),
+                                              ({}, "edits-no-schemas")],
+                         ids=["defaults", "defaults-2", "defaults-3", "handle-key-only", "max-message-bytes",
+                              "no-schemas"])
 def test_simple_fast_path_keeps_verdicts_over_edited_records(options: dict[str, str], seed: str) -> None:
-    """Each edited copy follows its original, so it meets the original's compiled kind."""
+    """Each edited copy follows its original, so it meets the original's compiled kind (no-schemas:
+    the DDLs and BOOTSTRAPs left out, so that no DML's schema is known and no value rule runs)."""
     records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, options, seed=seed)
+    if seed.endswith("no-schemas"):
+        records = [r for r in records if r.value is not None
+                   and json.loads(r.value).get("type") in ("INSERT", "UPDATE", "DELETE", "WATERMARK")]
     rng = random.Random(f"{seed}{options}")
     out: list[Any] = []
     for r in records:
@@ -140,6 +156,20 @@ def test_simple_fast_path_keeps_verdicts_over_edited_records(options: dict[str, 
             out.append(Record(r.topic, b"k", json.dumps(good).encode("utf-8"), r.partition, r.headers, r.timestamp,
                               r.offset))
     assert assert_parity(SIMPLE, options, registry, out) > 0
+
+
+@pytest.mark.parametrize("options", [{}, {"send-bootstrap-to-all-partition": "false"}], ids=["defaults", "p0"])
+def test_simple_fast_path_keeps_verdicts_over_resent_watermarks(options: dict[str, str]) -> None:
+    """WATERMARKs re-sent after a restart, after later ones (duplicates, not regressions), and one
+    whose commitTs is new but lower (a regression): they meet the WATERMARK kinds."""
+    records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, options, seed="watermarks")
+    marks = [r for r in records if r.value is not None and json.loads(r.value).get("type") == "WATERMARK"]
+    assert len(marks) > 4
+    assert assert_parity(SIMPLE, options, registry, records + marks[:4]) > 0
+    lower = json.loads(marks[0].value)
+    lower["commitTs"] -= 1
+    late = Record(marks[0].topic, None, json.dumps(lower, separators=(",", ":")).encode("utf-8"), marks[0].partition)
+    assert assert_parity(SIMPLE, options, registry, records + marks[:4] + [late]) > 0
 
 
 @settings(max_examples=20, deadline=None)
@@ -182,3 +212,143 @@ def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
     ok = value_ok(fam, dt, o)
     want = format_problem(fam, dt, v, o, False) is None
     assert ok(v) == want and ok(v) == want, (fam, dt, v)
+
+
+# -- the fast path's delivery identity ----------------------------------------------------------------------
+
+_KEY_VALUES = st.one_of(st.text(max_size=8), st.none(), st.integers(), st.booleans(),
+                        st.floats(allow_nan=False), st.fixed_dictionaries({"location": st.text(max_size=3),
+                                                                           "value": st.text(max_size=4)}))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _KEY_VALUES, min_size=1, max_size=4), st.data(),
+       st.integers(min_value=0, max_value=2 ** 64 - 1), st.sampled_from(["INSERT", "UPDATE", "DELETE"]))
+def test_simple_fast_match_is_the_identifiers(row: dict[str, Any], data: Any, commit_ts: int, typ: str) -> None:
+    """`delivery.matcher` (the fast path's match) is the digest `identifier` takes of a handle key,
+    for any names of the row (in any order, repeated) and any JSON values (text of any
+    characters, null; the others through `_canonical` itself)."""
+    from conformance.protocols.kit import digest
+    from conformance.protocols.ticdc_simple.delivery import _canonical, matcher
+
+    names = data.draw(st.lists(st.sampled_from(sorted(row)), min_size=1, max_size=5))
+    want = digest(("v", commit_ts, typ, _canonical({n: row[n] for n in names})))
+    assert matcher(names, typ)(row, commit_ts) == want
+
+
+# -- the quick temporal texts --------------------------------------------------------------------------------
+
+_DIGITS = st.sampled_from(["0", "1", "2", "3", "5", "8", "9"])
+_TEMPORAL = st.one_of(
+    st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,7})?)?", fullmatch=True),
+    st.from_regex(r"(19[0-9]{2}|20[0-9]{2}|2[1-9][0-9]{2}|0000)-(0[0-9]|1[0-3])-([0-3][0-9]) ([0-2][0-9]):[0-6][0-9]:[0-6][0-9]"
+                  r"(\.[0-9]{1,7})?", fullmatch=True),
+    st.from_regex(r"-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,7})?", fullmatch=True),
+    st.from_regex(r"(8[0-4][0-9]|0[0-9]|2[0-4]):[0-6][0-9]:[0-6][0-9](\.[0-9]{1,7})?", fullmatch=True),
+    st.from_regex(r"[0-9]{1,5}", fullmatch=True),
+    st.sampled_from(["1970-01-01 00:00:00", "1971-01-01 00:00:00", "2037-12-31 23:59:59.999999",
+                     "2038-01-19 03:14:07", "2038-01-19 03:14:08", "0000-00-00 00:00:00", "2024-02-29 00:00:00",
+                     "2023-02-29 00:00:00", "2024-04-31 00:00:00", "838:59:59", "838:59:59.000001", "837:59:59.999999",
+                     "-838:59:59", "-00:00:00", "1900", "1901", "2155", "2156", "0", "0000", "٢٠٢٤", "2024-01-01\n"]),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(_TEMPORAL, st.fixed_dictionaries({"location": st.sampled_from(["UTC", "Asia/Shanghai", "Etc/UTC", ""]),
+                                                    "value": _TEMPORAL}),
+                 st.fixed_dictionaries({"location": st.just("UTC"), "value": _TEMPORAL, "x": st.none()})),
+       st.sampled_from(["date", "datetime", "time", "timestamp", "year"]),
+       st.one_of(st.none(), st.integers(min_value=-1, max_value=7), st.just("3"), st.just(True)),
+       st.sampled_from(["UTC", "Asia/Shanghai"]))
+def test_simple_quick_temporal_texts_are_the_rule(v: Any, mysql_type: str, fsp: Any, zone: str) -> None:
+    """Every value `value_ok` takes on a quick text is one the rule accepts (and the memo agrees),
+    whatever the column's fsp (absent, malformed, beyond 6) and the time zone option."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    dt: dict[str, Any] = {"mysqlType": mysql_type, **({"decimal": fsp} if fsp is not None else {})}
+    fam = schema_family(dt)
+    assert fam is not None
+    o = SimpleOptions.from_options({"time-zone": zone})
+    ok = value_ok(fam, dt, o)
+    want = format_problem(fam, dt, v, o, False) is None
+    assert ok(v) == want and ok(v) == want, (fam, dt, v)
+
+
+def _edge_texts() -> dict[str, list[str]]:
+    years = ["0000", "1900", "1901", "1969", "1970", "1971", "2037", "2038", "2155", "2156", "9999"]
+    days = [f"{y}-{m}-{d}" for y in years for m in ("00", "01", "02", "04", "12", "13")
+            for d in ("00", "01", "28", "29", "30", "31", "32")]
+    fractions = ("", ".1", ".123", ".123456", ".1234567")
+    clocks = [c + f for c in ("00:00:00", "23:59:59", "24:00:00", "23:60:00", "23:59:60") for f in fractions]
+    times = [f"{s}{h}:{m}:{sec}{f}" for s in ("", "-") for h in ("00", "23", "99", "100", "837", "838", "839", "999")
+             for m in ("00", "59", "60") for sec in ("59", "60") for f in fractions]
+    return {"date": days + [d + " " + c for d in days[::5] for c in clocks[::3]],
+            "datetime": [d + " " + c for d in days for c in clocks[::2]] + days[::7],
+            "time": times + ["1:00:00", "00:00", "00:00:00 "],
+            "year": [str(n) for n in range(0, 2200)] + ["0000", "00", "01901", "1901 ", "٢٠٢٤"]}
+
+
+@pytest.mark.parametrize("mysql_type", ["date", "datetime", "time", "timestamp", "year"])
+def test_simple_quick_temporal_texts_are_the_rule_at_their_edges(mysql_type: str) -> None:
+    """Every year, month, day, clock part and fraction length at the edge of a quick text, in every
+    combination, under every fsp (absent, malformed, 0, 3, 6, beyond 6) and two time zone options:
+    `value_ok` says what the rule says (TIMESTAMP: the text under several locations)."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    edges = _edge_texts()
+    texts = edges["datetime"] if mysql_type == "timestamp" else edges[mysql_type]
+    for fsp in (None, -1, "3", 0, 1, 3, 6, 7):
+        dt: dict[str, Any] = {"mysqlType": mysql_type, **({"decimal": fsp} if fsp is not None else {})}
+        fam = schema_family(dt)
+        assert fam is not None
+        for zone in ("UTC", "Asia/Shanghai"):
+            o = SimpleOptions.from_options({"time-zone": zone})
+            ok = value_ok(fam, dt, o)
+            values: list[Any] = list(texts) if mysql_type != "timestamp" else [
+                {"location": loc, "value": t} for t in texts for loc in (zone, "Etc/UTC", "")]
+            for v in values:
+                assert ok(v) == (format_problem(fam, dt, v, o, False) is None), (fam, dt, zone, v)
+
+
+# -- the fast parse -----------------------------------------------------------------------------------------
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(min_value=-(2 ** 70), max_value=2 ** 70) | st.text(max_size=6)
+                     | st.floats(), lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=12)
+_NOISE = st.sampled_from(list('{}[]",:0123456789-+.eE \\/untrfalsNI\t\n\x00\x7f') + ["\\u", "\\ud800", "\\udc00", "é", "😀",
+                                                                                    "\ufeff", "1e400", "-0", "00"])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_JSON, st.booleans(), st.lists(st.tuples(st.integers(min_value=0, max_value=200), _NOISE, st.integers(0, 2)),
+                                       max_size=3), st.sampled_from(["none", "snappy"]),
+       st.lists(st.integers(0, 255), max_size=2))
+def test_simple_fast_parse_is_the_decoders(v: Any, ascii_: bool, edits: list[Any], compression: str,
+                                           raw_bytes: list[int]) -> None:
+    """Where the fast parse gives a message with no float in it (the generated functions accept no
+    other), it is the one `decoder.decode` gives: same keys in the same order, same values of the
+    same types; and it gives none where the decoder refuses the bytes."""
+    from conformance.protocols.ticdc_simple import codec, fastpath
+    from conformance.protocols.ticdc_simple.decoder import _decode
+
+    text = json.dumps({"type": "INSERT", "v": v}, ensure_ascii=ascii_, allow_nan=True)
+    for at, noise, how in edits:  # insert, replace or delete at a place
+        i = at % (len(text) + 1)
+        text = text[:i] + noise + text[i + (how == 1):] if how < 2 else text[:i] + text[i + 1:]
+    data = text.encode("utf-8", "surrogatepass")
+    for b in raw_bytes:
+        data = data[: len(data) // 2] + bytes([b]) + data[len(data) // 2:]
+    value = codec.compress(data, compression)
+    got = fastpath.parse(value, compression)
+    want = _decode(value, compression, False)
+
+    def floats(x: Any) -> bool:
+        return isinstance(x, float) or (isinstance(x, list) and any(map(floats, x))) or \
+            (isinstance(x, dict) and any(map(floats, x.values())))
+
+    if got is None or floats(got) or codec.json_depth(got, codec.MAX_JSON_DEPTH) > codec.MAX_JSON_DEPTH:
+        return  # what the generated functions never accept (parity tests: a value nested 40 deep)
+    assert want.ok, (data, got)
+    assert repr(got) == repr(want.fields)

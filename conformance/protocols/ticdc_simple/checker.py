@@ -131,6 +131,11 @@ class SimpleChecker(CheckerBase):
         # the checks, which import this module): JSON DMLs judged alone (no workload to join).
         self.fastpath = fastpath
         self.fast = fastpath is not None and compiled.enabled() and mode.records and not mode.source and not self.o.avro
+        # The fast path's delivery identities (`identity`): every schema announced so far, topic-wide
+        # and keyed as `delivery.identifier` keys them (topic, database, table, version); the record
+        # `check_fast` accepted last, with its kind and message.
+        self.announced: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+        self._accepted: tuple[Record, Any, Any, dict[str, Any]] | None = None
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -152,6 +157,7 @@ class SimpleChecker(CheckerBase):
             key = schema_key(ts) if ts is not None else None
             if ts is not None and key is not None:
                 lg.schemas[key] = ts
+                self.announced[(record.topic, *key)] = ts
                 table_id = integer(ts.get("tableID"))
                 entry.table, entry.version, entry.table_id = (key[0], key[1]), key[2], table_id
                 if msg.kind == "BOOTSTRAP" and table_id is not None:
@@ -195,53 +201,76 @@ class SimpleChecker(CheckerBase):
 
     def check_record(self, record: Record, loc: Location) -> None:
         ev = self.evidence(record, loc)
-        self.run_record_checks(ev)
-        if self.fast:
-            self._learn_kind(ev)
+        if not (self.fast and self._first_of_kind(ev)):
+            self.run_record_checks(ev)
 
-    def _learn_kind(self, ev: RecordEvidence) -> None:
+    def _first_of_kind(self, ev: RecordEvidence) -> bool:
+        """Where `ev` is the first record of a new fast-path kind, compile the kind from it; when
+        every check passed (or was not applicable) on it, the kind has a function, and the record
+        is counted with the kind's answers, as its other records will be: True. False: the
+        checks run on it (and explain)."""
         m = ev.msg
-        if not m.ok or m.kind != "DML" or m.avro:
-            return
+        if not m.ok or m.kind not in ("DML", "WATERMARK") or m.avro:
+            return False
         fastpath = self.fastpath
         k = fastpath.kind_of(m.fields)
         if k is None:
-            return
+            return False
         lg = self.logs.of(ev.record.topic, ev.record.partition)
         kind = new_kind(lg.kinds, k, ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
         if kind is None:
-            return
+            return False
         fastpath.compile_kind(kind, ev, self.record_specs, k)
+        if kind.accept is None:
+            return False
+        kind.plan.count += 1
+        self.tally.unsettled.add(kind.plan)
+        return True
 
     def check_fast(self, record: Record) -> bool:
+        self._accepted = None
         if not self.fast or record.value is None:
             return False
         lg = self.logs.get(record.topic, record.partition or 0)
         if lg is None or not lg.kinds:
             return False
-        m = decode(record.value, self.o.compression, False)
-        if not m.ok or m.kind != "DML":
+        fastpath = self.fastpath
+        obj = fastpath.parse(record.value, self.o.compression)
+        if obj is None:
             return False
-        obj = m.fields
         try:
-            k = self.fastpath.kind_of(obj)
+            k = fastpath.kind_of(obj)
             kind = lg.kinds.get(k) if k is not None else None
             if kind is None or kind.accept is None or not kind.accept(obj, record.key, record.value):
                 return False
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
         assert k is not None
+        if len(k) == 2:  # a WATERMARK: the partition's log, as `evidence` keeps it
+            self._seq += 1
+            ts = obj["commitTs"]
+            entry = Entry(self._seq, record.offset if record.offset is not None else len(lg.entries), "WATERMARK",
+                          "WATERMARK", ts, obj["buildTs"], None, None)
+            if ts in lg.seen_watermarks:
+                entry.kind = None  # re-sent after a restart: a duplicate, not a regression
+            lg.seen_watermarks.add(ts)
+            lg.entries.append(entry)
+            plan = kind.plan
+            plan.count += 1
+            self.tally.unsettled.add(plan)
+            self._accepted = (record, None, k, obj)
+            return True
         key = k[:3]
         if self._resolve(lg, key) is not kind.schema:
             return False
-        digest = hash(repr((obj.get("commitTs"), m.type, obj.get("database"), obj.get("table"), obj.get("data"),
-                            obj.get("old"))))
+        typ = k[3]
+        digest = hash(repr((obj["commitTs"], typ, key[0], key[1], obj.get("data"), obj.get("old"))))
         if digest in lg.seen_dml:
             return False  # a replay: its evidence has no schema (the checks judge it)
         # The partition's log, as `evidence` keeps it for a DML.
         self._seq += 1
         offset = record.offset if record.offset is not None else len(lg.entries)
-        entry = Entry(self._seq, offset, "DML", m.type, obj["commitTs"], obj["buildTs"], (key[0], key[1]), key[2])
+        entry = Entry(self._seq, offset, "DML", typ, obj["commitTs"], obj["buildTs"], (key[0], key[1]), key[2])
         lg.seen_dml.add(digest)
         schema = kind.schema
         announced = integer(schema.get("tableID")) if schema is not None else None
@@ -251,7 +280,16 @@ class SimpleChecker(CheckerBase):
         plan = kind.plan
         plan.count += 1
         self.tally.unsettled.add(plan)
+        self._accepted = (record, kind, k, obj)
         return True
+
+    def identity(self, record: Record) -> tuple[Any] | None:
+        got = self._accepted
+        if got is None or got[0] is not record:
+            return None
+        if got[1] is None:
+            return (None,)  # a WATERMARK: a control message, no row to account for
+        return (self.fastpath.identity(got[1], got[2], got[3], self.announced, record.topic),)
 
     # -- run mode -------------------------------------------------------------------------------------
 
@@ -291,6 +329,7 @@ class SimpleChecker(CheckerBase):
         self.run_event_checks(eev)
 
     def finish(self) -> None:
+        self._accepted = None
         for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.partitions))
         self.logs.clear()

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
+from json.encoder import encode_basestring  # the C encoder json.dumps uses (ensure_ascii=False)
 from typing import Any
 
 from ...checks.delivery import Version
 from ...model.events import Op, Workload
-from ..kit import Identified, VersionNumbers, digest, key_change_split
+from ..kit import Identified, VersionNumbers, _hash, digest, key_change_split
 from . import spec
 from .checks.messages import handle_key_names
 from .decoder import decode, render, schema_key, table_schema_of
@@ -34,6 +35,33 @@ def topic_of(options: Mapping[str, str], topic_prefix: str) -> str:
 
 def _canonical(values: dict[str, Any]) -> str:
     return json.dumps(values, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes]:
+    """`match(row, commit_ts)`: the match `identifier` gives a JSON DML message of type `typ`
+    whose handle key is `names` (all in `row`), its commit ts an integer: the digest of the key's
+    canonical text, built directly where every key value is a string or null (`_canonical`'s
+    text: `json.dumps` with sorted keys, ", " and ": ", no ASCII escaping), else by `_canonical`
+    itself; the digest text is `repr` of the tuple `digest` takes. The fast path's identity
+    (fastpath.py); held to `identifier` by tests/unit/test_fast_paths_simple.py."""
+    order = sorted(set(names))
+    heads = [encode_basestring(n) + ": " for n in order]
+    head = "('v', "
+    mid = f", {typ!r}, "
+
+    def match(row: dict[str, Any], commit_ts: int) -> bytes:
+        parts = []
+        for h, n in zip(heads, order, strict=True):
+            v = row[n]
+            if v.__class__ is str:
+                parts.append(h + encode_basestring(v))
+            elif v is None:
+                parts.append(h + "null")
+            else:
+                return digest(("v", commit_ts, typ, _canonical({n: row[n] for n in order})))
+        return _hash(head + int.__repr__(commit_ts) + mid + repr("{" + ", ".join(parts) + "}") + ")")
+
+    return match
 
 
 def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:

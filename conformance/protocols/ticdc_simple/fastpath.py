@@ -1,4 +1,5 @@
-"""The TiCDC Simple checker's compiled fast path (see `checks.compiled`), for JSON DML messages.
+"""The TiCDC Simple checker's compiled fast path (see `checks.compiled`), for JSON DML and
+WATERMARK messages.
 
 A *kind* of record is a JSON DML message of one topic-partition whose `(database, table,
 schemaVersion)` is one key, whose `type` is one DML type, whose top-level keys are one tuple
@@ -10,29 +11,47 @@ reads, from these alone (the argument, check by check, is in `_PER_RECORD` and `
 after the checks have judged a kind's first record and it passed every one of them, the kind
 gets one generated function over the parsed message, the key and the value bytes that returns
 True only when every per-record input is as the first record's answers need it; the record is
-then counted with the first record's answers (passed, or the same not-applicable reason).
+then counted with the first record's answers (passed, or the same not-applicable reason), and
+so is the first record itself (the checks ran once on it, to find those answers). A WATERMARK's
+kind is its topic-partition and its top-level keys; its per-record inputs are the fields' values.
+
+The message is parsed with orjson (`parse`), not the decoder: where orjson reads what the
+standard library reads, the values are the same, and the one thing it reads otherwise (an
+integer beyond 64 bits, as a float) the generated functions refuse (no float anywhere: every
+field and row value they accept is an integer of its width, a string, null, a boolean or a
+TIMESTAMP object of two strings, so nothing nests deeper than the decoder reads either).
 
 Kept off: Avro encoding (its union branches make another evidence), a message that repeats an
 earlier one of the partition (a replay: its evidence has no schema), any kind whose first record
 failed or errored a check, and any live record check this module does not know (a check added
-later stays on the explaining path until its argument is written here). The delivery identity is
-not worked out here: the identifier learns handle keys topic-wide from DDLs and BOOTSTRAPs, so it
-keeps seeing every message; it re-reads the `Message` this path decoded (the decoder keeps the
-last few), so the parse is shared.
+later stays on the explaining path until its argument is written here).
+
+The delivery identity of an accepted record is worked out here too (`identity`), as
+`delivery.identifier` works it out: the entity is the kind's (topic, database, table); the match
+needs the handle key, which the identifier takes from the schema announced last *topic-wide* for
+the DML's (database, table, schemaVersion), so the checker keeps that map as the identifier does
+(`SimpleChecker.announced`, fed by every DDL and BOOTSTRAP, which never take this path), and the
+kind remembers the handle key it worked out for the schema object it last met (the key depends on
+nothing else: the row's keys are the kind's).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from ...checks.compiled import Source
 from ...checks.registry import CheckSpec, NotApplicable
 from ...checks.results import RecordPlan
 from ...model.events import TSO_LOGICAL_BITS
-from . import spec
+from ..kit import Identified, digest
+from . import codec, delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
+from .checks.messages import handle_key_names
 from .checks.values import value_columns, value_ok
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
@@ -70,10 +89,19 @@ class FastKind:
     accept: Callable[[dict[str, Any], bytes | None, bytes], bool | None] | None = None
     plan: RecordPlan = field(default_factory=RecordPlan)
     hopeless: bool = False  # a check failed, errored or has no argument here: the kind stays on the checks
+    # The delivery identity (`identity`): the entity; the row part's name, its keys if an object;
+    # the topic-wide announced schema last met, and the match function of its handle key.
+    entity: bytes = b""
+    row: str = ""
+    row_keys: tuple[str, ...] | None = None
+    announced: Any = None
+    match: Callable[[dict[str, Any], int], bytes] | None = None
 
 
 def kind_of(obj: dict[str, Any]) -> Kind | None:
-    """A DML message's kind (None: no fast path for it)."""
+    """A DML message's kind, or a WATERMARK's (its keys); None: no fast path for it."""
+    if obj.get("type") == "WATERMARK":
+        return ("WATERMARK", tuple(obj))
     d = obj.get("data")
     o = obj.get("old")
     h = obj.get("handleKeyOnly")
@@ -112,7 +140,8 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     if got is None or ev.msg.avro or ev.source is not None:
         kind.hopeless = True
         return
-    keys = kind_key[4]
+    watermark = len(kind_key) == 2
+    keys = kind_key[1] if watermark else kind_key[4]
     src = Source("accept", ("obj", "key", "value"))
     src.line("if key is not None: return None")
     ints: dict[str, str] = {}
@@ -125,6 +154,20 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     src.line(f"if not {BUILD_TS_RANGE[0]} <= {b} <= {BUILD_TS_RANGE[1]}: return None")
     src.line(f"if {c} > 0 and {b} < ({c} >> {TSO_LOGICAL_BITS}) - {CLOCK_SKEW_MS}: return None")
     src.line(f"if len(value) + {spec.MAX_RECORD_OVERHEAD} > {ev.o.max_message_bytes}: return None")
+    # Every other field is a string, null or a boolean (strings: database, table, type, by `kind_of`
+    # for a DML): nothing nests, and nothing is a number the fast parse may read otherwise.
+    for f in keys:
+        if f not in ints and (watermark or f not in ("data", "old", "claimCheckLocation", "handleKeyOnly", "database",
+                                                     "table", "type")) and f != "type":
+            src.line(f"if obj[{src.const(f, 'n')}].__class__ not in _scalar: return None")
+    src.consts["_scalar"] = _SCALAR
+    if watermark:
+        # watermark.fields: a commitTs above 0 (its other rules are the kind's).
+        src.line(f"if {c} <= 0: return None")
+        src.line("return True")
+        kind.accept = src.build()
+        kind.plan.fixed = got
+        return
     if "claimCheckLocation" in keys:
         src.line("if obj['claimCheckLocation'] is not None: return None")
     rows: dict[str, str] = {}
@@ -132,18 +175,83 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
         if names is not None:
             # An object: `kind_of` gave the kind this part's keys only for one.
             rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
+        elif part in keys:
+            src.line(f"if obj[{src.const(part, 'n')}].__class__ not in _scalar: return None")
     vc = value_columns(ev)
-    if vc.not_applicable is None and vc.source is None:
-        fam_of = {name: fam for fam, names in vc.by_family.items() for name in names}
-        for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
-            for name in names or ():
-                fam = fam_of.get(name)
-                if fam is None or P + f"value.{fam}" not in {s.id for s in specs}:
-                    continue
-                v = src.fresh("v")
-                src.line(f"{v} = {rows[part]}[{src.const(name, 'n')}]")
-                ok = src.const(value_ok(fam, vc.data_types[name], ev.o), "ok")
-                src.line(f"if {v} is not None and not {ok}({v}): return None")
+    judged = vc.not_applicable is None and vc.source is None
+    fam_of = {name: fam for fam, names in vc.by_family.items() for name in names} if judged else {}
+    live = {s.id for s in specs}
+    for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
+        for name in names or ():
+            v = src.fresh("v")
+            src.line(f"{v} = {rows[part]}[{src.const(name, 'n')}]")
+            fam = fam_of.get(name)
+            if fam is None or P + f"value.{fam}" not in live:
+                # No value rule reads it: a string or null (what Simple writes), nothing that nests.
+                src.line(f"if {v} is not None and {v}.__class__ is not str: return None")
+                continue
+            # The value test takes only a string or (TIMESTAMP) an object of two strings.
+            ok = src.const(_value_ok(fam, vc.data_types[name], ev.o), "ok")
+            src.line(f"if {v} is not None and not {ok}({v}): return None")
     src.line("return True")
     kind.accept = src.build()
     kind.plan.fixed = got
+    kind.entity = digest(("t", ev.record.topic, kind_key[0], kind_key[1]))
+    delete = kind_key[3] == "DELETE"
+    kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
+    if kind_key[7]:  # handleKeyOnly: the row is the handle key
+        kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
+
+
+def parse(value: bytes, compression: str) -> dict[str, Any] | None:
+    """The message as `decoder.decode` reads it (None: the fast parse refuses it, and the checks
+    decode it): orjson, which refuses what the standard library refuses (not UTF-8, not JSON,
+    nested beyond its limit) and more (NaN, lone surrogates), and reads the rest alike (key
+    order, the last of duplicate keys, strings, integers within 64 bits), except integers beyond
+    64 bits, which it reads as floats: the generated functions accept no float anywhere. No
+    record they accept nests deeper than 3 (message, row, TIMESTAMP object), so `json_depth`'s
+    limit is not reached. Held to the standard library by tests/unit/test_fast_paths_simple.py."""
+    try:
+        obj = orjson.loads(codec.decompress(value, compression) if compression != "none" else value)
+    except (orjson.JSONDecodeError, codec.CodecError):
+        return None
+    return obj if obj.__class__ is dict else None
+
+
+#: The classes a field or value no rule reads may have on the fast path (no float: see `parse`).
+_SCALAR = frozenset({str, bool, int, type(None)})
+
+
+#: `value_ok` functions, shared by the kinds whose column has the same family, dataType and options
+#: (table versions come and go; their columns' types, and so their values' memos, stay).
+_OK: dict[tuple[str, str, Any], Callable[[Any], bool]] = {}
+
+
+def _value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
+    key = (fam, json.dumps(dt, sort_keys=True), o)  # dt is JSON from the stream: its text says all of it
+    got = _OK.get(key)
+    if got is None:
+        if len(_OK) >= MAX_KINDS:
+            _OK.clear()
+        got = _OK[key] = value_ok(fam, dt, o)
+    return got
+
+
+def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:
+    """What `delivery.identifier` says of a message `kind.accept` accepted (its commitTs an
+    integer), given the schemas announced so far in the topic (`announced`, keyed as the
+    identifier keys them)."""
+    cts = obj["commitTs"]
+    if kind.row_keys is None:  # the row is not an object
+        return kind.entity, None, cts
+    if not k[7]:
+        ts = announced.get((topic, k[0], k[1], k[2]))
+        if ts is None:
+            return kind.entity, None, cts
+        if ts is not kind.announced:
+            names = handle_key_names(ts, kind.row_keys)
+            kind.match = delivery.matcher(names, k[3]) if names is not None else None
+            kind.announced = ts
+    if kind.match is None:
+        return kind.entity, None, cts
+    return kind.entity, kind.match(obj[kind.row], cts), cts

@@ -235,12 +235,45 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
 _QUICK_INT = re.compile(r"-?[0-9]{1,18}")
 _MEMO_MAX = 4096
 
+# Temporal texts the rules surely accept (each a subset of what its rule accepts, held to it by
+# tests/unit/test_fast_paths_simple.py), by the column's fsp (0..6): a four-digit year, month and
+# day within 00..12 and 00..31 (any sql_mode's DATE), a clock within 23:59:59, TIME under 838
+# hours (positive), exactly fsp fraction digits (TiCDC prints exactly fsp; a DATE none),
+# TIMESTAMP's calendar dates of 1971..2037 (inside TiDB's range in any time zone), YEAR 1901..2155.
+_DAY = r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
+_CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+_TS_DAY = (r"(?:197[1-9]|19[89][0-9]|20[0-2][0-9]|203[0-7])-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+           r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")
+_HOURS = r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7])"
+_QUICK_YEAR = re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]")
+
+
+def quick_text(fam: str, dt: dict[str, Any]) -> re.Pattern[str] | None:
+    """The pattern of `fam` texts the rule surely accepts for a column of dataType `dt` (JSON), or
+    None (no shortcut: a malformed or out-of-range fsp, another family)."""
+    if fam == Family.YEAR:
+        return _QUICK_YEAR
+    if fam not in (Family.DATE, Family.DATETIME, Family.TIME, Family.TIMESTAMP):
+        return None
+    fsp = _temporal_fsp(dt, False)
+    if fsp is None or not 0 <= fsp <= 6:
+        return None
+    frac = rf"\.[0-9]{{{fsp}}}" if fsp else ""
+    if fam == Family.DATE:
+        return re.compile(_DAY) if fsp == 0 else None
+    if fam == Family.DATETIME:
+        return re.compile(_DAY + " " + _CLOCK + frac)
+    if fam == Family.TIME:
+        return re.compile(_HOURS + ":[0-5][0-9]:[0-5][0-9]" + frac)
+    return re.compile(_TS_DAY + " " + _CLOCK + frac)
+
 
 def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[Any], bool]:
     """`format_problem(fam, dt, v, o, False) is None`, for the non-null JSON values of one column:
     what the rule says of a string is remembered (a pure function of the value; values of a
     column repeat), text needs only to be a string, a short decimal integer only its range, and a
-    float or vector whose text is surely Go's shortest (`model.values.quick_float_text`) only that."""
+    float or vector whose text is surely Go's shortest (`model.values.quick_float_text`) only that,
+    a temporal text or YEAR `quick_text` recognises nothing more."""
     if fam == Family.TEXT:
         return lambda v: v.__class__ is str  # the rule asks nothing more of text
 
@@ -256,6 +289,16 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
             got = memo[v] = format_problem(fam, dt, v, o, False) is None
         return got
 
+    quick_ = quick_text(fam, dt)
+    if quick_ is not None and fam == Family.TIMESTAMP:
+        zone = o.time_zone  # the location the rule surely accepts (any, where the option is UTC)
+        match_ = quick_.fullmatch
+        return lambda v: ((v.__class__ is dict and len(v) == 2 and v.get("location") == zone and zone.__class__ is str
+                           and zone != "" and (t := v.get("value")).__class__ is str and match_(t) is not None)
+                          or ok(v))
+    if quick_ is not None:
+        match = quick_.fullmatch
+        return lambda v: (v.__class__ is str and match(v) is not None) or ok(v)
     if fam in (Family.FLOAT, Family.DOUBLE):
         bits_ = 32 if fam == Family.FLOAT else 64
         return lambda v: (v.__class__ is str and quick_float_text(v, bits_)) or ok(v)
