@@ -149,7 +149,7 @@ class CdcChecker(CheckerBase):
         # the checks import this module).
         self.fast = rules is not None and compiled.enabled() and mode.records and not mode.source
         self.rules = rules
-        self._identity: tuple[Record, Identified] | None = None
+        self._identity: tuple[Record, tuple[Identified]] | None = None  # the fast path's last record's
         self._gtid: Gtid | None = None  # the last GTID the fast path made (a transaction's rows share it)
 
     # -- evidence ------------------------------------------------------------------------------
@@ -210,7 +210,7 @@ class CdcChecker(CheckerBase):
         self._identity = None
         if not self.fast or record.value is None:
             return False
-        lg = self.logs.get(record.topic, record.partition or 0)
+        lg = self.logs.logs.get((record.topic, record.partition or 0))
         if lg is None or not lg.kinds:
             return False
         try:
@@ -246,12 +246,12 @@ class CdcChecker(CheckerBase):
         plan = kind.outcomes.get(variant) or kind.outcome(variant)
         plan.count += 1
         self.tally.unsettled.add(plan)
-        self._identity = (record, (kind.entity, key, q))
+        self._identity = (record, ((kind.entity, key, q),))
         return True
 
     def identity(self, record: Record) -> tuple[Identified] | None:
         got = self._identity
-        return (got[1],) if got is not None and got[0] is record else None
+        return got[1] if got is not None and got[0] is record else None
 
     # -- run mode ----------------------------------------------------------------------------------
 
