@@ -84,7 +84,11 @@ def _quiet_gc() -> Iterator[None]:
         outer = _gc_depth == 1
         if outer:
             before = gc.get_threshold()
-            gc.freeze()
+            # Where someone froze a heap already (a forking server does), it stays as they left it:
+            # `gc.unfreeze` would thaw theirs too.
+            freeze = gc.get_freeze_count() == 0
+            if freeze:
+                gc.freeze()
             gc.set_threshold(*QUIET_GC_THRESHOLD)
     try:
         yield
@@ -93,7 +97,8 @@ def _quiet_gc() -> Iterator[None]:
             _gc_depth -= 1
             if outer:
                 gc.set_threshold(*before)
-                gc.unfreeze()
+                if freeze:
+                    gc.unfreeze()
 
 
 def capture_tally(suite: ProtocolSuite, why_no_encoder: str) -> Tally:

@@ -49,6 +49,17 @@ def test_nested_loops_share_the_outer_setting() -> None:
     assert check._gc_depth == 0
 
 
+def test_a_heap_someone_else_froze_stays_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with _quiet_gc():
+            assert gc.get_threshold() == QUIET_GC_THRESHOLD
+        assert gc.get_freeze_count() >= frozen > 0
+    finally:
+        gc.unfreeze()
+
+
 class _Node:
     """A cycle's half (each points at the other), counted while alive."""
 
