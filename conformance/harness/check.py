@@ -21,8 +21,11 @@ skipped, saying so.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import pickle
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
@@ -49,6 +52,53 @@ from .capture import (
 )
 from .runners import records_of
 from .stages import new_tally
+
+#: The collector's thresholds inside a check loop (`_quiet_gc`): young collections every 10,000
+#: net allocations instead of 700, the middle generation every 10 of them, and a full collection
+#: considered after each of those (the interpreter's default: after 10) and run by the
+#: interpreter's own rule (when the old generation has grown by a quarter since the last). So
+#: cycles are freed as before, a little later: a long check's dropped state (a partition's log,
+#: once its stream checks ran) is held at most about twice as long as at the default thresholds.
+QUIET_GC_THRESHOLD = (10_000, 10, 1)
+_gc_lock = threading.Lock()
+_gc_depth = 0
+
+
+@contextlib.contextmanager
+def _quiet_gc() -> Iterator[None]:
+    """The garbage collector out of a check loop's way, and back as it was after.
+
+    A check keeps a little of every record until its stream checks run (a log entry, a delivery
+    entry, a seen key: hundreds of thousands of tracked objects), while the collector, at its
+    default thresholds, walks every young object about every 700 allocations and the whole heap
+    each time it grows by a quarter (the interpreter's modules, a caller's records in memory,
+    the Spark worker's state, none of them garbage this loop made). So the heap that exists
+    when the loop starts is frozen (`gc.freeze`: never walked until `gc.unfreeze` puts it back
+    in the oldest generation at the end) and the young generations are collected less often
+    (`QUIET_GC_THRESHOLD`). Collection is never turned off: cycles the loop drops are freed as
+    before, only later, and full collections still run by the interpreter's rule over what the
+    loop made. Nested or concurrent loops (a thread each) share the outermost one's setting."""
+    global _gc_depth
+    with _gc_lock:
+        _gc_depth += 1
+        outer = _gc_depth == 1
+        if outer:
+            before = gc.get_threshold()
+            # Where someone froze a heap already (a forking server does), it stays as they left it:
+            # `gc.unfreeze` would thaw theirs too.
+            freeze = gc.get_freeze_count() == 0
+            if freeze:
+                gc.freeze()
+            gc.set_threshold(*QUIET_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if outer:
+                gc.set_threshold(*before)
+                if freeze:
+                    gc.unfreeze()
 
 
 def capture_tally(suite: ProtocolSuite, why_no_encoder: str) -> Tally:
@@ -79,11 +129,12 @@ def check_log(suite: ProtocolSuite, options: Mapping[str, str], registry: Any,
     order per partition; `delivery`, if given, also receives every record (judged per topic
     later). Returns how many records were checked."""
     log = LogCheck(suite, options, registry, tally, partitions=partitions, delivery=delivery, complete=complete)
-    for line, item in items:
-        log.add(line, item)
-        if progress is not None and line is not None and line % 2048 == 0:
-            progress(line)
-    return log.finish()
+    with _quiet_gc():
+        for line, item in items:
+            log.add(line, item)
+            if progress is not None and line is not None and line % 2048 == 0:
+                progress(line)
+        return log.finish()
 
 
 class LogCheck:
@@ -264,15 +315,17 @@ def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str
         parts = {(r.topic, r.partition): records_of(iter(held.get((r.topic, r.partition), ())))
                  for rngs in pack for r in rngs}
     n = 0
-    for rngs in pack:
-        logs_of_topic = [parts[(r.topic, r.partition)] for r in rngs]
-        if spec.per_topic():
-            n += check_log(suite, options, registry, _counted(chain.from_iterable(logs_of_topic), done + n, progress),
-                           tally, partitions=len(rngs), delivery=logs, complete=spec.complete)
-        else:
-            for records in logs_of_topic:
-                n += check_log(suite, options, registry, _counted(records, done + n, progress), tally, delivery=logs,
-                               complete=spec.complete)
+    with _quiet_gc():  # one setting for the pack's logs (each check_log's own is then a no-op)
+        for rngs in pack:
+            logs_of_topic = [parts[(r.topic, r.partition)] for r in rngs]
+            if spec.per_topic():
+                n += check_log(suite, options, registry,
+                               _counted(chain.from_iterable(logs_of_topic), done + n, progress),
+                               tally, partitions=len(rngs), delivery=logs, complete=spec.complete)
+            else:
+                for records in logs_of_topic:
+                    n += check_log(suite, options, registry, _counted(records, done + n, progress), tally,
+                                   delivery=logs, complete=spec.complete)
     return n
 
 
@@ -367,25 +420,27 @@ def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str,
         rows = _IdentityRows(spec.suite.identifier(options, registry))
         n = 0
         done: set[tuple[str, int]] = set()
-        for b in batches:
-            for i in b.column("id").to_pylist():
-                ranges = [PartitionRange(*span) for span in packs[i]]
-                read = (read_range(bootstrap, ranges[0], config) if len(ranges) == 1
-                        else read_packed(bootstrap, ranges, config))
-                # Each topic-partition comes whole and in offset order (topic_partition_runs verifies
-                # the order; a partition coming back after another would be split in two logs).
-                for tp, runs in groupby(topic_partition_runs(read), key=lambda run: run[:2]):
-                    if tp in done:
-                        raise KafkaSourceError(f"records of {tp[0]}[{tp[1]}] reached a check task in pieces")
-                    done.add(tp)
-                    log = LogCheck(spec.suite, options, registry, t, complete=spec.complete)
-                    for record in records_of(rb for _t, _p, rb in runs):
-                        log.add(None, record)
-                        if rows.add(record, log.checker.identity(record)):
-                            yield rows.batch()
-                    k = log.finish()
-                    checked.add(k)
-                    n += k
+        with _quiet_gc():
+            for b in batches:
+                for i in b.column("id").to_pylist():
+                    ranges = [PartitionRange(*span) for span in packs[i]]
+                    read = (read_range(bootstrap, ranges[0], config) if len(ranges) == 1
+                            else read_packed(bootstrap, ranges, config))
+                    # Each topic-partition comes whole and in offset order (topic_partition_runs
+                    # verifies the order; a partition coming back after another would be split in
+                    # two logs).
+                    for tp, runs in groupby(topic_partition_runs(read), key=lambda run: run[:2]):
+                        if tp in done:
+                            raise KafkaSourceError(f"records of {tp[0]}[{tp[1]}] reached a check task in pieces")
+                        done.add(tp)
+                        log = LogCheck(spec.suite, options, registry, t, complete=spec.complete)
+                        for record in records_of(rb for _t, _p, rb in runs):
+                            log.add(None, record)
+                            if rows.add(record, log.checker.identity(record)):
+                                yield rows.batch()
+                        k = log.finish()
+                        checked.add(k)
+                        n += k
         yield rows.batch()
         yield _outcome_batch(n, TaskResult(t, DeliverySummary()))
 

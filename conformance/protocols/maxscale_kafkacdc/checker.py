@@ -11,7 +11,7 @@ are paired with what was planned (by key), so that values are judged exactly.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +68,7 @@ class PartitionLog:
     first_offset: int | None = None
     entries: list[Entry] = field(default_factory=list)
     schemas: dict[tuple[str, str], KnownSchema] = field(default_factory=dict)
-    seen: set[tuple[Any, ...]] = field(default_factory=set)
+    seen: set[Hashable] = field(default_factory=set)  # schema events' and DML events' (`dml_ident`) identities
     # The fast path's kinds of DML event in this partition (fastpath.py), by (table_schema,
     # table_name, the value's keys).
     kinds: dict[tuple[Any, Any, tuple[str, ...]], fastpath.FastKind] = field(default_factory=dict)
@@ -125,6 +125,17 @@ def schema_content(msg: Message) -> bytes:
     return digest((msg.table, msg.get("fields")))
 
 
+def dml_ident(gtid: Gtid | None, event_number: int | None, key: bytes | None, key_text: str | None) -> Hashable:
+    """What tells a DML message from the others of its partition (the same again is a replay):
+    its GTID, event number and key text; where the key is the very `GTID:event_number` of its
+    value (every conforming message), the key's bytes alone say all three (bytes never equal the
+    tuple of another message)."""
+    if key is not None and gtid is not None and event_number is not None \
+            and key_text == spec.dml_key(gtid, event_number):
+        return key
+    return ("d", str(gtid), event_number, key_text)
+
+
 class CdcChecker(CheckerBase):
     def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
                  topic_prefix: str = "", partitions: int | None = None, rules: FastRules | None = None) -> None:
@@ -138,7 +149,7 @@ class CdcChecker(CheckerBase):
         # the checks import this module).
         self.fast = rules is not None and compiled.enabled() and mode.records and not mode.source
         self.rules = rules
-        self._identity: tuple[Record, Identified] | None = None
+        self._identity: tuple[Record, tuple[Identified]] | None = None  # the fast path's last record's
         self._gtid: Gtid | None = None  # the last GTID the fast path made (a transaction's rows share it)
 
     # -- evidence ------------------------------------------------------------------------------
@@ -159,7 +170,7 @@ class CdcChecker(CheckerBase):
         if msg.kind == "schema":
             entry.version = msg.version
             entry.content = schema_content(msg)
-            ident: tuple[Any, ...] = ("s", entry.content, entry.version, str(entry.gtid))
+            ident: Hashable = ("s", entry.content, entry.version, str(entry.gtid))
             entry.duplicate = ident in lg.seen
             lg.seen.add(ident)
             if table is not None:
@@ -167,7 +178,7 @@ class CdcChecker(CheckerBase):
         elif msg.kind == "dml":
             entry.event_number = msg.event_number
             entry.event_type = msg.event_type
-            ident = ("d", str(entry.gtid), entry.event_number, msg.key_text)
+            ident = dml_ident(entry.gtid, entry.event_number, record.key, msg.key_text)
             entry.duplicate = ident in lg.seen
             lg.seen.add(ident)
             if table is not None:
@@ -199,7 +210,7 @@ class CdcChecker(CheckerBase):
         self._identity = None
         if not self.fast or record.value is None:
             return False
-        lg = self.logs.get(record.topic, record.partition or 0)
+        lg = self.logs.logs.get((record.topic, record.partition or 0))
         if lg is None or not lg.kinds:
             return False
         try:
@@ -216,30 +227,31 @@ class CdcChecker(CheckerBase):
             return False
         if variant is None:
             return False
-        # The partition's log, as `evidence` keeps it for a DML event.
+        # The partition's log, as `evidence` keeps it for a DML event. The function compared the
+        # key with the value's `GTID:event_number`, so the key's bytes are the message's identity
+        # in the log (`dml_ident`) and its delivery match (`delivery.match`).
+        key: bytes = record.key  # type: ignore[assignment]  # the function compared it: not None
         d, s, q, n = obj["domain"], obj["server_id"], obj["sequence"], obj["event_number"]
         g = self._gtid
         if g is None or g.sequence != q or g.domain != d or g.server_id != s:
             g = self._gtid = Gtid(d, s, q)
-        key_text = record.key.decode("ascii")  # type: ignore[union-attr]  # the function compared it
-        gtid_text = key_text[:key_text.index(":")]
         offset = record.offset if record.offset is not None else len(lg.entries)
         if lg.first_offset is None:
             lg.first_offset = offset
-        ident = ("d", gtid_text, n, key_text)
-        duplicate = ident in lg.seen
-        lg.seen.add(ident)
-        lg.entries.append(Entry(offset, "dml", kind.table, g, n, obj["event_type"], duplicate=duplicate,
-                                schema_seen=kind.schema is not None))
+        seen = lg.seen
+        duplicate = key in seen
+        seen.add(key)
+        lg.entries.append(Entry(offset, "dml", kind.table, g, n, obj["event_type"], None, None, duplicate,
+                                kind.schema is not None))
         plan = kind.outcomes.get(variant) or kind.outcome(variant)
         plan.count += 1
         self.tally.unsettled.add(plan)
-        self._identity = (record, (kind.entity, digest(("v", gtid_text, n)), q))
+        self._identity = (record, ((kind.entity, key, q),))
         return True
 
     def identity(self, record: Record) -> tuple[Identified] | None:
         got = self._identity
-        return (got[1],) if got is not None and got[0] is record else None
+        return got[1] if got is not None and got[0] is record else None
 
     # -- run mode ----------------------------------------------------------------------------------
 

@@ -13,11 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 
 from ...checks.delivery import Version
-from ...model.events import Workload
+from ...model.events import Gtid, Workload
 from ..kit import Identified, VersionNumbers, digest
+from . import spec
 from .decoder import decode
 from .spec import CdcOptions
 from .tracker import RowImage, Tracker
+
+
+def match(gtid: Gtid, event_number: int) -> bytes:
+    """A row image's match: its place in the binlog as a conforming message's key spells it
+    (`GTID:event_number`, ASCII), so that the fast path takes the key it compared as it is."""
+    return spec.dml_key(gtid, event_number).encode("ascii")
 
 
 def topic_of(options: Mapping[str, str], topic_prefix: str) -> str:
@@ -33,7 +40,7 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
         for p in tracker.plan(e):
             if isinstance(p, RowImage) and p.sent:
                 entity = digest(("t", topic, p.schema.database, p.schema.table))
-                yield numbers.version(entity, digest(("v", str(p.gtid), p.event_number)), p.gtid.sequence, topic)
+                yield numbers.version(entity, match(p.gtid, p.event_number), p.gtid.sequence, topic)
 
 
 def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None, bytes | None], Identified]:
@@ -48,7 +55,6 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None, bytes
             return None
         table, g, n = m.table, m.gtid, m.event_number
         entity = digest(("t", topic, *table)) if table is not None else None
-        match = digest(("v", str(g), n)) if g is not None and n is not None else None
-        return entity, match, g.sequence if g is not None else None
+        return entity, match(g, n) if g is not None and n is not None else None, g.sequence if g is not None else None
 
     return identify

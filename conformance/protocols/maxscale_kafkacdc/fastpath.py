@@ -15,7 +15,10 @@ accept, go through the checks as before.
 What the checks keep per record besides outcomes (the partition's log, which the stream checks
 judge at the end: the DML's entry, whether it repeats an earlier message, whether a schema event
 of its table came before it) is kept here exactly as `CdcChecker.evidence` keeps it, and the
-delivery identity is worked out from the same parse.
+delivery identity is worked out from the same parse. The generated function compares the Kafka
+key with the value's `GTID:event_number`, so an accepted record's key bytes serve as they are:
+as its identity in the partition's log (`checker.dml_ident` gives the checks the same where the
+key spells its value's place) and as its delivery match (`delivery.match`).
 """
 
 from __future__ import annotations

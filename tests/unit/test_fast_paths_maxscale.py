@@ -1,0 +1,106 @@
+"""MaxScale KafkaCDC's fast path takes the Kafka key it compared with the value's
+`GTID:event_number` as the message's identity in its partition's log (what tells a replay) and as
+its delivery match. These tests hold that shortcut to what the checks and the identifier work out
+from the decoded message: the same duplicate flags, log entries and delivery identities with the
+fast path on and off, over the reference's records with replays, near-replays and wrong keys
+interleaved (test_fast_paths_json.py has the verdicts under every option set, the edits, the
+mutants and the property)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from test_fast_paths import _records, assert_parity  # type: ignore[import-not-found]
+
+from conformance.checks import compiled
+from conformance.encoders.spi import Record
+from conformance.harness.capture import DeliveryLogs
+from conformance.harness.check import LogCheck, capture_tally
+from conformance.model.events import Gtid
+from conformance.protocols import get_protocol
+from conformance.protocols.maxscale_kafkacdc import delivery, spec
+from conformance.protocols.maxscale_kafkacdc.checker import dml_ident
+from conformance.protocols.maxscale_kafkacdc.decoder import decode
+
+MAXSCALE = "maxscale-kafkacdc"
+
+
+def test_dml_ident_is_the_key_only_where_the_key_spells_the_values_place() -> None:
+    g = Gtid(0, 1, 34)
+    assert dml_ident(g, 4, b"0-1-34:4", "0-1-34:4") == b"0-1-34:4"
+    # A key that says another place (or none, or is no text) keeps all three apart.
+    assert dml_ident(g, 4, b"0-1-34:5", "0-1-34:5") == ("d", "0-1-34", 4, "0-1-34:5")
+    assert dml_ident(g, 4, b"0-1-34", "0-1-34") == ("d", "0-1-34", 4, "0-1-34")
+    assert dml_ident(g, 4, None, None) == ("d", "0-1-34", 4, None)
+    assert dml_ident(None, 4, b"0-1-34:4", "0-1-34:4") == ("d", "None", 4, "0-1-34:4")
+    assert dml_ident(g, None, b"0-1-34:4", "0-1-34:4") == ("d", "0-1-34", None, "0-1-34:4")
+    assert dml_ident(g, 4, b"\xff", None) == ("d", "0-1-34", 4, None)
+
+
+def test_the_delivery_match_is_the_conforming_key() -> None:
+    """The identifier's match of every reference DML record is its key's bytes, and the versions
+    the workload plans carry the same matches (the run's delivery analysis pairs them)."""
+    records, _registry = _records(MAXSCALE, get_protocol(MAXSCALE).reference().name, {}, seed="match")
+    identify = delivery.identifier({})
+    dml = 0
+    for r in records:
+        got = identify(r.topic, r.key, r.value)
+        m = decode(r.key, r.value)
+        if m.kind == "dml":
+            dml += 1
+            assert got is not None and got[1] == r.key == spec.dml_key(m.gtid, m.event_number).encode("ascii")
+    assert dml
+    assert delivery.match(Gtid(0, 1, 34), 4) == b"0-1-34:4"
+
+
+def _logs(records: list[Record], *, fast: bool) -> tuple[list[tuple[Any, ...]], dict[str, list[Any]], int]:
+    """Each partition's log as the stream checks get it (kind, table, GTID, event number and type,
+    duplicate flag, schema seen), the delivery entries, and how many records the fast path took."""
+    suite = get_protocol(MAXSCALE)
+    options = suite.resolve_options({})
+    tally = capture_tally(suite, "test")
+    logs = DeliveryLogs(MAXSCALE, options, None)
+    with compiled.forced(fast):
+        log = LogCheck(suite, options, None, tally, delivery=logs)
+        accepted = 0
+        for r in records:
+            if log.checker.check_fast(r):
+                accepted += 1
+                logs.add_record(r, log.checker.identity(r))
+            else:
+                log.add(None, r)
+        out = [(t, p, e.offset, e.kind, e.table, e.gtid, e.event_number, e.event_type, e.duplicate, e.schema_seen)
+               for (t, p), lg in sorted(log.checker.logs.logs.items()) for e in lg.entries]
+    return out, {t: list(es) for t, es in logs.entries.items()}, accepted
+
+
+def _with_replays(records: list[Record], rng: random.Random) -> list[Record]:
+    """The records with, now and then, a verbatim copy of an earlier one (a replay), a copy under
+    a key that names another event number or another GTID (no replay: the key says another
+    place), and a copy of an earlier record's value under a later record's key."""
+    out: list[Record] = []
+    for r in records:
+        out.append(r)
+        if r.key is None or rng.random() > 0.3:
+            continue
+        earlier = rng.choice(out)
+        out.append(earlier)
+        out.append(Record(r.topic, r.key + b"1", r.value, r.partition, r.headers, r.timestamp, r.offset))
+        out.append(Record(r.topic, b"9" + r.key, r.value, r.partition, r.headers, r.timestamp, r.offset))
+        if earlier.value is not None and earlier.topic == r.topic and earlier.partition == r.partition:
+            out.append(Record(r.topic, r.key, earlier.value, r.partition, r.headers, r.timestamp, r.offset))
+        out.append(r)
+    return [Record(r.topic, r.key, r.value, r.partition, r.headers, r.timestamp, i) for i, r in enumerate(out)]
+
+
+def test_replays_are_told_alike_on_and_off_the_fast_path() -> None:
+    records, _registry = _records(MAXSCALE, get_protocol(MAXSCALE).reference().name, {}, seed="replays")
+    mixed = _with_replays(records + records, random.Random("replays"))
+    on, on_entries, accepted = _logs(mixed, fast=True)
+    off, off_entries, none = _logs(mixed, fast=False)
+    assert accepted > len(records) // 2 and none == 0
+    assert sum(e[8] for e in on) > len(records) // 2  # replays there were, and the fast path met them
+    assert on == off
+    assert on_entries == off_entries
+    assert assert_parity(MAXSCALE, {}, None, mixed) > 0
