@@ -5,7 +5,8 @@ default, interleaved in one process, on a capture check_throughput.py left in a 
     python benchmarks/gc_ab.py --workdir DIR --protocol P [--rounds 2] [--memory]
 
 Variants: default (no change), freeze (gc.freeze only), thresholds (only QUIET_GC_THRESHOLD),
-quiet (both: what _quiet_gc does). Times (CPU seconds of this process: the machine is shared) check_log + the delivery judgement, as fast_path_ab.py.
+quiet (both: what _quiet_gc does). Times (CPU seconds of this process: the machine is shared)
+check_log + the delivery judgement, as fast_path_ab.py.
 --memory: peak traced memory (tracemalloc) of one check with default and quiet, and the tracked
 objects left after.
 """
