@@ -1,0 +1,96 @@
+"""TiCDC Avro's compiled fast path: the shortcuts added for issue 32's second round, each held to
+the rule it stands for (see test_fast_paths.py, which holds the whole fast path to the checks over
+the reference, every in-memory mutant, damaged records and generated workloads).
+
+* `quick_float32_text`: a vector element of 7 to 9 significant digits recognised as Go's shortest
+  float32 text without the rule's search (`model.values.parse_vector`), on every float32's own
+  text (which it must mostly take) and on texts one rounding too long or too short, or cut, near
+  those (which it must only take where the rule does).
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from conformance.model.values import go_format_float, parse_vector, quick_float_text
+from conformance.protocols.ticdc_avro.checks.types import quick_float32_text, quick_vector
+
+
+def _rule_accepts(element: str) -> bool:
+    try:
+        parse_vector(f"[{element}]")
+    except ValueError:
+        return False
+    return True
+
+
+def _float32s() -> st.SearchStrategy[float]:
+    """Any finite float32, its bits drawn whole (every exponent alike), or near a power of ten
+    or two (where the shortest digits change length and the rounding interval is lopsided)."""
+    bits = st.integers(0, 2**32 - 1).map(lambda b: struct.unpack("<f", struct.pack("<I", b))[0])
+    powers = st.builds(lambda base, e, step: struct.unpack("<f", struct.pack(
+        "<I", max(0, min(0x7F7FFFFF, struct.unpack("<I", struct.pack("<f", float(base) ** e))[0] + step))))[0],
+        st.sampled_from([2, 10]), st.integers(-30, 30), st.integers(-3, 3))
+    return st.one_of(bits, powers).filter(lambda x: x == x and abs(x) != float("inf"))
+
+
+def _near(x: float) -> list[str]:
+    """Texts of x at every rounding (too short, exact, too long; %g and %f forms), their last
+    digit moved by one, and the float32's own text."""
+    out = [go_format_float(x, 32, "f")]
+    for q in range(1, 12):
+        for text in (f"{x:.{q}g}", f"{x:.{q}f}"):
+            if "e" in text or "n" in text:
+                continue
+            out.append(text)
+            if text[-1].isdigit() and text[-1] not in "09":
+                out.append(text[:-1] + str(int(text[-1]) + 1))
+                out.append(text[:-1] + str(int(text[-1]) - 1))
+    return out
+
+
+@settings(max_examples=3000)
+@given(_float32s())
+@example(1.0000001)
+@example(8388608.0)
+@example(1e-30)
+def test_quick_float32_texts_are_a_subset_of_what_the_rule_accepts(x: float) -> None:
+    for text in _near(x) + ["-" + t for t in _near(x) if not t.startswith("-")]:
+        if quick_float32_text(text):
+            assert _rule_accepts(text), text
+
+
+@settings(max_examples=1000)
+@given(_float32s())
+def test_quick_float32_texts_take_all_the_old_quick_texts(x: float) -> None:
+    for t in _near(x):
+        if quick_float_text(t):
+            assert quick_float32_text(t), t
+
+
+def test_quick_float32_texts_take_nearly_every_float32s_own_text() -> None:
+    """Only ties (a shorter decimal exactly halfway to a neighbour) go to the rule."""
+    rng = random.Random(32)
+    texts = [go_format_float(x, 32, "f") for x in (struct.unpack("<f", struct.pack("<I", rng.getrandbits(32)))[0]
+                                                   for _ in range(20_000)) if 1e-29 < abs(x) < 1e29]
+    taken = sum(map(quick_float32_text, texts))
+    assert taken >= 0.99 * len(texts), (taken, len(texts))  # 15,006 of 15,045: large integers at ties
+
+
+def test_quick_vectors_with_long_elements() -> None:
+    assert quick_vector("[0.6919731,-0.05517707,0.037649807,1]")
+    assert quick_vector("[0.1234567]")
+    # Not Go's shortest text: a shorter one reads back as the same float32, or the digits are not
+    # the closest to it, or 10 digits: all to the rule, which refuses them.
+    for text in ("[0.100000001]", "[0.69197311]", "[0.1234567891]", "[1.0000000]"):
+        assert not quick_vector(text) and not _rule_accepts(text[1:-1]), text
+    assert not quick_vector("[-0]") and not quick_vector("[1e5]") and not quick_vector("[ 1]")
+
+
+def test_quick_vector_elements_need_the_float32_range() -> None:
+    assert not quick_float32_text("0.000000000000000000000000000000001234567")
+    assert not quick_float32_text("1234567000000000000000000000000000")
