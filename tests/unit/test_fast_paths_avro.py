@@ -94,3 +94,48 @@ def test_quick_vectors_with_long_elements() -> None:
 def test_quick_vector_elements_need_the_float32_range() -> None:
     assert not quick_float32_text("0.000000000000000000000000000000001234567")
     assert not quick_float32_text("1234567000000000000000000000000000")
+
+
+def _times() -> st.SearchStrategy[str]:
+    """TIME texts near the quick pattern's edges, negative or not."""
+    part = st.sampled_from(["0", "00", "000", "01", "09", "12", "23", "24", "59", "60", "99", "799", "837", "838",
+                            "839", "900"])
+    return st.builds(lambda neg, h, m, s, f: f"{neg}{h}:{m}:{s}{f}", st.sampled_from(["", "-", "--", "+"]), part,
+                     part, part, st.sampled_from(["", ".", ".0", ".000000", ".5", ".000001", ".1234567"]))
+
+
+@settings(max_examples=3000)
+@given(_times())
+@example("-00:00:00")
+@example("-00:00:00.000000")
+@example("-000:00:00.0")
+@example("-837:59:59.999999")
+def test_quick_time_texts_are_a_subset_of_what_the_rule_accepts(text: str) -> None:
+    from conformance.protocols.ticdc_avro.checks.types import QUICK_TEXT, _temporal_problem
+
+    if QUICK_TEXT["time"].fullmatch(text):
+        assert _temporal_problem("time", text) is None, text
+
+
+def test_quick_time_texts_take_negative_times() -> None:
+    from conformance.protocols.ticdc_avro.checks.types import QUICK_TEXT
+
+    assert QUICK_TEXT["time"].fullmatch("-12:34:56.5") and QUICK_TEXT["time"].fullmatch("-00:00:00.000001")
+    assert not QUICK_TEXT["time"].fullmatch("-00:00:00") and not QUICK_TEXT["time"].fullmatch("-00:00:00.000")
+
+
+_DATA = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([2**63, -(2**63)]),
+                  st.floats(allow_nan=True), st.sampled_from([0.0, -0.0, 1.0]), st.text(max_size=3),
+                  st.binary(max_size=3), st.sampled_from(["1", b"1", "", b""]))
+
+
+@settings(max_examples=3000)
+@given(_DATA, _DATA)
+def test_inline_same_datum_is_same_datum(a: object, b: object) -> None:
+    from conformance.checks.compiled import Source
+    from conformance.protocols.ticdc_avro.checks.types import emit_same_datum, same_datum
+
+    src = Source("same", ("a", "b"))
+    emit_same_datum(src, "a", "b")
+    src.line("return True")
+    assert (src.build()(a, b) is True) == same_datum(a, b), (a, b)

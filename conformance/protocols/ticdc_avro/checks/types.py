@@ -330,10 +330,20 @@ CHECKS_PREFIX = spec.PROTOCOL + "."
 
 # -- the fast path of the type checks (checks.compiled) ---------------------------------------------
 
+#: Types whose `same_datum` is plain `==` between values of the one type (no float: bit for bit).
+SAME_BY_EQUALITY = frozenset({int, str, bytes, bool, type(None)})
+
+
 def emit_same_datum(src: Source, a: str, b: str) -> None:
-    """Lines rejecting a record unless `same_datum(a, b)`."""
+    """Lines rejecting a record unless `same_datum(a, b)`: values of one of `SAME_BY_EQUALITY`'s
+    types compared inline, anything else by `same_datum` itself."""
     same = src.const(same_datum, "same")
-    src.line(f"if not {same}({a}, {b}): return None")
+    exact = src.const(SAME_BY_EQUALITY, "exact")
+    x, y = src.fresh("a"), src.fresh("b")
+    src.line(f"{x} = {a}")
+    src.line(f"{y} = {b}")
+    src.line(f"if not ({x}.__class__ is {y}.__class__ and {x}.__class__ in {exact} and {x} == {y}) "
+             f"and not {same}({x}, {y}): return None")
 
 
 #: Values a family's value rule surely passes, recognised without running the rule (each a subset
@@ -348,8 +358,10 @@ QUICK_TEXT: dict[str, re.Pattern[str]] = {
     Family.DATE: re.compile(r"[0-9]{4}-" + _DAY),
     Family.DATETIME: re.compile(r"[0-9]{4}-" + _DAY + " " + _CLOCK),
     Family.TIMESTAMP: re.compile(_TS_DAY + " " + _CLOCK),
-    # Under 838 hours, positive: inside TiDB's TIME range whatever the fraction.
-    Family.TIME: re.compile(r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?"),
+    # Under 838 hours: inside TiDB's TIME range whatever the fraction; negative, but not a
+    # negative zero (which the rule refuses: a server prints it as 00:00:00).
+    Family.TIME: re.compile(r"(?:-(?!0+:00:00(?:\.0+)?\Z))?"
+                            r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?"),
 }
 _QUICK_EXPR: dict[str, str] = {
     Family.INT_UNSIGNED: "{v}.__class__ is int and {v} >= 0",
