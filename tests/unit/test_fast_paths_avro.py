@@ -139,3 +139,25 @@ def test_inline_same_datum_is_same_datum(a: object, b: object) -> None:
     emit_same_datum(src, "a", "b")
     src.line("return True")
     assert (src.build()(a, b) is True) == same_datum(a, b), (a, b)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(0, 2**64), min_size=1, max_size=30), st.randoms())
+def test_the_shared_version_memo_answers_as_identify(stamps: list[int], rnd: random.Random) -> None:
+    """Every kind's function keeps (match, ts) per commit ts in one memo: each answer is what
+    `identify` says of its own ts, whichever kind filled the memo, for ts one apart or of one
+    physical millisecond."""
+    from conformance.checks.compiled import Source
+    from conformance.protocols.kit import digest
+    from conformance.protocols.ticdc_avro.delivery import emit_version
+    from conformance.protocols.ticdc_avro.spec import AvroOptions
+
+    o = AvroOptions.from_options({"enable-tidb-extension": "true"})
+    fns = []
+    for names in (["a"], ["b", "c"]):
+        src = Source("version", ("kd", "vd"))
+        src.line(f"return {emit_version(src, o, names)}")
+        fns.append(src.build())
+    stamps = [t for s in stamps for t in (s, s + 1, s ^ 1, (s >> 18 << 18) | rnd.getrandbits(18))]
+    for ts in stamps:
+        assert rnd.choice(fns)(None, {"_tidb_commit_ts": ts}) == (digest(("v", ts)), ts)
