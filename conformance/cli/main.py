@@ -616,7 +616,8 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
         with (open_registry(registry_spec) if registry_spec is not None else contextlib.nullcontext()) as registry, \
                 Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                          console=console, transient=True, disable=not console.is_terminal) as progress:
-            task = progress.add_task("records", total=count_lines(path))
+            # The bar's total costs a read of the whole file: only where the bar is shown.
+            task = progress.add_task("records", total=count_lines(path) if console.is_terminal else None)
             section.records, delivery = check_file(protocol, options, registry, path, tally,
                                                    progress=lambda n: progress.update(task, completed=n),
                                                    complete=args.complete, keep=_combo_filter(args.combo))
