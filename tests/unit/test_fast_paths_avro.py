@@ -2,14 +2,16 @@
 the rule it stands for (see test_fast_paths.py, which holds the whole fast path to the checks over
 the reference, every in-memory mutant, damaged records and generated workloads).
 
-* `quick_float32_text`: a vector element of 7 to 9 significant digits recognised as Go's shortest
-  float32 text without the rule's search (`model.values.parse_vector`), on every float32's own
+* `quick_float32_text`: a vector element of 7 to 9 significant digits, or of a subnormal or huge
+  float32, recognised as Go's shortest float32 text without the rule's search
+  (`model.values.parse_vector`), on every float32's own
   text (which it must mostly take) and on texts one rounding too long or too short, or cut, near
   those (which it must only take where the rule does).
 """
 
 from __future__ import annotations
 
+import decimal
 import random
 import struct
 
@@ -38,18 +40,24 @@ def _float32s() -> st.SearchStrategy[float]:
     return st.one_of(bits, powers).filter(lambda x: x == x and abs(x) != float("inf"))
 
 
+def _positional(text: str) -> str:
+    """A number's text without exponent, and without trailing fraction zeros."""
+    out = format(decimal.Decimal(text), "f")
+    return out.rstrip("0").rstrip(".") if "." in out else out
+
+
 def _near(x: float) -> list[str]:
-    """Texts of x at every rounding (too short, exact, too long; %g and %f forms), their last
-    digit moved by one, and the float32's own text."""
+    """Texts of x at every rounding (too short, exact, too long), positional at any magnitude,
+    their last digit moved by one, a fixed-point text of each precision, and the float32's own
+    text."""
     out = [go_format_float(x, 32, "f")]
-    for q in range(1, 12):
-        for text in (f"{x:.{q}g}", f"{x:.{q}f}"):
-            if "e" in text or "n" in text:
-                continue
-            out.append(text)
-            if text[-1].isdigit() and text[-1] not in "09":
-                out.append(text[:-1] + str(int(text[-1]) + 1))
-                out.append(text[:-1] + str(int(text[-1]) - 1))
+    for q in range(0, 11):
+        out.append(f"{x:.{q}f}")
+        text = _positional(f"{x:.{q}e}")
+        out.append(text)
+        if text[-1] not in "09":
+            out.append(text[:-1] + str(int(text[-1]) + 1))
+            out.append(text[:-1] + str(int(text[-1]) - 1))
     return out
 
 
@@ -75,10 +83,10 @@ def test_quick_float32_texts_take_all_the_old_quick_texts(x: float) -> None:
 def test_quick_float32_texts_take_nearly_every_float32s_own_text() -> None:
     """Only ties (a shorter decimal exactly halfway to a neighbour) go to the rule."""
     rng = random.Random(32)
-    texts = [go_format_float(x, 32, "f") for x in (struct.unpack("<f", struct.pack("<I", rng.getrandbits(32)))[0]
-                                                   for _ in range(20_000)) if 1e-29 < abs(x) < 1e29]
+    floats = (struct.unpack("<f", struct.pack("<I", rng.getrandbits(32)))[0] for _ in range(20_000))
+    texts = [go_format_float(x, 32, "f") for x in floats if x == x and x not in (0.0, float("inf"), float("-inf"))]
     taken = sum(map(quick_float32_text, texts))
-    assert taken >= 0.99 * len(texts), (taken, len(texts))  # 15,006 of 15,045: large integers at ties
+    assert taken >= 0.99 * len(texts), (taken, len(texts))  # large integers at ties go to the rule
 
 
 def test_quick_vectors_with_long_elements() -> None:
@@ -91,9 +99,13 @@ def test_quick_vectors_with_long_elements() -> None:
     assert not quick_vector("[-0]") and not quick_vector("[1e5]") and not quick_vector("[ 1]")
 
 
-def test_quick_vector_elements_need_the_float32_range() -> None:
-    assert not quick_float32_text("0.000000000000000000000000000000001234567")
-    assert not quick_float32_text("1234567000000000000000000000000000")
+def test_quick_vector_elements_beyond_float32_or_reading_back_as_zero_go_to_the_rule() -> None:
+    for text in ("1" + "0" * 39, "-4" + "0" * 38, "0." + "0" * 50 + "1", "340282360000000000000000000000000000000"):
+        assert not quick_float32_text(text) and not _rule_accepts(text), text
+    # Subnormal and huge float32s are taken where their text is the rule's.
+    for text in ("0." + "0" * 44 + "1", "-0." + "0" * 44 + "3", "0.00000000000000000000000000000000000025964426",
+                 "-3029916000000000000000000000000000000"):
+        assert quick_float32_text(text) and _rule_accepts(text), text
 
 
 def _times() -> st.SearchStrategy[str]:
