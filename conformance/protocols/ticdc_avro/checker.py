@@ -141,11 +141,11 @@ class AvroChecker(CheckerBase):
                 keys[key] = (kd, entity)
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
-        plan = kind.plan
+        plan, stream = kind.plan, kind.stream
+        assert plan is not None and stream is not None  # set with `accept`
         plan.count += 1
         plan.fast += 1
         self.tally.unsettled.add(plan)
-        stream = kind.stream
         stream.records += 1
         if self.o.control_messages:
             self._log_entry(stream, record, "row", vd.get("_tidb_commit_ts") if vd is not None else None, None)

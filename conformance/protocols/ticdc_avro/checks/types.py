@@ -414,7 +414,7 @@ def quick_float32_text(p: str) -> bool:
     if k <= 6 and 1e-30 < y < 1e30:
         return True  # `quick_float_text`: a normal float32's digits, at most FLT_DIG of them
     try:
-        x = _F32.unpack(_F32.pack(y))[0]
+        x: float = _F32.unpack(_F32.pack(y))[0]
     except OverflowError:  # beyond float32: the rule says so
         return False
     if x == 0.0:
@@ -429,8 +429,9 @@ def quick_float32_text(p: str) -> bool:
     lower = int(sig[:-1])
     # Midpoints to the float32 neighbours, exact in a double (the largest float32 has an infinite
     # upper one: the comparison fails, and the rule decides).
-    return (float(f"{lower}e{unit}") < (x + _F32.unpack(_U32.pack(bits - 1))[0]) / 2
-            and float(f"{lower + 1}e{unit}") > (x + _F32.unpack(_U32.pack(bits + 1))[0]) / 2)
+    down: float = _F32.unpack(_U32.pack(bits - 1))[0]
+    up: float = _F32.unpack(_U32.pack(bits + 1))[0]
+    return float(f"{lower}e{unit}") < (x + down) / 2 and float(f"{lower + 1}e{unit}") > (x + up) / 2
 
 
 def quick_vector(text: str) -> bool:
