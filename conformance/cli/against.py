@@ -33,8 +33,6 @@ def _combo_filter(combo: int | None) -> Callable[[str], bool] | None:
 
 def _export_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> Any:
     """--workload FILE, read and checked (None without it)."""
-    from ..harness.export import ExportFormatError, read_file
-
     if args.workload is None:
         if args.upstream.strip().lower() not in ("", "none"):
             raise UsageError("--upstream goes with --workload FILE: the server applies that file to give the truth")
@@ -47,6 +45,8 @@ def _export_arg(args: argparse.Namespace, protocol: ProtocolSuite) -> Any:
         raise UsageError(f"--workload is not built for {protocol.name} yet (it is for: "
                          f"{', '.join(p.name for p in all_protocols() if p.joins_captures)}); without it, check "
                          "judges everything the capture itself shows")
+    from ..harness.export import ExportFormatError, read_file
+
     try:
         export = read_file(args.workload)
     except FileNotFoundError:

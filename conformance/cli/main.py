@@ -26,7 +26,7 @@ from ..encoders import all_encoders
 from ..encoders.spi import ConfigurationError, EncoderInfo
 from ..errors import InfrastructureError, UsageError
 from ..infra.urls import redact, redact_text
-from ..protocols import all_checks, all_protocols, default_protocol, get_check, protocol_names
+from ..protocols import ProtocolNames, all_checks, all_protocols, default_protocol, get_check
 from ..protocols.base import ProtocolSuite, describe_options, parse_option_args
 from ..reporting import Report, Section, write_json, write_reports
 from ..reporting.terminal import print_summary
@@ -48,13 +48,26 @@ from .regress import cmd_baseline, cmd_bisect, cmd_compare, cmd_diff
 from .site import add_site_parser, cmd_site
 
 
+class _DefaultProtocol:
+    """`--protocol`'s default before parsing: which protocol is the default is known only by
+    loading every one, so `main` looks it up only where the option was left out."""
+
+    def __repr__(self) -> str:
+        return "<the default protocol>"
+
+
+DEFAULT_PROTOCOL: Any = _DefaultProtocol()
+#: `--protocol`'s choices: checking a name loads that protocol alone (see `ProtocolNames`).
+PROTOCOLS = ProtocolNames()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="conformance", description="Protocol conformance suite for CDC encoders.")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="generate workloads, encode them, check everything")
-    r.add_argument("--protocol", default=default_protocol(), choices=protocol_names())
+    r.add_argument("--protocol", default=DEFAULT_PROTOCOL, choices=PROTOCOLS)
     r.add_argument("--encoder", default="reference", help="encoder name (see `conformance list`)")
     r.add_argument("--encoder-cmd", default=None, metavar="COMMAND",
                    help="run a command as the encoder, in any language, through the subprocess protocol "
@@ -99,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     _baseline_args(r)
 
     c = sub.add_parser("check", help="judge a captured or live topic (a dump, --kafka), alone or against --workload")
-    c.add_argument("--protocol", default=default_protocol(), choices=protocol_names())
+    c.add_argument("--protocol", default=DEFAULT_PROTOCOL, choices=PROTOCOLS)
     c.add_argument("--input", default=None, help="records.jsonl (one JSON object per line)")
     c.add_argument("--kafka", default=None, metavar="URL", help="check live topics instead: kafka://host:port …")
     c.add_argument("--topics", default=None, help="with --kafka: comma-separated topics")
@@ -141,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="list checks and encoders")
     ls.add_argument("--json", action="store_true")
-    ls.add_argument("--protocol", default=None, choices=protocol_names())
+    ls.add_argument("--protocol", default=None, choices=PROTOCOLS)
 
     ex = sub.add_parser("explain", help="show what a check enforces and which mutant it catches")
     ex.add_argument("check")
@@ -167,7 +180,7 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--encoders-file", default=None, metavar="FILE",
                     help="one encoder per line, oldest first, as --encoder takes it (cmd:…, a name)")
     bs.add_argument("--repro", default=None, metavar="FILE", help="the example: a reproduction file from a report")
-    bs.add_argument("--protocol", default=None, choices=protocol_names(), help="the example, generated: its protocol")
+    bs.add_argument("--protocol", default=None, choices=PROTOCOLS, help="the example, generated: its protocol")
     _generation_args(bs, 1, "… how many workloads")
     bs.add_argument("--option", action="append", default=[], metavar="K=V", help="… an option it runs under")
     bs.add_argument("--check", default=None, help="the check that tells bad from good (default: any MUST check)")
@@ -179,7 +192,7 @@ def _parser() -> argparse.ArgumentParser:
                                     "file in the source's dialect (each workload in databases of its own), for a "
                                     "deployment of your own (TiDB + TiCDC, MariaDB + MaxScale, PostgreSQL + "
                                     "Debezium). Lines starting with --@ carry the suite's model of each workload.")
-    wl.add_argument("--protocol", default=default_protocol(), choices=protocol_names())
+    wl.add_argument("--protocol", default=DEFAULT_PROTOCOL, choices=PROTOCOLS)
     wl.add_argument("--encoder", default="reference", help="the encoder whose workload shape to use (a mutant's, "
                                                             "a tool's; default reference)")
     wl.add_argument("--upstream", default="none", metavar="URL",
@@ -215,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="an encoder as run takes it (a name, cmd:…); give two")
     df.add_argument("--encoder-cmd", default=None, metavar="COMMAND", help="a command with {version} in it")
     df.add_argument("--versions", default=None, metavar="A,B", help="with --encoder-cmd: the two versions")
-    df.add_argument("--protocol", default=default_protocol(), choices=protocol_names(),
+    df.add_argument("--protocol", default=DEFAULT_PROTOCOL, choices=PROTOCOLS,
                     help="with encoders: the workloads' protocol")
     _generation_args(df, 20, "with encoders: how many workloads")
     df.add_argument("--option", action="append", default=[], metavar="K=V", help="with encoders: an option both run "
@@ -254,6 +267,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if getattr(args, "protocol", None) is DEFAULT_PROTOCOL:
+        args.protocol = default_protocol()
     try:
         return int({"run": cmd_run, "check": cmd_check, "list": cmd_list, "explain": cmd_explain,
                     "reproduce": cmd_reproduce, "serve": cmd_serve, "compare": cmd_compare,
@@ -601,7 +616,8 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
         with (open_registry(registry_spec) if registry_spec is not None else contextlib.nullcontext()) as registry, \
                 Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                          console=console, transient=True, disable=not console.is_terminal) as progress:
-            task = progress.add_task("records", total=count_lines(path))
+            # The bar's total costs a read of the whole file: only where the bar is shown.
+            task = progress.add_task("records", total=count_lines(path) if console.is_terminal else None)
             section.records, delivery = check_file(protocol, options, registry, path, tally,
                                                    progress=lambda n: progress.update(task, completed=n),
                                                    complete=args.complete, keep=_combo_filter(args.combo))

@@ -18,6 +18,8 @@ from .decoder import DecodedPart, SchemaResolver, decode_framed
 from .evidence import EventEvidence, RecordEvidence, SourceRow, StreamEntry, StreamEvidence, freeze
 from .spec import AvroOptions
 
+_decode = fastpath.decode
+
 
 class AvroChecker(CheckerBase):
     def __init__(self, checks: CheckRegistry, options: Mapping[str, str], registry: Any, tally: Tally,
@@ -105,17 +107,18 @@ class AvroChecker(CheckerBase):
             fastpath.compile_kind(kind, ev, plan, self.streams[r.topic])
 
     def check_fast(self, record: Record) -> bool:
+        # `fastpath.kind_of` and `fastpath.decode` written out: this runs once per record.
         if not self.fast:
             return False
         key, value = record.key, record.value
-        k = fastpath.kind_of(record.topic, key, value)
-        kind = self.kinds.get(k) if k is not None else None
+        if key is None or len(key) < 5:
+            return False
+        kind = self.kinds.get((record.topic, key[:5], value[:5] if value is not None else None))
         if kind is None or kind.accept is None:
             return False
-        assert key is not None and kind.plan is not None and kind.stream is not None
         got = kind.keys.get(key)
         if got is None:
-            kd = fastpath.decode(key, kind.key_schema)
+            kd = _decode(key, kind.key_schema)
             if kd is None:
                 return False
             entity = None
@@ -123,7 +126,7 @@ class AvroChecker(CheckerBase):
             kd, entity = got
         vd = None
         if value is not None:
-            vd = fastpath.decode(value, kind.value_schema)
+            vd = _decode(value, kind.value_schema)
             if vd is None:
                 return False
         try:
@@ -132,20 +135,21 @@ class AvroChecker(CheckerBase):
                 return False
             if entity is None:
                 entity = kind.entity(record.topic, kd)
-                if len(kind.keys) >= fastpath.MAX_KEYS:
-                    kind.keys.clear()
-                kind.keys[key] = (kd, entity)
+                keys = kind.keys
+                if len(keys) >= fastpath.MAX_KEYS:
+                    keys.clear()
+                keys[key] = (kd, entity)
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
-        ident = (entity, *version)
-        plan = kind.plan
+        plan, stream = kind.plan, kind.stream
+        assert plan is not None and stream is not None  # set with `accept`
         plan.count += 1
         plan.fast += 1
         self.tally.unsettled.add(plan)
-        kind.stream.records += 1
+        stream.records += 1
         if self.o.control_messages:
-            self._log_entry(kind.stream, record, "row", vd.get("_tidb_commit_ts") if vd is not None else None, None)
-        self._identity = (record, ident)
+            self._log_entry(stream, record, "row", vd.get("_tidb_commit_ts") if vd is not None else None, None)
+        self._identity = (record, (entity, version[0], version[1]))
         return True
 
     def identity(self, record: Record) -> tuple[Identified] | None:

@@ -89,6 +89,11 @@ def entity_function(key_names: list[str]) -> Any:
     return src.build()
 
 
+#: (match, commit ts) by commit ts, shared by every kind's function (a transaction's rows in several
+#: tables share their ts): a function of the ts alone.
+_BY_TS: dict[int, tuple[bytes, int]] = {}
+
+
 def emit_version(src: Source, o: spec.AvroOptions, value_names: list[str] | None) -> str:
     """Lines computing the rest of what `identify` says of a record of one kind, (match, commit
     ts), from the decoded value `vd` (None for a tombstone: `value_names` None), into a local;
@@ -99,7 +104,7 @@ def emit_version(src: Source, o: spec.AvroOptions, value_names: list[str] | None
     if value_names is None:
         src.line(f"{out} = ({src.const(TOMBSTONE, 'tomb')}, None)")
     elif o.extension:
-        memo = src.const({}, "by_ts")
+        memo = src.const(_BY_TS, "by_ts")
         src.line("_cts = vd.get('_tidb_commit_ts')")
         src.line("if _cts.__class__ is int:")
         src.line(f"{out} = {memo}.get(_cts)", 2)

@@ -98,12 +98,13 @@ def compile_kind(kind: FastKind, ev: RecordEvidence, plan: RecordPlan, stream: S
 
 
 _reader = fastavro.schemaless_reader
+_BytesIO = io.BytesIO
 
 
 def decode(raw: bytes, schema: Any) -> Any:
     """The body after the 5-byte header, as `decoder.decode_framed` decodes it; None when it does
     not decode to a record or leaves bytes over (the checks then say what is wrong)."""
-    buf = io.BytesIO(raw)
+    buf = _BytesIO(raw)
     buf.seek(5)
     try:
         datum = _reader(buf, schema, None)

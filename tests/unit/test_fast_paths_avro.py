@@ -1,0 +1,175 @@
+"""TiCDC Avro's compiled fast path: the shortcuts added for issue 32's second round, each held to
+the rule it stands for (see test_fast_paths.py, which holds the whole fast path to the checks over
+the reference, every in-memory mutant, damaged records and generated workloads).
+
+* `quick_float32_text`: a vector element of 7 to 9 significant digits, or of a subnormal or huge
+  float32, recognised as Go's shortest float32 text without the rule's search
+  (`model.values.parse_vector`), on every float32's own
+  text (which it must mostly take) and on texts one rounding too long or too short, or cut, near
+  those (which it must only take where the rule does).
+"""
+
+from __future__ import annotations
+
+import decimal
+import random
+import struct
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from conformance.model.values import go_format_float, parse_vector, quick_float_text
+from conformance.protocols.ticdc_avro.checks.types import quick_float32_text, quick_vector
+
+
+def _rule_accepts(element: str) -> bool:
+    try:
+        parse_vector(f"[{element}]")
+    except ValueError:
+        return False
+    return True
+
+
+def _float32s() -> st.SearchStrategy[float]:
+    """Any finite float32, its bits drawn whole (every exponent alike), or near a power of ten
+    or two (where the shortest digits change length and the rounding interval is lopsided)."""
+    bits = st.integers(0, 2**32 - 1).map(lambda b: struct.unpack("<f", struct.pack("<I", b))[0])
+    powers = st.builds(lambda base, e, step: struct.unpack("<f", struct.pack(
+        "<I", max(0, min(0x7F7FFFFF, struct.unpack("<I", struct.pack("<f", float(base) ** e))[0] + step))))[0],
+        st.sampled_from([2, 10]), st.integers(-30, 30), st.integers(-3, 3))
+    return st.one_of(bits, powers).filter(lambda x: x == x and abs(x) != float("inf"))
+
+
+def _positional(text: str) -> str:
+    """A number's text without exponent, and without trailing fraction zeros."""
+    out = format(decimal.Decimal(text), "f")
+    return out.rstrip("0").rstrip(".") if "." in out else out
+
+
+def _near(x: float) -> list[str]:
+    """Texts of x at every rounding (too short, exact, too long), positional at any magnitude,
+    their last digit moved by one, a fixed-point text of each precision, and the float32's own
+    text."""
+    out = [go_format_float(x, 32, "f")]
+    for q in range(0, 11):
+        out.append(f"{x:.{q}f}")
+        text = _positional(f"{x:.{q}e}")
+        out.append(text)
+        if text[-1] not in "09":
+            out.append(text[:-1] + str(int(text[-1]) + 1))
+            out.append(text[:-1] + str(int(text[-1]) - 1))
+    return out
+
+
+@settings(max_examples=3000)
+@given(_float32s())
+@example(1.0000001)
+@example(8388608.0)
+@example(1e-30)
+def test_quick_float32_texts_are_a_subset_of_what_the_rule_accepts(x: float) -> None:
+    for text in _near(x) + ["-" + t for t in _near(x) if not t.startswith("-")]:
+        if quick_float32_text(text):
+            assert _rule_accepts(text), text
+
+
+@settings(max_examples=1000)
+@given(_float32s())
+def test_quick_float32_texts_take_all_the_old_quick_texts(x: float) -> None:
+    for t in _near(x):
+        if quick_float_text(t):
+            assert quick_float32_text(t), t
+
+
+def test_quick_float32_texts_take_nearly_every_float32s_own_text() -> None:
+    """Only ties (a shorter decimal exactly halfway to a neighbour) go to the rule."""
+    rng = random.Random(32)
+    floats = (struct.unpack("<f", struct.pack("<I", rng.getrandbits(32)))[0] for _ in range(20_000))
+    texts = [go_format_float(x, 32, "f") for x in floats if x == x and x not in (0.0, float("inf"), float("-inf"))]
+    taken = sum(map(quick_float32_text, texts))
+    assert taken >= 0.99 * len(texts), (taken, len(texts))  # large integers at ties go to the rule
+
+
+def test_quick_vectors_with_long_elements() -> None:
+    assert quick_vector("[0.6919731,-0.05517707,0.037649807,1]")
+    assert quick_vector("[0.1234567]")
+    # Not Go's shortest text: a shorter one reads back as the same float32, or the digits are not
+    # the closest to it, or 10 digits: all to the rule, which refuses them.
+    for text in ("[0.100000001]", "[0.69197311]", "[0.1234567891]", "[1.0000000]"):
+        assert not quick_vector(text) and not _rule_accepts(text[1:-1]), text
+    assert not quick_vector("[-0]") and not quick_vector("[1e5]") and not quick_vector("[ 1]")
+
+
+def test_quick_vector_elements_beyond_float32_or_reading_back_as_zero_go_to_the_rule() -> None:
+    for text in ("1" + "0" * 39, "-4" + "0" * 38, "0." + "0" * 50 + "1", "340282360000000000000000000000000000000"):
+        assert not quick_float32_text(text) and not _rule_accepts(text), text
+    # Subnormal and huge float32s are taken where their text is the rule's.
+    for text in ("0." + "0" * 44 + "1", "-0." + "0" * 44 + "3", "0.00000000000000000000000000000000000025964426",
+                 "-3029916000000000000000000000000000000"):
+        assert quick_float32_text(text) and _rule_accepts(text), text
+
+
+def _times() -> st.SearchStrategy[str]:
+    """TIME texts near the quick pattern's edges, negative or not."""
+    part = st.sampled_from(["0", "00", "000", "01", "09", "12", "23", "24", "59", "60", "99", "799", "837", "838",
+                            "839", "900"])
+    return st.builds(lambda neg, h, m, s, f: f"{neg}{h}:{m}:{s}{f}", st.sampled_from(["", "-", "--", "+"]), part,
+                     part, part, st.sampled_from(["", ".", ".0", ".000000", ".5", ".000001", ".1234567"]))
+
+
+@settings(max_examples=3000)
+@given(_times())
+@example("-00:00:00")
+@example("-00:00:00.000000")
+@example("-000:00:00.0")
+@example("-837:59:59.999999")
+def test_quick_time_texts_are_a_subset_of_what_the_rule_accepts(text: str) -> None:
+    from conformance.protocols.ticdc_avro.checks.types import QUICK_TEXT, _temporal_problem
+
+    if QUICK_TEXT["time"].fullmatch(text):
+        assert _temporal_problem("time", text) is None, text
+
+
+def test_quick_time_texts_take_negative_times() -> None:
+    from conformance.protocols.ticdc_avro.checks.types import QUICK_TEXT
+
+    assert QUICK_TEXT["time"].fullmatch("-12:34:56.5") and QUICK_TEXT["time"].fullmatch("-00:00:00.000001")
+    assert not QUICK_TEXT["time"].fullmatch("-00:00:00") and not QUICK_TEXT["time"].fullmatch("-00:00:00.000")
+
+
+_DATA = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([2**63, -(2**63)]),
+                  st.floats(allow_nan=True), st.sampled_from([0.0, -0.0, 1.0]), st.text(max_size=3),
+                  st.binary(max_size=3), st.sampled_from(["1", b"1", "", b""]))
+
+
+@settings(max_examples=3000)
+@given(_DATA, _DATA)
+def test_inline_same_datum_is_same_datum(a: object, b: object) -> None:
+    from conformance.checks.compiled import Source
+    from conformance.protocols.ticdc_avro.checks.types import emit_same_datum, same_datum
+
+    src = Source("same", ("a", "b"))
+    emit_same_datum(src, "a", "b")
+    src.line("return True")
+    assert (src.build()(a, b) is True) == same_datum(a, b), (a, b)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(0, 2**64), min_size=1, max_size=30), st.randoms())
+def test_the_shared_version_memo_answers_as_identify(stamps: list[int], rnd: random.Random) -> None:
+    """Every kind's function keeps (match, ts) per commit ts in one memo: each answer is what
+    `identify` says of its own ts, whichever kind filled the memo, for ts one apart or of one
+    physical millisecond."""
+    from conformance.checks.compiled import Source
+    from conformance.protocols.kit import digest
+    from conformance.protocols.ticdc_avro.delivery import emit_version
+    from conformance.protocols.ticdc_avro.spec import AvroOptions
+
+    o = AvroOptions.from_options({"enable-tidb-extension": "true"})
+    fns = []
+    for names in (["a"], ["b", "c"]):
+        src = Source("version", ("kd", "vd"))
+        src.line(f"return {emit_version(src, o, names)}")
+        fns.append(src.build())
+    stamps = [t for s in stamps for t in (s, s + 1, s ^ 1, (s >> 18 << 18) | rnd.getrandbits(18))]
+    for ts in stamps:
+        assert rnd.choice(fns)(None, {"_tidb_commit_ts": ts}) == (digest(("v", ts)), ts)
