@@ -141,7 +141,7 @@ def _generate(ev: Any, passed: set[str]) -> Callable[[Any, Any], bool | None] | 
     if P + "value.schema-conforms" in passed:
         for p, arg in ((m.key, "k"), (m.value, "e")):
             if p.raw is not None and p.ok and p.enveloped and isinstance(p.schema, dict):
-                _conforms(src, p.schema, arg, 1)
+                src.line(f"if {src.const(conformer(p.schema), 'conforms')}({arg}) is not True: return None")
     if not m.tombstone:
         e = m.envelope
         assert e is not None
@@ -212,10 +212,34 @@ def _source(src: Source, s: str, op: str, o: Any) -> None:
         src.line(f"if {snap} not in {src.const((*spec.SNAPSHOT_RECORD_VALUES, 'incremental'), 'sv')}: return None")
 
 
-def _conforms(src: Source, schema: Any, expr: str, indent: int) -> None:
+#: Each schema's compiled `value.schema-conforms` test, by the schema object's id (the object held:
+#: the decoder's prefix memo shares one per schema text, so kinds of one schema share the test).
+_CONFORMERS: dict[int, tuple[Any, Callable[[Any], bool | None]]] = {}
+_CONFORMERS_MAX = 4096
+
+
+def conformer(schema: Any) -> Callable[[Any], bool | None]:
+    """A function that returns True only where its argument is a value of `schema` (as
+    `log_checks.problems` judges it), compiled once per schema object."""
+    got = _CONFORMERS.get(id(schema))
+    if got is not None and got[0] is schema:
+        return got[1]
+    src = Source("conforms", ("x",))
+    _conforms(src, schema, "x", 1, top=True)
+    src.line("return True")
+    fn = src.build()
+    if len(_CONFORMERS) >= _CONFORMERS_MAX:
+        _CONFORMERS.clear()
+    _CONFORMERS[id(schema)] = (schema, fn)
+    return fn
+
+
+def _conforms(src: Source, schema: Any, expr: str, indent: int, *, top: bool = False) -> None:
     """value.schema-conforms on one value: the lines that return None unless `expr` is a value of
-    the Connect `schema` as `log_checks.problems` judges it. The common types are tested inline;
-    any other (bytes, arrays, maps, JSON texts, odd schemas) by the rule itself."""
+    the Connect `schema` as `log_checks.problems` judges it. The common types are tested inline,
+    a struct within a struct by its own function (the text of a struct's function depends only on
+    its fields' types: the source block, and tables of one column signature, share the code);
+    any other type (arrays, maps, JSON texts, odd schemas) by the rule itself."""
     if not isinstance(schema, dict):
         return
     typ, name = schema.get("type"), schema.get("name")
@@ -224,7 +248,10 @@ def _conforms(src: Source, schema: Any, expr: str, indent: int) -> None:
     simple = typ.__class__ is str and (name is None or name.__class__ is str) and (
         typ in _INT_RANGE or typ in ("float32", "float64", "boolean")
         or (typ == "string" and name not in ("io.debezium.data.Json",))
-        or (typ == "struct" and isinstance(schema.get("fields"), list)))
+        or typ == "bytes" or (typ == "struct" and isinstance(schema.get("fields"), list)))
+    if simple and typ == "struct" and not top:
+        src.line(f"if {src.const(conformer(schema), 'conforms')}({v}) is not True: return None", indent)
+        return
     if not simple:
         rule = src.const(log_checks.problems, "problems")
         src.line(f"if next({rule}({src.const(schema, 'sc')}, {v}, ''), None) is not None: return None", indent)
@@ -243,6 +270,9 @@ def _conforms(src: Source, schema: Any, expr: str, indent: int) -> None:
         src.line(f"if {v}.__class__ is not float and {v}.__class__ is not int: return None", indent)
     elif typ == "boolean":
         src.line(f"if {v}.__class__ is not bool: return None", indent)
+    elif typ == "bytes":
+        rule = src.const(log_checks._bytes, "bytes")
+        src.line(f"if next({rule}({src.const(schema, 'sc')}, {v}, ''), None) is not None: return None", indent)
     elif typ == "string":
         src.line(f"if {v}.__class__ is not str: return None", indent)
         ok = src.const((spec.PLACEHOLDER, ""), "ph")
