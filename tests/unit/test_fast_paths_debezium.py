@@ -181,12 +181,18 @@ def _key_edits(r: Record) -> list[bytes]:
     return [t.encode("utf-8") for t in out]
 
 
-def _with_edits(records: list[Record], rng: random.Random) -> list[Record]:
+def _with_edits(records: list[Record], rng: random.Random, per_topic: int | None = None) -> list[Record]:
+    """The records, each followed by its edited copies (only the first `per_topic` change events of
+    each topic, if given, the others as they are)."""
     out: list[Record] = []
+    edited: dict[str, int] = {}
     for r in records:
         out.append(r)
         if r.value is None:
             continue
+        edited[r.topic] = edited.get(r.topic, 0) + 1
+        if per_topic is not None and (edited[r.topic] > per_topic or len(r.value) > 20_000):
+            continue  # (the TOASTed captures' values are large: copies of their small ones are enough)
         for text in _edits(r.value.decode("utf-8"), rng):
             out.append(Record(r.topic, r.key, text.encode("utf-8"), r.partition, r.headers, r.timestamp, r.offset))
         for key in _key_edits(r):
@@ -227,16 +233,17 @@ def _real(name: str) -> tuple[list[Record], dict[str, str]]:
     return recs, dict(get_protocol(DBZ).connector_options(props).options)
 
 
-def test_debezium_fast_path_keeps_verdicts_over_real_captures() -> None:
-    """Every real capture twice (the second time its kinds are compiled), and with edited copies."""
-    accepted = 0
-    for name in CAPTURES:
-        recs, options = _real(name)
-        if not recs:
-            continue
-        accepted += assert_parity(DBZ, options, None, recs + recs)
-        assert_parity(DBZ, options, None, _with_edits(recs, random.Random(name)))
-    assert accepted
+@pytest.mark.parametrize("name", CAPTURES)
+def test_debezium_fast_path_keeps_verdicts_over_real_captures(name: str) -> None:
+    """A real capture twice (the second time its kinds are compiled), and with edited copies of
+    the first two change events of each topic (after the capture once: their kinds compiled)."""
+    recs, options = _real(name)
+    if not recs:
+        pytest.skip(f"{name}: Debezium wrote nothing")
+    accepted = assert_parity(DBZ, options, None, recs + recs)
+    assert_parity(DBZ, options, None, recs + _with_edits(recs, random.Random(name), per_topic=2))
+    # Every capture with change events has some the fast path takes (its kinds compile).
+    assert accepted or not any(r.value is not None and b'"op":"' in r.value for r in recs)
 
 
 # -- generated workloads ----------------------------------------------------------------------------
@@ -285,7 +292,7 @@ def _same(quick: decoder.Part, full: decoder.Part) -> None:
     assert repr(quick.schema) == repr(full.schema) and repr(quick.payload) == repr(full.payload)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(_JSON, _JSON, _JSON, st.booleans(), st.sampled_from(["", " ", "NaN", "[NaN]"]))
 def test_the_schema_prefix_route_is_the_strict_parse(schema: Any, payload: Any, other: Any, schemas: bool,
                                                      bare: str) -> None:
@@ -306,7 +313,7 @@ def test_the_schema_prefix_route_is_the_strict_parse(schema: Any, payload: Any, 
         assert took, "the prefix route was never taken: the test exercised nothing"
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_JSON, _JSON, st.sampled_from(["{}", '{"schema":1,"payload":2}', '{"payload":2,"schema":1}']))
 def test_a_keys_log_text_from_its_parse_is_key_text(schema: Any, payload: Any, shape: str) -> None:
     for text in ('{"schema":' + _dump(schema) + ',"payload":' + _dump(payload) + "}", _dump(payload), shape,
