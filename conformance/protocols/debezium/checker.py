@@ -213,9 +213,9 @@ class DebeziumChecker(CheckerBase):
 
     def check_record(self, record: Record, loc: Location) -> None:
         ev = self.evidence(record, loc)
+        if self.fast and self._fast_topic(record.topic) and self._learn_kind(ev):
+            return  # the first record of a kind: counted with the answers the checks just gave on it
         self.run_record_checks(ev)
-        if self.fast and self._fast_topic(record.topic):
-            self._learn_kind(ev)
 
     def _fast_topic(self, topic: str) -> bool:
         got = self._topics.get(topic)
@@ -224,21 +224,29 @@ class DebeziumChecker(CheckerBase):
             got = self._topics[topic] = logical not in (self.o.transaction_topic, spec.message_topic(self.o))
         return got
 
-    def _learn_kind(self, ev: RecordEvidence) -> None:
+    def _learn_kind(self, ev: RecordEvidence) -> bool:
+        """Compile the kind of `ev`'s record if it has none: the record checks run on it (as
+        `fastpath.answers`), and where every one passed or was not applicable the kind gets its
+        function and the record is counted with those answers, in the kind's plan (True); else
+        (False) the record goes through the checks as any other, which report it."""
         m = ev.msg
         if not m.key.ok or not m.value.ok:
-            return
+            return False
         fastpath = self.fastpath
         k = fastpath.kind_of(ev.record.topic, m)
         if k is None:
-            return
+            return False
         kind = self.kinds.get(k)
         if kind is not None and kind.key_schema is m.key.schema and kind.value_schema is m.value.schema:
-            return  # compiled, and this record one it did not accept; or one found hopeless
+            return False  # compiled, and this record one it did not accept; or one found hopeless
         kind = new_kind(self.kinds, k, None, fastpath.MAX_KINDS,
                         lambda _s: fastpath.FastKind(m.key.schema, m.value.schema))
         assert kind is not None
-        fastpath.compile_kind(kind, ev, self.record_specs)
+        if not fastpath.compile_kind(kind, ev, self.record_specs):
+            return False
+        kind.plan.count += 1
+        self.tally.unsettled.add(kind.plan)
+        return True
 
     def check_fast(self, record: Record) -> bool:
         if not self.fast or not self.kinds or not self._fast_topic(record.topic):

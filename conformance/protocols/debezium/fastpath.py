@@ -116,23 +116,25 @@ def answers(specs: list[CheckSpec], ev: Any) -> list[tuple[str, str | None]] | N
     return out
 
 
-def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec]) -> None:
+def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec]) -> bool:
     """Generate the kind's function from its first record (`ev`), if it passed every check (else
-    the kind stays on the checks)."""
+    the kind stays on the checks): True when it did, the answers in `kind.plan.fixed`."""
     got = answers(specs, ev)
     if got is None:
-        return
+        return False
     try:
         accept = _generate(ev, {cid for cid, reason in got if reason is None})
     except Exception:  # noqa: BLE001 - a schema the generator does not follow: the checks judge the kind
-        return
-    if accept is not None:
-        kind.accept = accept
-        kind.plan.fixed = got
-        m = ev.msg
-        if not m.tombstone:
-            kind.after_fields = _fields(m.value.schema, "after")
-            kind.key_types = _field_types(m.key.schema) if isinstance(m.key.schema, dict) else None
+        return False
+    if accept is None:
+        return False
+    kind.accept = accept
+    kind.plan.fixed = got
+    m = ev.msg
+    if not m.tombstone:
+        kind.after_fields = _fields(m.value.schema, "after")
+        kind.key_types = _field_types(m.key.schema) if isinstance(m.key.schema, dict) else None
+    return True
 
 
 def _generate(ev: Any, passed: set[str]) -> Callable[[Any, Any], bool | None] | None:
