@@ -331,7 +331,11 @@ def test_the_prefix_route_shares_the_schema_and_keeps_no_more_than_its_bound() -
     a = b'{"schema":{"type":"struct","fields":[]},"payload":{"x":1}}'
     b = b'{"schema":{"type":"struct","fields":[]},"payload":{"x":2}}'
     pa, pb = decoder.decode_part(a, True, True), decoder.decode_part(b, True, True)
-    assert pa.schema is pb.schema and pb.payload == {"x": 2}
+    assert pa.schema is pb.schema and pb.payload == {"x": 2} and pa.shared and pb.shared
+    # A schema the memo cannot keep (whitespace before the comma): each part its own, not shared,
+    # so that the checker compiles no kind for it (it would never recur).
+    pc = decoder.decode_part(b'{"schema":{"type":"struct","fields":[]} ,"payload":{"x":1}}', True, True)
+    assert pc.ok and not pc.shared and not decoder.decode_part(a, True, False).shared
     with pytest.raises(DuplicateKey):
         loads_strict('{"a":1,"a":2}')
     assert decoder.decode_part(b'{"schema":{"type":"struct","fields":[]},"payload":{"x":2,"x":3}}', True,

@@ -232,6 +232,9 @@ class DebeziumChecker(CheckerBase):
         m = ev.msg
         if not m.key.ok or not m.value.ok:
             return False
+        for p in (m.key, m.value):
+            if p.schema is not None and not p.shared:
+                return False  # a schema the prefix memo does not share: a kind that would not recur
         fastpath = self.fastpath
         k = fastpath.kind_of(ev.record.topic, m)
         if k is None:

@@ -30,6 +30,7 @@ class Part:
     error: str | None = None
     bare_constant: bool = False
     avro: AvroPart | None = None  # what the Avro framing said (None: a JSON part)
+    shared: bool = False  # `doc["schema"]` is the object the schema prefix memo holds (see `_quick`)
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,7 @@ def decode_part(raw: bytes | None, schemas: bool, quick: bool = False) -> Part:
     got = _quick(text) if quick else None
     if got is not None:
         p.doc, p.bare_constant = got
+        p.shared = True
     else:
         seen_constant = _seen.names = []
         try:
@@ -77,7 +79,7 @@ def decode_part(raw: bytes | None, schemas: bool, quick: bool = False) -> Part:
             return p
         p.bare_constant = bool(seen_constant)
         if quick:
-            _remember(text, p.doc)
+            p.shared = _remember(text, p.doc)
     if schemas:
         if isinstance(p.doc, dict) and set(p.doc) == {"schema", "payload"}:
             p.enveloped, p.schema, p.payload = True, p.doc["schema"], p.doc["payload"]
@@ -134,22 +136,22 @@ def _quick(text: str) -> tuple[dict[str, Any], bool] | None:
     return None
 
 
-def _remember(text: str, doc: Any) -> None:
+def _remember(text: str, doc: Any) -> bool:
     """Keep `text`'s `{"schema":…,"payload":` prefix with the schema's value `doc` holds, when
-    the schema's own text ends at the first `,"payload":`."""
+    the schema's own text ends at the first `,"payload":` (True: kept)."""
     if not (doc.__class__ is dict and len(doc) == 2 and "schema" in doc and "payload" in doc
             and text.startswith(_HEAD)):
-        return
+        return False
     i = text.find(_PAYLOAD)
     if i < 0:
-        return
+        return False
     names = _seen.names = []
     try:
         _value, end = _DECODER.raw_decode(text, len(_HEAD))
     except Exception:  # noqa: BLE001 - not a prefix to keep
-        return
+        return False
     if end != i:
-        return
+        return False
     prefix = text[:i + len(_PAYLOAD)]
     got = _PREFIXES.get(i)
     if got is None:
@@ -157,9 +159,10 @@ def _remember(text: str, doc: Any) -> None:
             _PREFIXES.clear()
         got = _PREFIXES[i] = []
     elif any(p == prefix for p, _s, _b in got):
-        return
+        return False  # kept already (this text did not take the quick route: e.g. trailing spaces)
     got.insert(0, (prefix, doc["schema"], bool(names)))
     del got[_PER_LENGTH:]
+    return True
 
 
 @dataclass(slots=True)
