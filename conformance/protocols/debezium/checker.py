@@ -14,16 +14,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...checks import compiled
+from ...checks.compiled import new_kind
 from ...checks.registry import CheckRegistry, Location
 from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import CaptureStart, Event, LogicalMessage, Transaction
 from ...model.table import Table
 from ...model.values import Row
-from ..base import CheckerBase, CheckerMode
+from ..base import CheckerBase, CheckerMode, Identified
 from ..kit import Located
 from . import spec, value_rules
-from .decoder import Message, SchemaResolver, decode
+from .decoder import Message, Part, SchemaResolver, decode
 from .encoder import DebeziumEncoder
 from .spec import DbzOptions
 
@@ -155,6 +157,16 @@ def key_text(raw: bytes | None) -> str | None:
     return json.dumps(doc, sort_keys=True)
 
 
+def key_text_of(part: Part) -> str | None:
+    """`key_text` of a key the decoder parsed (strictly, so `json.loads` reads the same document)."""
+    if part.raw is None:
+        return None
+    doc = part.doc
+    if doc.__class__ is dict and len(doc) == 2 and "schema" in doc and "payload" in doc:
+        doc = doc["payload"]
+    return json.dumps(doc, sort_keys=True)
+
+
 def _avro_key_text(msg: Message) -> str | None:
     """An Avro key as comparable text: its payload, or its raw bytes where it does not decode."""
     k = msg.key
@@ -165,7 +177,8 @@ def _avro_key_text(msg: Message) -> str | None:
 
 class DebeziumChecker(CheckerBase):
     def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
-                 topic_prefix: str = "", partitions: int | None = None, registry: Any = None) -> None:
+                 topic_prefix: str = "", partitions: int | None = None, registry: Any = None,
+                 fastpath: Any = None) -> None:
         super().__init__(checks, options, tally, mode, partitions=partitions)
         self.o = DbzOptions.from_options(options)
         self.resolver = SchemaResolver(registry)
@@ -173,10 +186,19 @@ class DebeziumChecker(CheckerBase):
         self.oracle = DebeziumEncoder()
         self.oracle.o = self.o
         self.streams: dict[str, StreamEvidence] = {}
+        # The compiled fast path (the module fastpath.py, which the suite hands over: it imports
+        # the checks, which import this module): JSON change events and tombstones judged alone
+        # (no workload to join). The decoder then reads through its schema prefix memo.
+        self.fastpath = fastpath
+        self.fast = fastpath is not None and compiled.enabled() and mode.records and not mode.source \
+            and not self.o.key_avro and not self.o.value_avro
+        self.kinds: dict[Any, Any] = {}
+        self._topics: dict[str, bool] = {}  # topic: whether the fast path may take its records
+        self._known: tuple[Record, Identified] | None = None  # the identity of the record it took last
 
     def evidence(self, record: Record, loc: Location) -> RecordEvidence:
         msg = decode(record.key, record.value, key_schemas=self.o.key_schemas, value_schemas=self.o.value_schemas,
-                     key_avro=self.o.key_avro, value_avro=self.o.value_avro, resolver=self.resolver)
+                     key_avro=self.o.key_avro, value_avro=self.o.value_avro, resolver=self.resolver, quick=self.fast)
         ev = RecordEvidence(record, loc, msg, self.o, self.prefix, resolver=self.resolver)
         st = self.streams.get(record.topic)
         if st is None:
@@ -186,6 +208,85 @@ class DebeziumChecker(CheckerBase):
         kind = "tombstone" if msg.tombstone else (msg.op or "other")
         lg.append(Entry(offset, kind, key_text(record.key) if not self.o.key_avro else _avro_key_text(msg)))
         return ev
+
+    # -- the fast path (fastpath.py) ------------------------------------------------------------
+
+    def check_record(self, record: Record, loc: Location) -> None:
+        ev = self.evidence(record, loc)
+        if self.fast and self._fast_topic(record.topic) and self._learn_kind(ev):
+            return  # the first record of a kind: counted with the answers the checks just gave on it
+        self.run_record_checks(ev)
+
+    def _fast_topic(self, topic: str) -> bool:
+        got = self._topics.get(topic)
+        if got is None:
+            logical = spec.logical_topic(topic, self.o, self.prefix)
+            got = self._topics[topic] = logical not in (self.o.transaction_topic, spec.message_topic(self.o))
+        return got
+
+    def _learn_kind(self, ev: RecordEvidence) -> bool:
+        """Compile the kind of `ev`'s record if it has none: the record checks run on it (as
+        `fastpath.answers`), and where every one passed or was not applicable the kind gets its
+        function and the record is counted with those answers, in the kind's plan (True); else
+        (False) the record goes through the checks as any other, which report it."""
+        m = ev.msg
+        if not m.key.ok or not m.value.ok:
+            return False
+        for p in (m.key, m.value):
+            if p.schema is not None and not p.shared:
+                return False  # a schema the prefix memo does not share: a kind that would not recur
+        fastpath = self.fastpath
+        k = fastpath.kind_of(ev.record.topic, m)
+        if k is None:
+            return False
+        kind = self.kinds.get(k)
+        if kind is not None and kind.key_schema is m.key.schema and kind.value_schema is m.value.schema:
+            return False  # compiled, and this record one it did not accept; or one found hopeless
+        kind = new_kind(self.kinds, k, None, fastpath.MAX_KINDS,
+                        lambda _s: fastpath.FastKind(m.key.schema, m.value.schema))
+        assert kind is not None
+        if not fastpath.compile_kind(kind, ev, self.record_specs):
+            return False
+        kind.plan.count += 1
+        self.tally.unsettled.add(kind.plan)
+        return True
+
+    def check_fast(self, record: Record) -> bool:
+        if not self.fast or not self.kinds or not self._fast_topic(record.topic):
+            return False
+        m = decode(record.key, record.value, key_schemas=self.o.key_schemas, value_schemas=self.o.value_schemas,
+                   quick=True)
+        if not m.key.ok or not m.value.ok:
+            return False
+        try:
+            k = self.fastpath.kind_of(record.topic, m)
+            kind = self.kinds.get(k) if k is not None else None
+            if kind is None or kind.accept is None or kind.key_schema is not m.key.schema \
+                    or kind.value_schema is not m.value.schema or not kind.accept(m.key.payload, m.value.payload):
+                return False
+            known = None if m.tombstone else self.fastpath.message_identity(
+                self.o, record.topic, record.key, record.value, m, kind.after_fields, kind.key_types)
+        except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
+            return False
+        # The topic's log, as `evidence` keeps it.
+        st = self.streams.get(record.topic)
+        if st is None:
+            st = self.streams[record.topic] = StreamEvidence(record.topic, o=self.o, complete=self.mode.complete)
+        lg = st.logs.setdefault(record.partition or 0, [])
+        offset = record.offset if record.offset is not None else len(lg)
+        lg.append(Entry(offset, "tombstone" if m.tombstone else k[8], key_text_of(m.key)))
+        plan = kind.plan
+        plan.count += 1
+        self.tally.unsettled.add(plan)
+        self._known = (record, known)
+        return True
+
+    def identity(self, record: Record) -> tuple[Identified] | None:
+        known = self._known
+        if known is None or known[0] is not record:
+            return None
+        self._known = None
+        return (known[1],)
 
     def expected_events(self, event: Event) -> list[Expected]:
         if isinstance(event, CaptureStart):

@@ -7,13 +7,14 @@ from __future__ import annotations
 import functools
 import io
 import json
+import re
 import struct
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import exception_text
-from ..kit import CONSTANTS, DuplicateKey, loads_strict, registry_unreachable
+from ..kit import CONSTANTS, DuplicateKey, _no_duplicates, loads_strict, registry_unreachable
 from . import connect_avro
 
 
@@ -29,6 +30,7 @@ class Part:
     error: str | None = None
     bare_constant: bool = False
     avro: AvroPart | None = None  # what the Avro framing said (None: a JSON part)
+    shared: bool = False  # `doc["schema"]` is the object the schema prefix memo holds (see `_quick`)
 
     @property
     def ok(self) -> bool:
@@ -49,7 +51,10 @@ def _constant(name: str) -> Any:
 # The checker decodes each message, and so does the delivery identifier right after it: the
 # last few parts decoded are kept (callers only read a Part).
 @functools.lru_cache(maxsize=64)
-def decode_part(raw: bytes | None, schemas: bool) -> Part:
+def decode_part(raw: bytes | None, schemas: bool, quick: bool = False) -> Part:
+    """A JSON key or value, strictly parsed. `quick` (the compiled fast path's checker and its
+    identifier): a text that starts with a `{"schema":…,"payload":` prefix remembered from an
+    earlier text has only its payload parsed (see `_quick`); the Part is the same."""
     p = Part(raw)
     if raw is None:
         return p
@@ -58,16 +63,23 @@ def decode_part(raw: bytes | None, schemas: bool) -> Part:
     except UnicodeDecodeError as e:
         p.error = f"not UTF-8 ({e.reason} at byte {e.start})"
         return p
-    seen_constant = _seen.names = []
-    try:
-        p.doc = loads_strict(text, constant=_constant)
-    except DuplicateKey as e:
-        p.error = f"duplicate JSON member {e.key!r}"
-        return p
-    except ValueError as e:
-        p.error = f"not JSON ({e})"
-        return p
-    p.bare_constant = bool(seen_constant)
+    got = _quick(text) if quick else None
+    if got is not None:
+        p.doc, p.bare_constant = got
+        p.shared = True
+    else:
+        seen_constant = _seen.names = []
+        try:
+            p.doc = loads_strict(text, constant=_constant)
+        except DuplicateKey as e:
+            p.error = f"duplicate JSON member {e.key!r}"
+            return p
+        except ValueError as e:
+            p.error = f"not JSON ({e})"
+            return p
+        p.bare_constant = bool(seen_constant)
+        if quick:
+            p.shared = _remember(text, p.doc)
     if schemas:
         if isinstance(p.doc, dict) and set(p.doc) == {"schema", "payload"}:
             p.enveloped, p.schema, p.payload = True, p.doc["schema"], p.doc["payload"]
@@ -78,6 +90,79 @@ def decode_part(raw: bytes | None, schemas: bool) -> Part:
         p.enveloped = isinstance(p.doc, dict) and set(p.doc) == {"schema", "payload"}
         p.payload = p.doc
     return p
+
+
+# -- the schema prefix ---------------------------------------------------------------------------
+#
+# With schemas on, every message of a table version repeats one `schema` text, which is most of
+# its parse. A text that starts `{"schema":S,"payload":` (no whitespace) where S was parsed
+# strictly before (a JSON value whose text ends there) is, to the strict parser, an object whose
+# first member is that value: parsing a value reads only its own text. So when the rest is a
+# value (parsed strictly, with the same hooks: duplicate keys, bare constants) followed by `}`
+# and nothing but whitespace, the strict parse of the whole text is {"schema": <S's value>,
+# "payload": <that value>}; anything else (whitespace after the colon, another member after the
+# payload, a parse error) goes to the full parse, which says what is wrong. S's value is shared
+# between the messages (callers treat parts as read-only). Held to the full parse by
+# tests/unit/test_fast_paths_debezium.py.
+
+_HEAD = '{"schema":'
+_PAYLOAD = ',"payload":'
+_TAIL = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_constant)
+#: Remembered prefixes, by the index of their `,"payload":` (newest first): (prefix, the schema's
+#: value, whether its text holds a bare NaN/Infinity).
+_PREFIXES: dict[int, list[tuple[str, Any, bool]]] = {}
+_PREFIXES_MAX = 4096  # lengths kept (beyond this, the memo starts again)
+_PER_LENGTH = 8
+
+
+def _quick(text: str) -> tuple[dict[str, Any], bool] | None:
+    """The strict parse of `text` from a remembered prefix (the document and whether a bare
+    constant was read), or None: parse it all."""
+    i = text.find(_PAYLOAD)
+    got = _PREFIXES.get(i) if i > 0 else None
+    if got is None:
+        return None
+    for prefix, schema, bare in got:
+        if text.startswith(prefix):
+            names = _seen.names = []
+            try:
+                payload, end = _DECODER.raw_decode(text, i + len(_PAYLOAD))
+            except Exception:  # noqa: BLE001 - the full parse says what is wrong
+                return None
+            if not (end == len(text) - 1 and text[end] == "}") and _TAIL.fullmatch(text, end) is None:
+                return None
+            return {"schema": schema, "payload": payload}, bare or bool(names)
+    return None
+
+
+def _remember(text: str, doc: Any) -> bool:
+    """Keep `text`'s `{"schema":…,"payload":` prefix with the schema's value `doc` holds, when
+    the schema's own text ends at the first `,"payload":` (True: kept)."""
+    if not (doc.__class__ is dict and len(doc) == 2 and "schema" in doc and "payload" in doc
+            and text.startswith(_HEAD)):
+        return False
+    i = text.find(_PAYLOAD)
+    if i < 0:
+        return False
+    names = _seen.names = []
+    try:
+        _value, end = _DECODER.raw_decode(text, len(_HEAD))
+    except Exception:  # noqa: BLE001 - not a prefix to keep
+        return False
+    if end != i:
+        return False
+    prefix = text[:i + len(_PAYLOAD)]
+    got = _PREFIXES.get(i)
+    if got is None:
+        if len(_PREFIXES) >= _PREFIXES_MAX:
+            _PREFIXES.clear()
+        got = _PREFIXES[i] = []
+    elif any(p == prefix for p, _s, _b in got):
+        return False  # kept already (this text did not take the quick route: e.g. trailing spaces)
+    got.insert(0, (prefix, doc["schema"], bool(names)))
+    del got[_PER_LENGTH:]
+    return True
 
 
 @dataclass(slots=True)
@@ -243,7 +328,8 @@ def decode_avro_part(raw: bytes | None, resolver: SchemaResolver) -> Part:
 
 
 def decode(key: bytes | None, value: bytes | None, *, key_schemas: bool, value_schemas: bool,
-           key_avro: bool = False, value_avro: bool = False, resolver: SchemaResolver | None = None) -> Message:
+           key_avro: bool = False, value_avro: bool = False, resolver: SchemaResolver | None = None,
+           quick: bool = False) -> Message:
     r = resolver if resolver is not None else SchemaResolver(None)
-    return Message(decode_avro_part(key, r) if key_avro else decode_part(key, key_schemas),
-                   decode_avro_part(value, r) if value_avro else decode_part(value, value_schemas))
+    return Message(decode_avro_part(key, r) if key_avro else decode_part(key, key_schemas, quick),
+                   decode_avro_part(value, r) if value_avro else decode_part(value, value_schemas, quick))

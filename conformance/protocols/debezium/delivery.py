@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ...checks import compiled
 from ...checks.delivery import Version
 from ...model.events import CaptureStart, Transaction, Workload, capture_start
 from ...model.table import Table
@@ -20,7 +21,7 @@ from ...model.values import Row, to_float32
 from ..kit import Identified, VersionNumbers, json_digest
 from . import spec
 from .checker import emitted_messages
-from .decoder import SchemaResolver, decode
+from .decoder import Message, SchemaResolver, decode
 from .encoder import DebeziumEncoder
 from .spec import (
     DbzOptions,
@@ -172,31 +173,50 @@ def _field_types(struct: dict[str, Any]) -> dict[Any, tuple[Any, Any]]:
     return {c.get("field"): (c.get("type"), c.get("name")) for c in struct.get("fields") or [] if isinstance(c, dict)}
 
 
-def _key_form(payload: Any, schema: Any) -> Any:
+def _key_form(payload: Any, schema: Any, types: dict[Any, tuple[Any, Any]] | None = None) -> Any:
     if not isinstance(schema, dict) or not isinstance(payload, dict):
         return payload
-    types = _field_types(schema)
+    if types is None:
+        types = _field_types(schema)
     return {k: canonical(*types.get(k, (None, None)), v) for k, v in payload.items()}
+
+
+_ASK = object()
+
+
+def message_identity(o: DbzOptions, topic: str, key: bytes | None, value: bytes | None, m: Message,
+                     after_fields: Any = _ASK, key_types: Any = _ASK) -> Identified:
+    """The identity of a decoded message (`identifier`'s answer). The checker's fast path gives
+    the schema-level parts it worked out once per kind: `after_fields` (`_fields` of the value
+    schema's `after`) and `key_types` (`_field_types` of the key schema)."""
+    if value is None or topic.endswith(o.transaction_topic):
+        return None  # a tombstone or a transaction boundary
+    if not m.key.ok or not m.value.ok or m.envelope is None or not isinstance(m.key.payload, dict):
+        return (None, None, None) if key is not None else None
+    if m.op == "m" and isinstance(m.envelope.get("message"), dict):
+        block = m.envelope["message"]
+        entity, version = _message_version(topic, block.get("prefix"), block.get("content"))
+        return entity, version, None
+    types = None if key_types is _ASK else key_types
+    entity = json_digest(["e", topic, _key_form(m.key.payload, m.key.schema, types)])
+    after = m.envelope.get("after")
+    fields = _fields(m.value.schema, "after") if after_fields is _ASK else after_fields
+    return entity, json_digest(["v", m.op, _row_form(after, fields)]), None
 
 
 def identifier(options: Mapping[str, str], registry: Any = None
                ) -> Callable[[str, bytes | None, bytes | None], Identified]:
     o = DbzOptions.from_options(options)
     resolver = SchemaResolver(registry)
+    # With the fast path on, the checker decodes through the schema prefix memo: so does this, so
+    # that it reads the parts the checker decoded (the decoder keeps the last few).
+    quick = compiled.enabled() and not (o.key_avro or o.value_avro)
 
     def identify(topic: str, key: bytes | None, value: bytes | None) -> Identified:
         if value is None or topic.endswith(o.transaction_topic):
             return None  # a tombstone or a transaction boundary
         m = decode(key, value, key_schemas=o.key_schemas, value_schemas=o.value_schemas, key_avro=o.key_avro,
-                   value_avro=o.value_avro, resolver=resolver)
-        if not m.key.ok or not m.value.ok or m.envelope is None or not isinstance(m.key.payload, dict):
-            return (None, None, None) if key is not None else None
-        if m.op == "m" and isinstance(m.envelope.get("message"), dict):
-            block = m.envelope["message"]
-            entity, version = _message_version(topic, block.get("prefix"), block.get("content"))
-            return entity, version, None
-        entity = json_digest(["e", topic, _key_form(m.key.payload, m.key.schema)])
-        after = m.envelope.get("after")
-        return entity, json_digest(["v", m.op, _row_form(after, _fields(m.value.schema, "after"))]), None
+                   value_avro=o.value_avro, resolver=resolver, quick=quick)
+        return message_identity(o, topic, key, value, m)
 
     return identify

@@ -102,8 +102,10 @@ class DebeziumSuite(ProtocolSuite):
 
     def checker(self, options: Mapping[str, str], registry: Any, tally: Tally, mode: CheckerMode, *,
                 topic_prefix: str = "", partitions: int | None = None) -> DebeziumChecker:
+        from . import fastpath
+
         return DebeziumChecker(self.checks, options, tally, mode, topic_prefix=topic_prefix, partitions=partitions,
-                               registry=registry)
+                               registry=registry, fastpath=fastpath)
 
     def topics(self, workload: Workload, options: Mapping[str, str], topic_prefix: str) -> set[str]:
         o = spec.DbzOptions.from_options(options)
