@@ -376,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess measurement")
     ap.add_argument("--cli", default=None, help="the conformance executable (default: next to this python)")
     ap.add_argument("--workdir", default=None, help="keep records.jsonl/dump.json here (default: a temp dir)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --workdir: reuse the records an earlier run generated there with the same --records, "
+                         "--seed, --shape and --protocol (generating is not timed, but takes minutes)")
     ap.add_argument("--json", default=str(DEFAULT_JSON), help=f"result file (default {DEFAULT_JSON})")
     args = ap.parse_args(argv)
     if args.records < 1 or args.repeat < 1:
@@ -410,8 +413,16 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
           + ")")
     protocol = args.protocol
     avro = protocol == PROTOCOL
-    print(f"generating >= {args.records} {protocol} reference records in {workdir} …", flush=True)
-    gen = generate(args.records, args.seed, workdir, args.shape, protocol)
+    wanted = {"records_asked": args.records, "seed": args.seed, "shape": args.shape, "protocol": protocol}
+    made = workdir / "generated.json"
+    if args.reuse and made.exists() and (workdir / "records.jsonl").exists() \
+            and {k: v for k, v in json.loads(made.read_text()).items() if k in wanted} == wanted:
+        gen = json.loads(made.read_text())
+        print(f"reusing the {protocol} records in {workdir} (generated earlier: same size, seed and shape)", flush=True)
+    else:
+        print(f"generating >= {args.records} {protocol} reference records in {workdir} …", flush=True)
+        gen = generate(args.records, args.seed, workdir, args.shape, protocol)
+        made.write_text(json.dumps({**gen, **wanted}, default=str))
     print(f"  {gen['records']} records from {gen['shards']} shards ({gen['events']} events), "
           f"{gen['schemas']} registered schemas, {gen['seconds']:.1f} s", flush=True)
 
