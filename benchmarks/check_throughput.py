@@ -22,7 +22,9 @@ and, where installed, msgspec with `Decimal` floats are measured beside it as co
                       floor of the check;
    * check in-process  `AvroChecker.check_record` on every record + `finish()`, as
                       `conformance check` does, on the same in-memory records (the registry
-                      dump is loaded once, outside the timing);
+                      dump is loaded once, outside the timing), each round in a forked child
+                      with a fresh process's caches (`--warm`: round after round in this
+                      process, the later rounds finding the earlier rounds' compiled kinds);
    * check CLI         `conformance check ... --report-json` as a subprocess: wall time,
                       interpreter start, JSONL parsing and reports included.
 
@@ -241,6 +243,40 @@ def check_inprocess(records: list[Record], registry: DumpRegistry, protocol: str
     return tally
 
 
+def check_cold(records: list[Record], registry: DumpRegistry, protocol: str = PROTOCOL) -> tuple[float, Tally | None]:
+    """`check_inprocess` in a forked child: a fresh process's caches (compiled kinds, schema
+    memos), as every `conformance check` has, with the records already in memory. The parent has
+    run no check before it forks. Returns the child's own time for the check, and None for the
+    tally after asserting, in the child, that the records conform (a tally does not cross the
+    fork cheaply)."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: time the check, say whether it passed, and leave without cleanup
+        os.close(rfd)
+        code = 0
+        try:
+            gc.collect()
+            t0 = time.perf_counter()
+            tally = check_inprocess(records, registry, protocol)
+            spent = time.perf_counter() - t0
+            failed = sorted(tally.failed_ids() | {t.id for t in tally if t.errored})
+            os.write(wfd, json.dumps({"s": spent, "failed": failed}).encode())
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            os.write(wfd, json.dumps({"error": f"{type(e).__name__}: {e}"}).encode())
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as fh:
+        answer = json.loads(fh.read() or b'{"error": "the child wrote nothing"}')
+    os.waitpid(pid, 0)
+    if "error" in answer:
+        raise SystemExit(f"the in-process check failed in its child: {answer['error']}")
+    if answer["failed"]:
+        raise SystemExit(f"the reference records do not pass: {answer['failed']}")
+    return float(answer["s"]), None
+
+
 def assert_conforms(tally: Tally) -> None:
     failed = tally.failed_ids()
     errored = {t.id for t in tally if t.errored}
@@ -376,6 +412,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess measurement")
     ap.add_argument("--cli", default=None, help="the conformance executable (default: next to this python)")
     ap.add_argument("--workdir", default=None, help="keep records.jsonl/dump.json here (default: a temp dir)")
+    ap.add_argument("--warm", action="store_true",
+                    help="time the in-process check in this process, round after round (each round after the first "
+                         "finds the compiled kinds and schema memos of the earlier ones; default: each round in a "
+                         "fresh forked child, as every `conformance check` starts)")
     ap.add_argument("--reuse", action="store_true",
                     help="with --workdir: reuse the records an earlier run generated there with the same --records, "
                          "--seed, --shape and --protocol (generating is not timed, but takes minutes)")
@@ -457,8 +497,11 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
             assert parts == keys + values, (parts, keys, values)
             times[k].append(s)
             line += f" {k.replace('_', '-')} {s:.2f} s,"
-        s, tally = timed(lambda: check_inprocess(records, registry, protocol))
-        assert_conforms(tally)
+        if args.warm:
+            s, tally = timed(lambda: check_inprocess(records, registry, protocol))
+            assert_conforms(tally)
+        else:
+            s, _ = check_cold(records, registry, protocol)
         times["check_inprocess"].append(s)
         line += f" check in-process {s:.2f} s"
         if cmd:
