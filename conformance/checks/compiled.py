@@ -242,3 +242,25 @@ def variant_outcomes(specs: list[CheckSpec], answers: list[Answer], variant: int
             out.append((s.id, a.reason if variant >> bit & 1 else None))
             bit += 1
     return out
+
+
+def kind_answers(specs: list[CheckSpec], ev: Any, known: Callable[[str], bool]) -> list[tuple[str, str | None]] | None:
+    """Every record check's answer on a kind's first record `ev`, as `RecordPlan.fixed` holds
+    them: None where a check the protocol's fast path does not `know` is among them, or one
+    failed, errored or cannot be carried to other records of the kind (anything but passed or
+    one `NotApplicable`)."""
+    out: list[tuple[str, str | None]] = []
+    for s in specs:
+        if not known(s.id):
+            return None
+        try:
+            na = s.gate(ev) if s.gate is not None else None
+            items = [na] if na is not None else list(s.run(ev))
+        except Exception:  # noqa: BLE001 - the checks report it, on every record of the kind
+            return None
+        nas = [i for i in items if isinstance(i, NotApplicable)]
+        if len(nas) < len(items):
+            return None
+        out.append((s.id, nas[0].reason if nas else None))
+    return out
+

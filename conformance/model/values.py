@@ -166,15 +166,16 @@ def quick_float_text(p: str, bits: int = 32) -> bool:
     return len(digits) <= most and (not digits or lo < abs(float(p)) < hi)
 
 
-def quick_vector(text: str) -> bool:
-    """A vector text `parse_vector` surely accepts (each element a `quick_float_text`)."""
+def quick_vector(text: str, element: Callable[[str], bool] = quick_float_text) -> bool:
+    """A vector text `parse_vector` surely accepts (each element one `element` surely accepts:
+    by default a `quick_float_text`)."""
     if text.__class__ is not str or text[:1] != "[" or text[-1:] != "]":
         return False
     body = text[1:-1]
     if not body:
         return True
     parts = body.split(",")
-    return len(parts) <= VECTOR_MAX_DIMENSION and all(quick_float_text(p) for p in parts)
+    return len(parts) <= VECTOR_MAX_DIMENSION and all(element(p) for p in parts)
 
 
 def parse_vector(text: str) -> Vector:

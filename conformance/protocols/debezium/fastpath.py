@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.compiled import Source
-from ...checks.registry import CheckSpec, NotApplicable
+from ...checks.compiled import Source, kind_answers
+from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from . import log_checks, spec
 from .decoder import Message
@@ -98,22 +98,12 @@ class FastKind:
 
 
 def answers(specs: list[CheckSpec], ev: Any) -> list[tuple[str, str | None]] | None:
-    """Every record check's answer on `ev` as `RecordPlan.fixed` holds them (None: one failed,
-    errored or cannot be carried to other records of the kind)."""
-    out: list[tuple[str, str | None]] = []
-    for s in specs:
-        if s.id not in _PER_RECORD and s.id not in _BY_KIND:
-            return None
-        try:
-            na = s.gate(ev) if s.gate is not None else None
-            items = [na] if na is not None else list(s.run(ev))
-        except Exception:  # noqa: BLE001 - the checks report it, on every record of the kind
-            return None
-        nas = [i for i in items if isinstance(i, NotApplicable)]
-        if len(nas) < len(items):
-            return None
-        out.append((s.id, nas[0].reason if nas else None))
-    return out
+    """Every record check's answer on `ev` (`compiled.kind_answers`), for the checks this module knows."""
+    return kind_answers(specs, ev, _known)
+
+
+def _known(i: str) -> bool:
+    return i in _PER_RECORD or i in _BY_KIND
 
 
 def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec]) -> bool:

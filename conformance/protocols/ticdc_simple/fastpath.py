@@ -44,8 +44,8 @@ from typing import Any
 
 import orjson
 
-from ...checks.compiled import Source
-from ...checks.registry import CheckSpec, NotApplicable
+from ...checks.compiled import Source, kind_answers
+from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from ...model.events import TSO_LOGICAL_BITS
 from ..kit import Identified, digest
@@ -116,22 +116,12 @@ def kind_of(obj: dict[str, Any]) -> Kind | None:
 
 
 def answers(specs: list[CheckSpec], ev: Any) -> list[tuple[str, str | None]] | None:
-    """Every record check's answer on `ev` as `RecordPlan.fixed` holds them (None: one failed,
-    errored or cannot be carried to other records of the kind)."""
-    out: list[tuple[str, str | None]] = []
-    for s in specs:
-        if s.id not in _PER_RECORD and s.id not in _BY_KIND and not s.id.startswith(_VALUE):
-            return None
-        try:
-            na = s.gate(ev) if s.gate is not None else None
-            items = [na] if na is not None else s.run(ev)
-        except Exception:  # noqa: BLE001 - the checks report it, on every record of the kind
-            return None
-        nas = [i for i in items if isinstance(i, NotApplicable)]
-        if len(nas) < len(items):
-            return None
-        out.append((s.id, nas[0].reason if nas else None))
-    return out
+    """Every record check's answer on `ev` (`compiled.kind_answers`), for the checks this module knows."""
+    return kind_answers(specs, ev, _known)
+
+
+def _known(i: str) -> bool:
+    return i in _PER_RECORD or i in _BY_KIND or i.startswith(_VALUE)
 
 
 def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind) -> None:

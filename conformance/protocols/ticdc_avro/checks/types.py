@@ -11,8 +11,7 @@ from typing import Any
 
 from ....checks.compiled import Source
 from ....checks.registry import Failure, Level, NotApplicable, Scope, Verdict
-from ....model import mysql_text
-from ....model.types import VECTOR_MAX_DIMENSION
+from ....model import mysql_text, values
 from ....model.values import parse_vector
 from ...kit import Findings
 from .. import spec
@@ -436,13 +435,7 @@ def quick_float32_text(p: str) -> bool:
 
 def quick_vector(text: str) -> bool:
     """A vector text `parse_vector` surely accepts (each element a `quick_float32_text`)."""
-    if text.__class__ is not str or text[:1] != "[" or text[-1:] != "]":
-        return False
-    body = text[1:-1]
-    if not body:
-        return True
-    parts = body.split(",")
-    return len(parts) <= VECTOR_MAX_DIMENSION and all(quick_float32_text(p) for p in parts)
+    return values.quick_vector(text, quick_float32_text)
 
 
 _QUICK_FN: dict[str, Any] = {Family.VECTOR: quick_vector}
