@@ -129,6 +129,16 @@ def assert_parity(protocol: str, options: dict[str, str], registry: Any, records
     return accepted
 
 
+def assert_reference_parity(protocol: str, options: dict[str, str], seeds: tuple[str, ...] = ("fast", "options")) -> None:
+    """The reference's records of each seed keep their verdicts on both paths, and the fast path
+    took some of them (else the test exercised nothing)."""
+    accepted = 0
+    for seed in seeds:
+        records, registry = _records(protocol, get_protocol(protocol).reference().name, options, seed=seed)
+        accepted += assert_parity(protocol, options, registry, records)
+    assert accepted, "the fast path accepted nothing: the test exercised nothing"
+
+
 @pytest.mark.parametrize(("protocol", "encoder", "needs"), ENCODERS, ids=[e for _p, e, _o in ENCODERS])
 def test_the_fast_path_gives_the_verdicts_of_the_checks(protocol: str, encoder: str, needs: dict[str, str]) -> None:
     suite = get_protocol(protocol)

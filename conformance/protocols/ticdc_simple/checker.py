@@ -254,12 +254,7 @@ class SimpleChecker(CheckerBase):
             if ts in lg.seen_watermarks:
                 entry.kind = None  # re-sent after a restart: a duplicate, not a regression
             lg.seen_watermarks.add(ts)
-            lg.entries.append(entry)
-            plan = kind.plan
-            plan.count += 1
-            self.tally.unsettled.add(plan)
-            self._accepted = (record, None, k, obj)
-            return True
+            return self._accept(lg, entry, kind.plan, (record, None, k, obj))
         key = k[:3]
         if self._resolve(lg, key) is not kind.schema:
             return False
@@ -276,11 +271,15 @@ class SimpleChecker(CheckerBase):
         announced = integer(schema.get("tableID")) if schema is not None else None
         entry.table_id = announced if announced is not None else obj["tableID"]
         entry.resolvable = schema is not None
+        return self._accept(lg, entry, kind.plan, (record, kind, k, obj))
+
+    def _accept(self, lg: Any, entry: Entry, plan: Any, accepted: tuple[Record, Any, Any, dict[str, Any]]) -> bool:
+        """A record the fast path took: its entry in the partition's log, counted under its
+        kind's plan, and kept for `identity`."""
         lg.entries.append(entry)
-        plan = kind.plan
         plan.count += 1
         self.tally.unsettled.add(plan)
-        self._accepted = (record, kind, k, obj)
+        self._accepted = accepted
         return True
 
     def identity(self, record: Record) -> tuple[Any] | None:
