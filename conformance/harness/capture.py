@@ -72,12 +72,14 @@ def _json_line(text: str) -> Any:
 
 
 def _has_float(obj: Any) -> bool:
-    if obj.__class__ is float:
+    cls = obj.__class__
+    if cls is float:
         return True
-    if obj.__class__ is dict:
-        return any(_has_float(v) for v in obj.values())
-    if obj.__class__ is list:
-        return any(_has_float(v) for v in obj)
+    if cls is dict or cls is list:
+        for v in (obj.values() if cls is dict else obj):
+            c = v.__class__
+            if c is float or ((c is dict or c is list) and _has_float(v)):
+                return True
     return False
 
 
