@@ -199,17 +199,24 @@ CONSTANTS: dict[str, float] = {"NaN": math.nan, "Infinity": math.inf, "-Infinity
 _DECODERS: dict[tuple[Any, Any], json.JSONDecoder] = {}
 
 
-def loads_strict(text: str, *, constant: Callable[[str], Any] = _no_constant,
-                 parse_float: Callable[[str], Any] | None = None) -> Any:
-    """JSON text, strictly: a key twice in an object raises `DuplicateKey`; a bare `NaN` or
-    `Infinity` raises ValueError unless `constant` gives its value."""
+def strict_decoder(*, constant: Callable[[str], Any] = _no_constant,
+                   parse_float: Callable[[str], Any] | None = None) -> json.JSONDecoder:
+    """The decoder `loads_strict` parses with (one per hook set); its `raw_decode` parses a value
+    where a text's prefix is already known."""
     decoder = _DECODERS.get((constant, parse_float))
     if decoder is None:
         if len(_DECODERS) > 64:
             _DECODERS.clear()
         decoder = _DECODERS[(constant, parse_float)] = json.JSONDecoder(
             object_pairs_hook=_no_duplicates, parse_constant=constant, parse_float=parse_float)
-    return decoder.decode(text)
+    return decoder
+
+
+def loads_strict(text: str, *, constant: Callable[[str], Any] = _no_constant,
+                 parse_float: Callable[[str], Any] | None = None) -> Any:
+    """JSON text, strictly: a key twice in an object raises `DuplicateKey`; a bare `NaN` or
+    `Infinity` raises ValueError unless `constant` gives its value."""
+    return strict_decoder(constant=constant, parse_float=parse_float).decode(text)
 
 
 # -- schema registries ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import exception_text
-from ..kit import CONSTANTS, DuplicateKey, _no_duplicates, loads_strict, registry_unreachable
+from ..kit import CONSTANTS, DuplicateKey, loads_strict, registry_unreachable, strict_decoder
 from . import connect_avro
 
 
@@ -108,7 +108,7 @@ def decode_part(raw: bytes | None, schemas: bool, quick: bool = False) -> Part:
 _HEAD = '{"schema":'
 _PAYLOAD = ',"payload":'
 _TAIL = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_constant)
+_DECODER = strict_decoder(constant=_constant)  # loads_strict's own, for the payload after a prefix
 #: Remembered prefixes, by the index of their `,"payload":` (newest first): (prefix, the schema's
 #: value, whether its text holds a bare NaN/Infinity).
 _PREFIXES: dict[int, list[tuple[str, Any, bool]]] = {}
