@@ -206,7 +206,11 @@ class DebeziumChecker(CheckerBase):
         lg = st.logs.setdefault(record.partition or 0, [])
         offset = record.offset if record.offset is not None else len(lg)
         kind = "tombstone" if msg.tombstone else (msg.op or "other")
-        lg.append(Entry(offset, kind, key_text(record.key) if not self.o.key_avro else _avro_key_text(msg)))
+        # A key the decoder parsed is not parsed again (`key_text_of`); one it refused is shown as
+        # `key_text` shows it.
+        text = (_avro_key_text(msg) if self.o.key_avro
+                else key_text_of(msg.key) if msg.key.ok else key_text(record.key))
+        lg.append(Entry(offset, kind, text))
         return ev
 
     # -- the fast path (fastpath.py) ------------------------------------------------------------
