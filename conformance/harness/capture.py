@@ -84,6 +84,21 @@ def _has_float(obj: Any) -> bool:
 
 
 def parse_line(text: str) -> Record:
+    """One line as a record; ValueError saying what is wrong with it. The answer is always the
+    standard library's reading of the line, explained by `_explained`; `_quick` only takes the
+    lines it can prove need no explaining."""
+    try:
+        obj = _loads(text)
+    except _JSONDecodeError:
+        obj = None
+    if obj.__class__ is dict:
+        rec = _quick(obj)
+        if rec is not None:
+            return rec
+    return _explained(text)
+
+
+def _explained(text: str) -> Record:
     try:
         obj = _json_line(text)
     except json.JSONDecodeError as e:
@@ -116,10 +131,89 @@ def parse_line(text: str) -> Record:
                   timestamp=ts, offset=obj["offset"])
 
 
+_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
+_a2b = binascii.a2b_base64
+_new = object.__new__
+_SET = tuple(Record.__dict__[n].__set__ for n in ("topic", "key", "value", "partition", "headers", "timestamp",
+                                                   "offset"))
+_set_topic, _set_key, _set_value, _set_partition, _set_headers, _set_timestamp, _set_offset = _SET
+
+
+def _quick(obj: dict[str, Any]) -> Record | None:
+    """The record of a line orjson read as `obj`, when every field is exactly what the format
+    asks; None sends the line to `_explained`. Where this answers, `_explained` gives the same
+    record: orjson and the standard library read the same strings and the same integers up to
+    64 bits (a larger one orjson reads as a float, which no field accepts here), and both keep
+    the last of a key given twice; a line orjson refuses (invalid UTF-8, lone surrogates, NaN)
+    never gets here. The record is built without the frozen dataclass's `__init__` (a third of
+    the time of reading a line): slot by slot, exactly the fields `Record(...)` sets."""
+    topic = obj.get("topic")
+    partition = obj.get("partition")
+    offset = obj.get("offset")
+    if (topic.__class__ is not str or not topic or partition.__class__ is not int or partition < 0
+            or offset.__class__ is not int or offset < 0 or "key" not in obj or "value" not in obj):
+        return None
+    ts = obj.get("timestamp")
+    if ts is not None and ts.__class__ is not int:
+        return None
+    raw_headers = obj.get("headers")
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    try:
+        key = obj["key"]
+        if key is not None:
+            if key.__class__ is not str:
+                return None
+            key = _a2b(key, strict_mode=True)
+        value = obj["value"]
+        if value is not None:
+            if value.__class__ is not str:
+                return None
+            value = _a2b(value, strict_mode=True)
+        if raw_headers:
+            if raw_headers.__class__ is not list:
+                return None
+            hs = []
+            for h in raw_headers:
+                if h.__class__ is not list or len(h) != 2 or h[0].__class__ is not str:
+                    return None
+                hv = h[1]
+                if hv is not None:
+                    if hv.__class__ is not str:
+                        return None
+                    hv = _a2b(hv, strict_mode=True)
+                hs.append((h[0], hv))
+            headers = tuple(hs)
+        elif raw_headers is not None and raw_headers.__class__ is not list:
+            return None
+    except (binascii.Error, ValueError):
+        return None
+    rec = _new(Record)
+    _set_topic(rec, topic)
+    _set_key(rec, key)
+    _set_value(rec, value)
+    _set_partition(rec, partition)
+    _set_headers(rec, headers)
+    _set_timestamp(rec, ts)
+    _set_offset(rec, offset)
+    return rec
+
+
 def read_records(path: Path) -> Iterator[tuple[int, Record | BadLine]]:
-    """(line number, record or what is wrong with the line). Blank lines are skipped."""
+    """(line number, record or what is wrong with the line). Blank lines are skipped. A line
+    orjson reads (so valid UTF-8) into a record `_quick` proves well-formed is taken as it is;
+    every other line is decoded, parsed and explained as `parse_line` does."""
     with path.open("rb") as fh:
         for n, raw in enumerate(fh, start=1):
+            try:
+                obj = _loads(raw)
+            except _JSONDecodeError:
+                obj = None
+            if obj.__class__ is dict:
+                rec = _quick(obj)
+                if rec is not None:
+                    yield n, rec
+                    continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -128,7 +222,7 @@ def read_records(path: Path) -> Iterator[tuple[int, Record | BadLine]]:
             if not text.strip():
                 continue
             try:
-                yield n, parse_line(text)
+                yield n, _explained(text)
             except ValueError as e:
                 yield n, BadLine(n, str(e), text.strip()[:120])
 
