@@ -186,15 +186,6 @@ class FastRules:
     def __contains__(self, id: object) -> bool:
         return id in self._rules
 
-    def emit(self, specs: list[CheckSpec], evidence: Any, src: Source) -> bool:
-        """Every live check's rule into `src`; False as soon as one check has none or cannot (or
-        cannot promise a pass)."""
-        for s in specs:
-            rule = self._rules.get(s.id)
-            if rule is None or rule(evidence, src) is not True:
-                return False
-        return True
-
     def outcomes(self, specs: list[CheckSpec], evidence: Any, src: Source) -> list[Answer] | None:
         """Every check's rule into `src`, and what each check answers on a record the generated
         code accepts (see `Answer`); None as soon as one check has no rule or its rule cannot."""

@@ -2,6 +2,9 @@
 the rule it stands for (see test_fast_paths.py, which holds the whole fast path to the checks over
 the reference, every in-memory mutant, damaged records and generated workloads).
 
+* Variants (`checks.compiled.Seen`): a check that passes on some records of a kind and has
+  nothing to judge on others (a null decimal) keeps them on the fast path, counted under the
+  variant's outcomes.
 * `quick_float32_text`: a vector element of 7 to 9 significant digits, or of a subnormal or huge
   float32, recognised as Go's shortest float32 text without the rule's search
   (`model.values.parse_vector`), on every float32's own
@@ -12,9 +15,13 @@ the reference, every in-memory mutant, damaged records and generated workloads).
 from __future__ import annotations
 
 import decimal
+import io
+import json
 import random
 import struct
+from typing import Any
 
+import fastavro
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -173,3 +180,51 @@ def test_the_shared_version_memo_answers_as_identify(stamps: list[int], rnd: ran
     stamps = [t for s in stamps for t in (s, s + 1, s ^ 1, (s >> 18 << 18) | rnd.getrandbits(18))]
     for ts in stamps:
         assert rnd.choice(fns)(None, {"_tidb_commit_ts": ts}) == (digest(("v", ts)), ts)
+
+
+def _nulled_decimals(records: list[Any], registry: Any) -> list[Any]:
+    """For each row value with a non-null precise decimal in a nullable field: a copy with every
+    such decimal null, re-encoded under the same schema id (the same kind)."""
+    from conformance.encoders.spi import Record
+    from conformance.protocols.ticdc_avro.encoder import strip_logical_types
+
+    out = []
+    for r in records:
+        if r.value is None or len(r.value) < 5 or r.value[0] != 0:
+            continue
+        text = registry.schema_by_id(int.from_bytes(r.value[1:5], "big"))
+        schema = json.loads(text)
+        fields = [f["name"] for f in schema.get("fields", ())
+                  if isinstance(f["type"], list) and "null" in f["type"]
+                  and any(isinstance(t, dict) and t.get("logicalType") == "decimal" for t in f["type"])]
+        if not fields:
+            continue
+        parsed = fastavro.parse_schema(strip_logical_types(schema), _ignore_default_error=True)
+        datum = fastavro.schemaless_reader(io.BytesIO(r.value[5:]), parsed, None)
+        if all(datum.get(f) is None for f in fields):
+            continue
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, {**datum, **dict.fromkeys(fields)})
+        out.append(Record(r.topic, r.key, r.value[:5] + buf.getvalue(), r.partition, r.headers, r.timestamp,
+                          r.offset))
+    return out
+
+
+def test_a_kind_whose_decimals_are_null_on_some_rows_stays_on_the_fast_path() -> None:
+    """`type.decimal-minimal-bytes` passes where a row has a decimal to judge and has nothing to
+    judge where every decimal is null: a kind compiled from a row with one meets rows without,
+    and counts them under that variant's outcomes (not as passes, and not through the checks)."""
+    from test_fast_paths import _records, assert_parity  # type: ignore[import-not-found]
+
+    from conformance.protocols import get_protocol
+
+    options = {"enable-tidb-extension": "true"}
+    edited = 0
+    for seed in ("s5", "s22", "s29"):  # seeds whose workloads have nullable DECIMAL columns
+        records, registry = _records("ticdc-avro", get_protocol("ticdc-avro").reference().name, options, seed=seed)
+        nulled = _nulled_decimals(records, registry)
+        before = assert_parity("ticdc-avro", options, registry, records)
+        after = assert_parity("ticdc-avro", options, registry, records + nulled)
+        assert after - before == len(nulled)  # every copy accepted: its kind compiled from its original
+        edited += len(nulled)
+    assert edited, "no row had a nullable decimal: the test exercised nothing"

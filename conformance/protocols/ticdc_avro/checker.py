@@ -133,6 +133,9 @@ class AvroChecker(CheckerBase):
             version = kind.accept(kd, vd)
             if version is None:
                 return False
+            variant = 0
+            if kind.answers is not None:
+                version, variant = version
             if entity is None:
                 entity = kind.entity(record.topic, kd)
                 keys = kind.keys
@@ -144,8 +147,13 @@ class AvroChecker(CheckerBase):
         plan, stream = kind.plan, kind.stream
         assert plan is not None and stream is not None  # set with `accept`
         plan.count += 1
-        plan.fast += 1
         self.tally.unsettled.add(plan)
+        if variant:
+            out = kind.outcomes.get(variant) or kind.outcome(variant)
+            out.count += 1
+            self.tally.unsettled.add(out)
+        else:
+            plan.fast += 1
         stream.records += 1
         if self.o.control_messages:
             self._log_entry(stream, record, "row", vd.get("_tidb_commit_ts") if vd is not None else None, None)

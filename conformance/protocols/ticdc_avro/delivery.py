@@ -81,10 +81,16 @@ def identify(topic: str, key: bytes | None, value: bytes | None, resolver: Schem
 
 def entity_function(key_names: list[str]) -> Any:
     """`identify`'s entity of a record from its decoded key `kd` (which has exactly the fields
-    `key_names`, so `freeze` is those fields in sorted order), compiled once per kind."""
+    `key_names`, so `freeze` is those fields in sorted order), compiled once per set of names
+    (kinds of one table's key share it)."""
+    return _entity_function(tuple(sorted(key_names)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _entity_function(names: tuple[str, ...]) -> Any:
     src = Source("entity", ("topic", "kd"))
     dig = src.const(digest, "digest")
-    frozen = "(" + "".join(f"({c}, kd[{c}]), " for c in (src.const(n, "n") for n in sorted(key_names))) + ")"
+    frozen = "(" + "".join(f"({c}, kd[{c}]), " for c in (src.const(n, "n") for n in names)) + ")"
     src.line(f"return {dig}(('e', topic, {frozen}))")
     return src.build()
 

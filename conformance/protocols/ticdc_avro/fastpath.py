@@ -4,7 +4,10 @@ A *kind* of record is its topic and the 5-byte Confluent headers of its key and 
 tombstone has none for its value). Once the checks have seen `LEARN_AFTER` records of a kind, all
 decoded without a fault, the kind gets one generated function over the decoded key and value
 that returns the record's delivery identity when every record check its plan still runs surely
-passes, and None otherwise. Records of the kind are then decoded with the kind's parsed schemas
+passes or has surely nothing to judge, and None otherwise. Where a live check passes on some
+records of the kind and has nothing to judge on others (a decimal column that is null on some
+rows), the function also says which (the *variant*, `checks.compiled.Seen`) and the record is
+counted under that variant's outcomes. Records of the kind are then decoded with the kind's parsed schemas
 (exactly as `decoder.decode_framed` decodes them: nothing may be left over) and judged by it; a
 record it does not accept, or that does not decode, goes through the checks as before.
 
@@ -27,7 +30,8 @@ from typing import Any
 
 import fastavro
 
-from ...checks.compiled import Source
+from ...checks.compiled import Answer, Source, variant_expression, variant_outcomes
+from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from .checks.common import FAST
 from .delivery import emit_version, entity_function
@@ -47,10 +51,11 @@ Kind = tuple[str, bytes, bytes | None]
 @dataclass(slots=True)
 class FastKind:
     seen: int = 0
-    # Set once compiled: the function (its answer: the delivery identity's (match, commit ts)),
-    # the identity's entity from the key, the plan its records count in, the topic's stream state
-    # and the parsed writer schemas of key and value.
-    accept: Callable[[dict[str, Any], dict[str, Any] | None], tuple[Any, int | None] | None] | None = None
+    # Set once compiled: the function (its answer: the delivery identity's (match, commit ts),
+    # and with `answers`, the record's variant: ((match, commit ts), variant)), the identity's
+    # entity from the key, the plan its records count in, the topic's stream state and the parsed
+    # writer schemas of key and value.
+    accept: Callable[[dict[str, Any], dict[str, Any] | None], Any] | None = None
     entity: Callable[[str, dict[str, Any]], Any] = None  # type: ignore[assignment]
     # Keys seen, decoded, with their entity: a row's key comes back with each of its changes.
     keys: dict[bytes, tuple[dict[str, Any], Any]] = field(default_factory=dict)
@@ -59,6 +64,22 @@ class FastKind:
     key_schema: Any = None
     value_schema: Any = None
     hopeless: bool = False  # a live check has no fast rule, or its rule cannot prove a pass
+    # Where some live check's answer varies by record (a `Seen`): the plan's live checks, their
+    # answers, and the outcomes of each variant met so far (variant 0, every live check passed,
+    # is counted as `plan.fast`).
+    specs: list[CheckSpec] | None = None
+    answers: list[Answer] | None = None
+    outcomes: dict[int, RecordPlan] = field(default_factory=dict)
+
+    def outcome(self, variant: int) -> RecordPlan:
+        """The live checks' outcomes on the records of one variant, as a plan whose checks are
+        all fixed (the tally counts them when it is read, as it counts a plan's)."""
+        plan = self.outcomes.get(variant)
+        if plan is None:
+            assert self.specs is not None and self.answers is not None  # a kind with variants
+            plan = self.outcomes[variant] = RecordPlan()
+            plan.fixed = variant_outcomes(self.specs, self.answers, variant)
+        return plan
 
 
 def kind_of(topic: str, key: bytes | None, value: bytes | None) -> Kind | None:
@@ -84,11 +105,17 @@ def compile_kind(kind: FastKind, ev: RecordEvidence, plan: RecordPlan, stream: S
     k, v = ev.key, ev.value
     assert k is not None and k.view is not None
     src = Source("accept", ("kd", "vd"))
-    if not FAST.emit(plan.live, ev, src):
+    answers = FAST.outcomes(plan.live, ev, src)
+    if answers is None:
         kind.hopeless = True
         return
     version = emit_version(src, ev.o, None if v is None or v.view is None else [f.name for f in v.view.fields])
-    src.line(f"return {version}")
+    if all(a is None for a in answers):
+        src.line(f"return {version}")
+    else:
+        src.line(f"return ({version}, {variant_expression(answers)})")
+        kind.specs = list(plan.live)
+        kind.answers = answers
     kind.accept = src.build()
     kind.entity = entity_function([f.name for f in k.view.fields])
     kind.plan = plan

@@ -9,7 +9,7 @@ import re
 import struct
 from typing import Any
 
-from ....checks.compiled import Source
+from ....checks.compiled import Seen, Source
 from ....checks.registry import Failure, Level, NotApplicable, Scope, Verdict
 from ....model import mysql_text, values
 from ....model.values import parse_vector
@@ -529,9 +529,9 @@ def decimal_minimal(ev: RecordEvidence) -> Findings:
 
 
 @FAST.rule("type.decimal-minimal-bytes")
-def _decimal_minimal_fast(ev: RecordEvidence, src: Source) -> bool:
-    """Some precise decimal value is non-empty bytes (else the check has nothing to judge), and
-    none has a redundant sign byte."""
+def _decimal_minimal_fast(ev: RecordEvidence, src: Source) -> bool | Seen:
+    """No precise decimal value has a redundant sign byte; the check passes where some value is
+    non-empty bytes and has nothing to judge elsewhere (`Seen`)."""
     if ev.source is not None:
         return False
     seen = src.fresh("seen")
@@ -545,5 +545,4 @@ def _decimal_minimal_fast(ev: RecordEvidence, src: Source) -> bool:
         src.line(f"{seen} = True", 2)
         src.line(f"if len({v}) > 1 and (({v}[0] == 0 and {v}[1] < 0x80) or ({v}[0] == 0xFF and {v}[1] >= 0x80)):"
                  " return None", 2)
-    src.line(f"if not {seen}: return None")
-    return True
+    return Seen(seen, _NO_DECIMAL.reason)
