@@ -16,7 +16,13 @@ driver's peak memory for a small and a large workload.
    record) of the topics produced by the *first* run, once per master (in the same session as
    that master's run, right after it), plus once in-process (`check_live_local`) as a baseline: the
    same records are checked by every configuration.
-3. **rss**: for the small and the large size, a fresh driver subprocess runs `run_spark`
+3. **ceiling** (with check, or `--only ceiling`): what this machine gives two processes at once.
+   The same check (`check_log` of ~`--ceiling-records` in-memory records of the shape below, a
+   fresh checker each round, as a task makes one) runs in one forked process, then in two at
+   once; the ratio (2 × one process's time / the pair's time) is the most two cores of this
+   machine can give this work, whatever Spark does: a virtual machine's two vCPUs may share a
+   physical core, or its memory bandwidth. `local[2]`/`local[1]` is to be read against it.
+4. **rss**: for the small and the large size, a fresh driver subprocess runs `run_spark`
    (`--rss-master`) against Kafka and a registry hosted by *another* subprocess (the mock
    cluster keeps every record it is sent in the memory of the process that hosts it, which
    would otherwise be counted as the driver's). Reported: the driver's Python peak RSS
@@ -510,6 +516,86 @@ def run_and_check(args: argparse.Namespace, masters: list[str], units: int, out:
                 out["check"][f"ratio {m}/in-process"] = ratio(checks, "in-process", m)
 
 
+# -- the machine's own ceiling for two processes ----------------------------------------------------
+
+
+def ceiling_records(n: int, seed: str) -> tuple[list[Any], Any]:
+    """~n reference records of the benchmark's shape, in memory, and their registry."""
+    from conformance.encoders.spi import EncoderContext
+    from conformance.infra.inprocess import InProcessRegistry
+    from conformance.protocols import get_protocol
+    from conformance.strategies import sample_workload
+
+    registry = InProcessRegistry()
+    suite = get_protocol(PROTOCOL)
+    out: list[Any] = []
+    shard = 0
+    while len(out) < n:
+        enc = suite.reference().factory()
+        enc.open(EncoderContext(resolved_options(), registry, topic_prefix=f"c{shard}-"))
+        for ev in sample_workload(seed, shard, shape()).events:
+            out.extend(enc.encode(ev))
+        enc.close()
+        shard += 1
+    return out, registry
+
+
+def _ceiling_rounds(records: Sequence[Any], registry: Any, rounds: int) -> None:
+    from conformance.harness.capture import DeliveryLogs
+    from conformance.harness.check import capture_tally, check_log, unnumbered
+    from conformance.protocols import get_protocol
+
+    suite = get_protocol(PROTOCOL)
+    options = resolved_options()
+    for _ in range(rounds):
+        tally = capture_tally(suite, "the ceiling measurement")
+        logs = DeliveryLogs(suite.name, options, registry)
+        check_log(suite, options, registry, unnumbered(records), tally, delivery=logs)
+        logs.judge(tally)
+
+
+def _forked(n: int, records: Sequence[Any], registry: Any, rounds: int) -> float:
+    """Wall time of n forked children, each running `rounds` checks, started together."""
+    t0 = time.perf_counter()
+    pids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                _ceiling_rounds(records, registry, rounds)
+            except BaseException:  # noqa: BLE001 - reported by the exit status
+                code = 1
+            os._exit(code)
+        pids.append(pid)
+    for pid in pids:
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit("a ceiling child failed")
+    return time.perf_counter() - t0
+
+
+def measure_ceiling(args: argparse.Namespace) -> dict[str, Any]:
+    """One process's check against two at once (see the module's docstring), best of
+    `--ceiling-repeat` pairs of measurements."""
+    records, registry = ceiling_records(args.ceiling_records, args.seed)
+    _ceiling_rounds(records, registry, 1)  # the registry's answers, before forking
+    t0 = time.perf_counter()
+    _forked(1, records, registry, 1)
+    rounds = max(1, round(args.ceiling_seconds / max(1e-3, time.perf_counter() - t0)))
+    out: dict[str, Any] = {"records": len(records), "rounds": rounds, "pairs": []}
+    for _ in range(args.ceiling_repeat):
+        before = load()
+        one = _forked(1, records, registry, rounds)
+        two = _forked(2, records, registry, rounds)
+        out["pairs"].append({"one_s": round(one, 3), "two_s": round(two, 3), "ratio": round(2 * one / two, 3),
+                             "load_before": before, "load_after": load()})
+    out["ratio"] = max(p["ratio"] for p in out["pairs"])
+    print(f"ceiling: {len(records)} records × {rounds} rounds: two processes at once give ×{out['ratio']} "
+          f"one process's throughput ({', '.join(str(p['ratio']) for p in out['pairs'])})", flush=True)
+    return out
+
+
 # -- driver peak RSS in fresh processes ---------------------------------------------------------
 
 
@@ -890,6 +976,11 @@ def table(out: dict[str, Any], masters: list[str]) -> str:
         lines += [f"ratio = records/s / records/s of {masters[0]} (same process, same cluster); cores us/others "
                   "= CPU seconds per second used by this process tree / by the rest of the machine", "", hdr,
                   "-" * len(hdr), *rows]
+        if out.get("ceiling"):
+            c = out["ceiling"]
+            lines.append(f"machine ceiling: two processes checking at once give ×{c['ratio']} one process's "
+                         f"throughput ({c['records']:,} records × {c['rounds']} rounds each; pairs "
+                         + ", ".join(str(x["ratio"]) for x in c["pairs"]) + ")")
         if out.get("session_start_s"):
             lines.append("Spark session start-up (not in the timings): "
                          + ", ".join(f"{m} {s['seconds']:.1f} s" for m, s in out["session_start_s"].items()))
@@ -935,9 +1026,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--records", type=int, default=1_000_000, help="records of the large size (default 1000000)")
     ap.add_argument("--small", type=int, default=100_000, help="records of the small size, for rss (default 100000)")
     ap.add_argument("--masters", default="local[1],local[2]", help="Spark masters to compare, in this order")
-    ap.add_argument("--only", action="append", choices=("run", "check", "rss", "profile"),
-                    help="measure only this (repeatable; default: run, check and rss; profile: cProfile stage B's "
-                         "judge in-process)")
+    ap.add_argument("--only", action="append", choices=("run", "check", "rss", "profile", "ceiling"),
+                    help="measure only this (repeatable; default: run, check, ceiling and rss; profile: cProfile "
+                         "stage B's judge in-process; ceiling: one process's check against two at once)")
+    ap.add_argument("--ceiling-records", type=int, default=20_000,
+                    help="records each ceiling process checks per round (default 20000)")
+    ap.add_argument("--ceiling-seconds", type=float, default=10.0,
+                    help="about how long one ceiling process runs (default 10)")
+    ap.add_argument("--ceiling-repeat", type=int, default=3, help="ceiling measurement pairs (default 3)")
     ap.add_argument("--profile-units", type=int, default=60, help="units for --only profile (default 60)")
     ap.add_argument("--top", type=int, default=20, help="profile rows printed (default 20)")
     ap.add_argument("--rss-master", default="local[2]", help="master of the rss driver subprocesses")
@@ -969,7 +1065,7 @@ def main(argv: list[str] | None = None) -> int:
         return rss_driver(args)
     if args.records < 1 or args.small < 1:
         ap.error("--records and --small must be positive")
-    args.only = args.only or ["run", "check", "rss"]
+    args.only = args.only or ["run", "check", "ceiling", "rss"]
     masters = [m.strip() for m in args.masters.split(",") if m.strip()]
 
     src = source_state()
@@ -987,6 +1083,9 @@ def main(argv: list[str] | None = None) -> int:
     units = units_for(args.records)
     if "run" in args.only or "check" in args.only:
         run_and_check(args, masters, units, out)
+        _write(args.json, out, quiet=True)
+    if "ceiling" in args.only or "check" in args.only:
+        out["ceiling"] = measure_ceiling(args)
         _write(args.json, out, quiet=True)
     if "rss" in args.only:
         out["rss"] = measure_rss(args, [args.small, args.records])
