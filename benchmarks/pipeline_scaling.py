@@ -399,7 +399,9 @@ def measure_check(kafka: Any, registry_url: str, topics: Sequence[str], master: 
            "retention_gaps": sum(r.low > 0 for r in ranges), "failed": failed, "errored": errored,
            "load_before": before, "load_after": load(), **used}
     if master is not None:
-        res["spark"] = summarize_jobs(spark_jobs(wall0))
+        jobs = spark_jobs(wall0)
+        res["spark"] = summarize_jobs(jobs)
+        res["spark_jobs"] = jobs  # per stage: tasks, wall, executor run and CPU time
     print(f"  {n} records, {seconds:.1f} s, {res['records_per_s']:,.0f} records/s, load after {res['load_after']}; "
           f"cores used by us {used['cores_used']}, by others {used['others_cores']}", flush=True)
     if failed or errored:
@@ -453,19 +455,32 @@ def run_and_check(args: argparse.Namespace, masters: list[str], units: int, out:
         check_infra: tuple[Any, Any] | None = None
         check_topics: list[str] = []
         if do_check and not do_run:
-            # Produce the records to check with the in-process pipeline (no timing).
-            from conformance.harness.runners import KafkaRunner
-            from conformance.infra.registry import RegistryClient
-
+            # Produce the records to check (no timing): with the in-process pipeline, or a Spark run
+            # on --produce-master (the same records, in a fraction of the time on two cores).
             kafka, reg = check_infra = new_infra()
             run_id = f"s{tag}"
-            print(f"producing {units} units for the check in-process (not timed) …", flush=True)
-            sections = KafkaRunner(kafka, RegistryClient(reg.url)).run(
-                make_spec(kafka.client_config(), reg.url, run_id, args.seed), range(units))
-            if sections[0].verdict() != "pass":
-                raise SystemExit("the in-process run producing the records to check did not pass")
+            t_produce = time.perf_counter()
+            if args.produce_master:
+                print(f"producing {units} units for the check on Spark {args.produce_master} (not timed) …",
+                      flush=True)
+                start_session(args.produce_master)
+                produced = measure_run(kafka, reg.url, args.produce_master, units, run_id, args.seed)
+                stop_spark_session()
+                records = produced["records"]
+            else:
+                from conformance.harness.runners import KafkaRunner
+                from conformance.infra.registry import RegistryClient
+
+                print(f"producing {units} units for the check in-process (not timed) …", flush=True)
+                sections = KafkaRunner(kafka, RegistryClient(reg.url)).run(
+                    make_spec(kafka.client_config(), reg.url, run_id, args.seed), range(units))
+                if sections[0].verdict() != "pass":
+                    raise SystemExit("the in-process run producing the records to check did not pass")
+                records = sections[0].records
             check_topics = run_topics(kafka, run_id)
-            out["check_input"] = {"run_id": run_id, "records": sections[0].records, "topics": len(check_topics)}
+            out["check_input"] = {"run_id": run_id, "records": records, "topics": len(check_topics),
+                                  "produced_by": args.produce_master or "in-process",
+                                  "produce_s": round(time.perf_counter() - t_produce, 1)}
         try:
             for i, master in enumerate(masters):
                 out.setdefault("quiet_wait", {})[master] = wait_quiet(args.wait_quiet, args.wait_quiet_max)
@@ -1041,6 +1056,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="units of an untimed run at the start of every Spark session (default 4; 0: none)")
     ap.add_argument("--no-inprocess-check", dest="inprocess_check", action="store_false",
                     help="skip the in-process check baseline (check_live_local)")
+    ap.add_argument("--produce-master", default=None, metavar="MASTER",
+                    help="with --only check: produce the records to check with a Spark run on MASTER (untimed; "
+                         "default: the in-process pipeline, which takes about an hour for 1M records)")
     ap.add_argument("--wait-quiet", type=float, default=None, metavar="LOAD",
                     help="before each timed master, wait until the 1-minute load average is at most LOAD "
                          "(the untimed production of records may share the machine; default: do not wait)")
