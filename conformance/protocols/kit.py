@@ -46,6 +46,11 @@ def digest(obj: Any) -> bytes:
     return _hash(repr(obj))
 
 
+#: `digest` of an object given its `repr` text (`digest(x) == repr_digest(repr(x))`): for
+#: generated code that writes a tuple's repr directly rather than building the tuple.
+repr_digest = _hash
+
+
 def json_digest(obj: Any) -> bytes:
     """A short stable digest of JSON-like data, blind to what a JSON document does not keep:
     an object's key order, a list from a tuple, a value's type where its text is alike."""

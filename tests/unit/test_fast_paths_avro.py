@@ -228,3 +228,22 @@ def test_a_kind_whose_decimals_are_null_on_some_rows_stays_on_the_fast_path() ->
         assert after - before == len(nulled)  # every copy accepted: its kind compiled from its original
         edited += len(nulled)
     assert edited, "no row had a nullable decimal: the test exercised nothing"
+
+
+_key_values = (st.none() | st.booleans() | st.integers() | st.text(max_size=6) | st.binary(max_size=6)
+               | st.floats(allow_nan=False) | st.decimals(allow_nan=False, allow_infinity=False))
+
+
+@settings(max_examples=500)
+@given(st.text(max_size=8), st.dictionaries(st.text(max_size=5), _key_values, max_size=4))
+@example("t", {})
+@example("t{x}", {"a{b}": "c}", "'": b"\"{"})
+def test_the_generated_entity_is_identifys_digest(topic: str, kd: dict[str, object]) -> None:
+    """The entity function writes the frozen key's repr directly: the same digest as `identify`'s
+    `digest(("e", topic, freeze(kd)))`, whatever the names and values (braces, quotes, one name
+    or none)."""
+    from conformance.protocols.kit import digest
+    from conformance.protocols.ticdc_avro.delivery import entity_function
+    from conformance.protocols.ticdc_avro.evidence import freeze
+
+    assert entity_function(list(kd))(topic, kd) == digest(("e", topic, freeze(kd)))

@@ -16,7 +16,7 @@ from typing import Any
 from ...checks.compiled import Source
 from ...checks.delivery import Version
 from ...model.events import Op, Workload
-from ..kit import Identified, VersionNumbers, digest, key_change_split
+from ..kit import Identified, VersionNumbers, digest, key_change_split, repr_digest
 from . import spec, watermark
 from .decoder import SchemaResolver, decode_framed
 from .evidence import freeze
@@ -88,10 +88,14 @@ def entity_function(key_names: list[str]) -> Any:
 
 @functools.lru_cache(maxsize=1024)
 def _entity_function(names: tuple[str, ...]) -> Any:
+    """`digest(('e', topic, ((name, kd[name]), …)))`, with the tuple's repr written directly as
+    one f-string (a tuple's repr is its items' reprs joined by ", ", a one-item tuple's ends
+    with ","): the same text, hence the same digest, without building the tuples."""
     src = Source("entity", ("topic", "kd"))
-    dig = src.const(digest, "digest")
-    frozen = "(" + "".join(f"({c}, kd[{c}]), " for c in (src.const(n, "n") for n in names)) + ")"
-    src.line(f"return {dig}(('e', topic, {frozen}))")
+    dig = src.const(repr_digest, "digest")
+    pairs = [f"({{{src.const(repr(n), 'r')}}}, {{kd[{src.const(n, 'n')}]!r}})" for n in names]
+    frozen = "(" + ", ".join(pairs) + ("," if len(pairs) == 1 else "") + ")"
+    src.line(f'return {dig}(f"(\'e\', {{topic!r}}, {frozen})")')
     return src.build()
 
 
@@ -116,7 +120,7 @@ def emit_version(src: Source, o: spec.AvroOptions, value_names: list[str] | None
         src.line(f"{out} = {memo}.get(_cts)", 2)
         src.line(f"if {out} is None:", 2)
         src.line(f"if len({memo}) > 4096: {memo}.clear()", 3)
-        src.line(f"{out} = {memo}[_cts] = ({dig}(('v', _cts)), _cts)", 3)
+        src.line(f"{out} = {memo}[_cts] = ({src.const(repr_digest, 'rdigest')}(f\"('v', {{_cts}})\"), _cts)", 3)
         src.line("else:")
         src.line(f"{out} = ({dig}(('v', _cts)), _cts if isinstance(_cts, int) else None)", 2)
     else:
