@@ -15,8 +15,9 @@ judged per topic from the log alone. On Spark, a protocol checked per topic-part
 packs of topic-partitions, a topic's partitions possibly in several tasks: the task that checks a
 partition also identifies each of its messages, and only those small identities are grouped by
 topic (one read of every record); a protocol checked per topic is read in packs of whole topics,
-each task judging its topics' delivery itself (no shuffle). Loss and strays need the workload:
-skipped, saying so.
+each task judging its topics' delivery itself (no shuffle), and so is any protocol's capture
+whose every topic fits in a pack (`whole_topics_fit`: many small topics, as a deployment with a
+topic per table has). Loss and strays need the workload: skipped, saying so.
 """
 
 from __future__ import annotations
@@ -292,6 +293,15 @@ def topic_packs(ranges: Sequence[Any], target: int) -> list[tuple[tuple[Any, ...
     return pack_ranges(topics, target, size=lambda rngs: sum(r.count for r in rngs))
 
 
+def whole_topics_fit(ranges: Sequence[Any], target: int) -> bool:
+    """Whether every topic's ranges together hold fewer than `target` offsets (a pack of whole
+    topics is then no bigger than a pack of topic-partitions: `pack_ranges`)."""
+    sizes: dict[str, int] = {}
+    for r in ranges:
+        sizes[r.topic] = sizes.get(r.topic, 0) + r.count
+    return all(n < target for n in sizes.values())
+
+
 def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str], registry: Any, bootstrap: str,
                  config: Mapping[str, str], pack: Sequence[Sequence[Any]], tally: Tally, logs: DeliveryLogs, *,
                  progress: Callable[[int], None] | None = None, done: int = 0) -> int:
@@ -357,13 +367,16 @@ def check_live_spark(spec: LiveSpec, config: Mapping[str, str], ranges: Sequence
         return tally, 0, delivery
     starts = read_starts(ranges)
     with Counted(spark, progress) as checked:
-        if spec.per_topic():
-            # Whole topics per task (the stream rules span a topic's partitions), delivery judged there.
-            topics = topic_packs(ranges, default_pack(readable, spark.sparkContext.defaultParallelism))
+        target = default_pack(readable, spark.sparkContext.defaultParallelism)
+        if spec.per_topic() or whole_topics_fit(readable, target):
+            # Whole topics per task, delivery judged there: where the stream rules span a topic's
+            # partitions, or where every topic fits in a pack anyway (packing whole topics then
+            # costs no parallelism, and no record's identity crosses the JVM to a second stage).
+            topics = topic_packs(ranges, target)
             outcomes = _per_topic(spec, spark.range(0, len(topics), 1, len(topics)), topics, bootstrap, rest,
                                   starts, checked)
         else:
-            packs = pack_ranges(readable, default_pack(readable, spark.sparkContext.defaultParallelism))
+            packs = pack_ranges(readable, target)
             spans = [[(r.topic, r.partition, r.low, r.high) for r in pack] for pack in packs]
             # One pack per task, by its index: no shuffle places them (a round-robin repartition
             # costs a stage, and can put two packs in one task and none in another).

@@ -66,10 +66,17 @@ def test_a_bad_live_record_is_a_finding(live, capsys) -> None:  # type: ignore[n
     assert "ticdc-avro.framing.magic-byte" in out
 
 
-def test_spark_and_in_process_checks_agree_on_every_count(live, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Spark packs small topic-partitions into one task; each is still judged as its own log,
-    exactly as the in-process check judges it: same counts, N/A reasons and findings."""
+def test_spark_and_in_process_checks_agree_on_every_count(live, capsys, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                           monkeypatch) -> None:
+    """Spark packs small topics into one task; each topic-partition is still judged as its own
+    log, exactly as the in-process check judges it: same counts, N/A reasons and findings. Both
+    Spark routes: whole topics per task, delivery judged there (every topic fits in a pack), and
+    topic-partitions per task with their identities grouped by topic in a second stage (a pack
+    target every topic exceeds: the default for these few records)."""
     from confluent_kafka import Consumer, TopicPartition
+
+    from conformance.harness import check as check_mod
+    from conformance.harness import kafka_source
 
     k, reg, topics, p = live
     p.produce(topics[1], key=b"\x00\x00\x00\x00\x01", value=b"garbage", partition=1)
@@ -85,15 +92,23 @@ def test_spark_and_in_process_checks_agree_on_every_count(live, capsys, tmp_path
     for m in replayed:  # an at-least-once replay: the delivery analysis sees copies
         p.produce(topics[0], key=m.key(), value=m.value(), partition=m.partition())
     p.flush(10)
+    routes: list[str] = []
+    for name in ("_per_topic", "_per_partition"):
+        real = getattr(check_mod, name)
+        monkeypatch.setattr(check_mod, name, lambda *a, _real=real, _name=name, **kw: (routes.append(_name),
+                                                                                          _real(*a, **kw))[1])
     results = []
-    for extra in (["--no-spark"], []):
+    for extra, pack in ((["--no-spark"], None), ([], 10 ** 9), ([], 1)):
+        if pack is not None:
+            monkeypatch.setattr(kafka_source, "default_pack", lambda ranges, cores, _pack=pack: _pack)
         code, out = check(capsys, k, reg, topics, *extra, "--report-json", str(tmp_path / "r.json"))
         assert code == 1, out
         data = json.loads((tmp_path / "r.json").read_text())
         results.append((sorted((r["check"], r["outcome"], json.dumps(r["counts"], sort_keys=True),
                                 sorted(f["message"] for f in r.get("failures", [])))
                                for r in data["results"]), json.dumps(data["runs"][0].get("notes"))))
-    assert results[0] == results[1]
+    assert results[0] == results[1] == results[2]
+    assert routes == ["_per_topic", "_per_partition"]
     assert any(c == "ticdc-avro.framing.magic-byte" and o == "failed" for c, o, *_ in results[0][0])
     assert "3 duplicate copies" in results[0][1]
 
