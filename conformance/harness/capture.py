@@ -87,15 +87,17 @@ def parse_line(text: str) -> Record:
     """One line as a record; ValueError saying what is wrong with it. The answer is always the
     standard library's reading of the line, explained by `_explained`; `_quick` only takes the
     lines it can prove need no explaining."""
+    rec = _quick_line(text)
+    return rec if rec is not None else _explained(text)
+
+
+def _quick_line(line: str | bytes) -> Record | None:
+    """`_quick` of the line, when orjson reads it as an object; else None."""
     try:
-        obj = _loads(text)
+        obj = _loads(line)
     except _JSONDecodeError:
-        obj = None
-    if obj.__class__ is dict:
-        rec = _quick(obj)
-        if rec is not None:
-            return rec
-    return _explained(text)
+        return None
+    return _quick(obj) if obj.__class__ is dict else None
 
 
 def _explained(text: str) -> Record:
@@ -205,15 +207,10 @@ def read_records(path: Path) -> Iterator[tuple[int, Record | BadLine]]:
     every other line is decoded, parsed and explained as `parse_line` does."""
     with path.open("rb") as fh:
         for n, raw in enumerate(fh, start=1):
-            try:
-                obj = _loads(raw)
-            except _JSONDecodeError:
-                obj = None
-            if obj.__class__ is dict:
-                rec = _quick(obj)
-                if rec is not None:
-                    yield n, rec
-                    continue
+            rec = _quick_line(raw)
+            if rec is not None:
+                yield n, rec
+                continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
