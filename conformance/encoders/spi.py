@@ -38,6 +38,27 @@ class Record:
     offset: int | None = None  # known once the record sits in a log (Kafka, a capture file)
 
 
+_new = object.__new__
+_set_topic, _set_key, _set_value, _set_partition, _set_headers, _set_timestamp, _set_offset = (
+    Record.__dict__[n].__set__ for n in ("topic", "key", "value", "partition", "headers", "timestamp", "offset"))
+
+
+def new_record(topic: str, key: bytes | None, value: bytes | None, partition: int | None,
+               headers: tuple[tuple[str, bytes | None], ...], timestamp: int | None, offset: int | None) -> Record:
+    """`Record(topic, key, value, partition, headers, timestamp, offset)` for a reader's hot loop:
+    the same record, its slots set one by one rather than through the frozen dataclass's
+    `__init__` (which costs about a microsecond more, a third of reading a capture line)."""
+    rec = _new(Record)
+    _set_topic(rec, topic)
+    _set_key(rec, key)
+    _set_value(rec, value)
+    _set_partition(rec, partition)
+    _set_headers(rec, headers)
+    _set_timestamp(rec, timestamp)
+    _set_offset(rec, offset)
+    return rec
+
+
 class SchemaRegistry(Protocol):
     """What an encoder may ask of a Confluent-compatible registry."""
 

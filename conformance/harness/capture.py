@@ -34,7 +34,7 @@ from ..checks.delivery import (
 from ..checks.registry import CheckSpec
 from ..checks.results import Tally
 from ..encoders.sink import fingerprint
-from ..encoders.spi import Record
+from ..encoders.spi import Record, new_record
 from ..protocols import get_protocol
 from ..protocols.base import Identified
 
@@ -136,10 +136,6 @@ def _explained(text: str) -> Record:
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
 _a2b = binascii.a2b_base64
-_new = object.__new__
-_SET = tuple(Record.__dict__[n].__set__ for n in ("topic", "key", "value", "partition", "headers", "timestamp",
-                                                   "offset"))
-_set_topic, _set_key, _set_value, _set_partition, _set_headers, _set_timestamp, _set_offset = _SET
 
 
 def _quick(obj: dict[str, Any]) -> Record | None:
@@ -148,8 +144,8 @@ def _quick(obj: dict[str, Any]) -> Record | None:
     record: orjson and the standard library read the same strings and the same integers up to
     64 bits (a larger one orjson reads as a float, which no field accepts here), and both keep
     the last of a key given twice; a line orjson refuses (invalid UTF-8, lone surrogates, NaN)
-    never gets here. The record is built without the frozen dataclass's `__init__` (a third of
-    the time of reading a line): slot by slot, exactly the fields `Record(...)` sets."""
+    never gets here. The record is built by `spi.new_record`, without the frozen dataclass's
+    `__init__`."""
     topic = obj.get("topic")
     partition = obj.get("partition")
     offset = obj.get("offset")
@@ -190,15 +186,7 @@ def _quick(obj: dict[str, Any]) -> Record | None:
             return None
     except (binascii.Error, ValueError):
         return None
-    rec = _new(Record)
-    _set_topic(rec, topic)
-    _set_key(rec, key)
-    _set_value(rec, value)
-    _set_partition(rec, partition)
-    _set_headers(rec, headers)
-    _set_timestamp(rec, ts)
-    _set_offset(rec, offset)
-    return rec
+    return new_record(topic, key, value, partition, headers, ts, offset)
 
 
 def read_records(path: Path) -> Iterator[tuple[int, Record | BadLine]]:

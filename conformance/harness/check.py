@@ -313,17 +313,15 @@ def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str
     the caller checked before) now and then."""
     from itertools import chain
 
-    from .kafka_source import read_packed, read_range, topic_partition_runs
+    from .kafka_source import read_packed_records, read_range
 
+    parts: dict[tuple[str, int], Iterable[Record]]
     if len(pack) == 1:
         parts = {(r.topic, r.partition): records_of(read_range(bootstrap, r, config)) for r in pack[0]}
     else:
-        held: dict[tuple[str, int], list[Any]] = {}
         readable = [r for rngs in pack for r in rngs if not r.empty]
-        for t, p, rb in topic_partition_runs(read_packed(bootstrap, readable, config)):
-            held.setdefault((t, p), []).append(rb)
-        parts = {(r.topic, r.partition): records_of(iter(held.get((r.topic, r.partition), ())))
-                 for rngs in pack for r in rngs}
+        held = dict(read_packed_records(bootstrap, readable, config))
+        parts = {(r.topic, r.partition): held.get((r.topic, r.partition), ()) for rngs in pack for r in rngs}
     n = 0
     with _quiet_gc():  # one setting for the pack's logs (each check_log's own is then a no-op)
         for rngs in pack:

@@ -198,6 +198,26 @@ def test_small_topic_partitions_are_packed_each_whole_and_in_offset_order(
     assert Counter(rows_of(df)) == Counter(row for rows in produced.values() for row in rows)
 
 
+def test_packed_records_without_arrow_are_the_arrow_readings_records(
+    kafka: KafkaCluster, produced: dict[str, list[Row]]
+) -> None:
+    """`read_packed_records` (a check task's reader) gives each topic-partition whole, in offset
+    order, with exactly the records `records_of` makes of `read_packed`'s Arrow batches (null and
+    empty keys and values, headers with null values and repeated names)."""
+    from conformance.harness.kafka_source import read_packed, read_packed_records
+    from conformance.harness.runners import records_of
+
+    ranges = plan_ranges(kafka.bootstrap, TOPICS)
+    direct = list(read_packed_records(kafka.bootstrap, ranges))
+    assert sorted(tp for tp, _ in direct) == sorted((r.topic, r.partition) for r in ranges)  # each once
+    via_arrow: dict[tuple[str, int], list[Any]] = {}
+    for t, p, rb in topic_partition_runs(read_packed(kafka.bootstrap, ranges)):
+        via_arrow.setdefault((t, p), []).extend(records_of(iter([rb])))
+    assert dict(direct) == via_arrow
+    got = Counter((r.topic, r.partition, r.offset, r.key, r.value, r.headers) for _, rs in direct for r in rs)
+    assert got == Counter(row for rows in produced.values() for row in rows)
+
+
 def test_pack_ranges_keeps_order_and_never_splits_a_range() -> None:
     rs = [PartitionRange("a", 0, 0, 5), PartitionRange("a", 1, 0, 50), PartitionRange("b", 0, 0, 3),
           PartitionRange("b", 1, 7, 7), PartitionRange("c", 0, 0, 4)]
