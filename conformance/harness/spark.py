@@ -61,7 +61,7 @@ _MIN_JAVA = 17
 _JAVA_PROBE_TIMEOUT_S = 20.0
 
 #: JVM options of the laptop profile (local masters), after the log4j2 configuration.
-LOCAL_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
+LOCAL_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 _LOCAL_MASTER = re.compile(r"^local(\[(\*|\d+)(,\s*\d+)?\])?$")
 
@@ -201,10 +201,11 @@ def _default_conf(master: str) -> dict[str, str]:
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_log4j2_file().as_uri()}",
     }
     if local:
-        # The JIT's first tier only: measured, starting a session and running a small job cost
-        # the JVM ~14 CPU-seconds instead of ~26 (2026-11-27, 2 cores), most of it the optimising
-        # compiler's. A local JVM compiles much and runs little (the work is the Python tasks':
-        # it passes them units and Arrow batches of results), so peak speed is not what it needs.
+        # The JIT's first tier only, and the serial collector: measured, starting a session and
+        # running a small job cost the JVM 14.2-14.5 CPU-seconds instead of 26.5-26.8 (16.5-17.0
+        # with the first tier alone; 2026-11-27, 2 cores), most of it the optimising compiler's
+        # and G1's threads. A local JVM compiles much and runs little (the work is the Python
+        # tasks': it hands them units and takes Arrow batches of results), on a small heap.
         conf["spark.driver.extraJavaOptions"] += " " + " ".join(LOCAL_JVM_OPTIONS)
         conf |= {
             # The only network available is 127.0.0.1; without these Spark resolves the host name
