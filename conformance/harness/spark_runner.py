@@ -27,7 +27,6 @@ from ..reporting.model import Section
 from .runners import KafkaWorker, Progress, injecting, prepare_topics, unit_topics
 from .stages import ComboResult, RunSpec, new_tally, sections
 
-UNIT_SCHEMA = "combo int, shard int"
 RESULT_SCHEMA = "combo int, blob binary"
 #: Learning a run's topics means generating each shard's workload: the driver does it unless a
 #: Spark job would finish that many seconds sooner (the job's own cost: 800 small units took 1.8 s
@@ -67,7 +66,15 @@ def _close_registries() -> None:
     _REGISTRIES.clear()
 
 
-def _run_units(spec: RunSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def dealt(units: Sequence[tuple[int, int]], slices: int) -> list[tuple[int, int]]:
+    """`units` in the order that gives each of `slices` tasks a mix of them: `spark.range` hands
+    each task a block of consecutive ids, and here a block holds units k, k + slices, k + 2 ×
+    slices… (the round-robin a `repartition` deals, without its shuffle), not one combination's."""
+    return [u for k in range(slices) for u in units[k::slices]]
+
+
+def _run_units(spec: RunSpec, units: Sequence[tuple[int, int]]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The task of a run: the units whose positions in `units` are its ids (a `spark.range`)."""
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
@@ -75,9 +82,7 @@ def _run_units(spec: RunSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
         worker = KafkaWorker(spec, worker_registry(spec.registry_url))  # per task: a hang stops this task's units
         try:
-            worker.run_units(((c, s) for batch in batches
-                              for c, s in zip(batch.column("combo").to_pylist(), batch.column("shard").to_pylist(),
-                                              strict=True)), results)
+            worker.run_units((units[i] for batch in batches for i in batch.column("id").to_pylist()), results)
         finally:
             worker.close()
         if results:
@@ -188,8 +193,10 @@ class SparkRunner:
         t2 = time.monotonic()
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
         with injecting(self.cluster, self.faults, topics, self.log, on_first_record=True) as fault_notes:
-            df = (spark.createDataFrame(units, UNIT_SCHEMA).repartition(slices)
-                  .mapInArrow(_run_units(spec), RESULT_SCHEMA))
+            # The units travel with the task's function; each task takes its block of ids (no
+            # DataFrame of units to ship from the driver, no shuffle to deal them out).
+            order = dealt(units, slices)
+            df = spark.range(len(order), numPartitions=slices).mapInArrow(_run_units(spec, order), RESULT_SCHEMA)
             for combo, (part, _) in reduce_tallies(df, key="combo").items():
                 results[combo].merge(part)
         driver["units (driver, wall)"] = time.monotonic() - t2
