@@ -608,3 +608,20 @@ def test_id_lookups_equal_a_scan_of_every_subject(ops: list[tuple[str, str, int]
                     assert got.json() == [{"subject": s, "version": v} for s, v in want]
                     assert subjects.json() == sorted({s for s, _ in want})
                     assert text.status == 200
+
+
+def test_parses_are_kept_per_text_and_refusals_raised_afresh() -> None:
+    """parse_schema keeps the latest texts' parses: the same object again, equal to a fresh parse;
+    a text it refuses is refused every time (nothing kept for it)."""
+    from conformance.infra.registry import compat
+
+    text = record(A, NULLABLE_C, name="kept")
+    first = parse_schema(text)
+    assert parse_schema(text) is first
+    fresh = compat._parse(text)
+    assert (fresh.text, fresh.key, str(fresh.avro)) == (first.text, first.key, str(first.avro))
+    assert parse_schema(record(A, name="kept2")).key != first.key
+    for _ in range(2):
+        with pytest.raises(SchemaTextError):
+            parse_schema('{"type": "record", "name": "bad"}')
+    assert compat._parse_kept.cache_info().maxsize == compat.PARSED_KEPT
