@@ -12,7 +12,9 @@ master is treated as a cluster: the driver address is left to Spark, and the ``c
 package is zipped and shipped to executors with :func:`ship_package`.
 
 The ``conformance-kafka`` data source (:mod:`conformance.harness.kafka_source`) is registered
-on every session handed out.
+on every session handed out, unless the caller says it reads no Kafka through Spark
+(``sources=False``: `conformance run`, whose tasks read their units' topics themselves);
+registering costs the JVM about a second, a few on a loaded machine.
 
 Spark needs Java 17 (or 21). Without it, :func:`spark_session` raises :class:`SparkUnavailable`
 with a one-line explanation before any JVM is launched, instead of a gateway stack trace.
@@ -58,11 +60,16 @@ _MIN_JAVA = 17
 # Bounds the `java -version` probe: a wedged JVM must not hang the suite before it starts.
 _JAVA_PROBE_TIMEOUT_S = 20.0
 
+#: JVM options of the laptop profile (local masters), after the log4j2 configuration.
+LOCAL_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+
 _LOCAL_MASTER = re.compile(r"^local(\[(\*|\d+)(,\s*\d+)?\])?$")
 
 _lock = threading.Lock()
 _session: SparkSession | None = None
 _session_master: str | None = None
+# Whether the running session has the data sources (`_register_sources`).
+_sources = False
 # Package zips already added to a SparkContext (by its id), so repeated calls do not re-add:
 # Spark rejects a second addPyFile of the same file name.
 _shipped: dict[int, Path] = {}
@@ -194,6 +201,12 @@ def _default_conf(master: str) -> dict[str, str]:
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_log4j2_file().as_uri()}",
     }
     if local:
+        # The JIT's first tier only, and the serial collector: measured, starting a session and
+        # running a small job cost the JVM 14.2-14.5 CPU-seconds instead of 26.5-26.8 (16.5-17.0
+        # with the first tier alone; 2026-11-27, 2 cores), most of it the optimising compiler's
+        # and G1's threads. A local JVM compiles much and runs little (the work is the Python
+        # tasks': it hands them units and takes Arrow batches of results), on a small heap.
+        conf["spark.driver.extraJavaOptions"] += " " + " ".join(LOCAL_JVM_OPTIONS)
         conf |= {
             # The only network available is 127.0.0.1; without these Spark resolves the host name
             # and may bind to an interface nothing can reach.
@@ -232,6 +245,7 @@ def spark_session(
     *,
     app_name: str = "cdc-conformance",
     extra_conf: Mapping[str, str] | None = None,
+    sources: bool = True,
 ) -> SparkSession:
     """Get or create this process's Spark session for ``master``.
 
@@ -242,10 +256,12 @@ def spark_session(
     raises ``ValueError``: call :func:`stop_spark_session` first.
 
     ``extra_conf`` overrides the defaults (e.g. ``{"spark.driver.memory": "8g"}``).
+    ``sources=False``: the caller reads nothing through the ``conformance-kafka`` data source, so
+    it is not registered for it (a later call without the switch registers it).
     Raises :class:`SparkUnavailable` when pyspark is not installed, Java is missing or too old,
     or the JVM fails to start.
     """
-    global _session, _session_master
+    global _session, _session_master, _sources
     master = master.strip()
     with _lock:
         if _session is not None and _is_alive(_session):
@@ -255,6 +271,9 @@ def spark_session(
                     f"call stop_spark_session() before asking for {master!r}"
                 )
             _apply_runtime_conf(_session, extra_conf or {})
+            if sources and not _sources:
+                _register_sources(_session)
+                _sources = True
             return _session
 
         if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("pyarrow") is None:
@@ -279,16 +298,17 @@ def spark_session(
         session.sparkContext.setLogLevel("WARN")
         if not is_local_master(master):
             ship_package(session)
-        _register_sources(session)
-        _session, _session_master = session, master
+        if sources:
+            _register_sources(session)
+        _session, _session_master, _sources = session, master, sources
         return session
 
 
 def stop_spark_session() -> None:
     """Stop this process's session (if any) and its JVM context; the next call starts afresh."""
-    global _session, _session_master
+    global _session, _session_master, _sources
     with _lock:
-        session, _session, _session_master = _session, None, None
+        session, _session, _session_master, _sources = _session, None, None, False
         if session is not None:
             _shipped.pop(id(session.sparkContext), None)
             session.stop()

@@ -19,6 +19,7 @@ import pickle
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..protocols import get_protocol
@@ -26,7 +27,6 @@ from ..reporting.model import Section
 from .runners import KafkaWorker, Progress, injecting, prepare_topics, unit_topics
 from .stages import ComboResult, RunSpec, new_tally, sections
 
-UNIT_SCHEMA = "combo int, shard int"
 RESULT_SCHEMA = "combo int, blob binary"
 #: Learning a run's topics means generating each shard's workload: the driver does it unless a
 #: Spark job would finish that many seconds sooner (the job's own cost: 800 small units took 1.8 s
@@ -66,7 +66,15 @@ def _close_registries() -> None:
     _REGISTRIES.clear()
 
 
-def _run_units(spec: RunSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def dealt(units: Sequence[tuple[int, int]], slices: int) -> list[tuple[int, int]]:
+    """`units` in the order that gives each of `slices` tasks a mix of them: `spark.range` hands
+    each task a block of consecutive ids, and here a block holds units k, k + slices, k + 2 ×
+    slices… (the round-robin a `repartition` deals, without its shuffle), not one combination's."""
+    return [u for k in range(slices) for u in units[k::slices]]
+
+
+def _run_units(spec: RunSpec, units: Sequence[tuple[int, int]]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The task of a run: the units whose positions in `units` are its ids (a `spark.range`)."""
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
@@ -74,9 +82,7 @@ def _run_units(spec: RunSpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
         worker = KafkaWorker(spec, worker_registry(spec.registry_url))  # per task: a hang stops this task's units
         try:
-            worker.run_units(((c, s) for batch in batches
-                              for c, s in zip(batch.column("combo").to_pylist(), batch.column("shard").to_pylist(),
-                                              strict=True)), results)
+            worker.run_units((units[i] for batch in batches for i in batch.column("id").to_pylist()), results)
         finally:
             worker.close()
         if results:
@@ -93,10 +99,11 @@ def topics_on_spark(driver_s: float, cores: int) -> bool:
     return driver_s * (1 - 1 / max(1, cores)) > SPARK_TOPICS_SAVING_S
 
 
-def learn_topics(spark: Any, spec: RunSpec, units: Sequence[tuple[int, int]]) -> list[str]:
-    """Every topic of the run's units: the first shards on the driver, timed; the others there too
-    when that is cheap, else in a Spark job (a shard's units in one task: its workload generated
-    once)."""
+def driver_topics(spec: RunSpec, units: Sequence[tuple[int, int]], cores: int
+                  ) -> tuple[set[str], list[list[tuple[int, int]]]]:
+    """The topics of the run's units the driver learns: the first shards', timed, and the others'
+    too unless a Spark job on `cores` would learn them enough sooner; returns them and the units
+    left to that job (grouped by shard)."""
     by_shard: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for unit in units:
         by_shard[unit[1]].append(unit)
@@ -105,14 +112,28 @@ def learn_topics(spark: Any, spec: RunSpec, units: Sequence[tuple[int, int]]) ->
     t = time.perf_counter()
     topics = set(unit_topics(spec, [u for group in sample for u in group]))
     per_shard = (time.perf_counter() - t) / max(1, len(sample))
-    cores = spark.sparkContext.defaultParallelism
     if topics_on_spark(per_shard * len(rest), cores):
-        slices = max(1, min(len(rest), cores * 4))
-        of_shard = functools.partial(unit_topics, spec)
-        topics.update(spark.sparkContext.parallelize(rest, slices).flatMap(of_shard).collect())
-    elif rest:
+        return topics, rest
+    if rest:
         topics.update(unit_topics(spec, [u for group in rest for u in group]))
-    return sorted(topics)
+    return topics, []
+
+
+def spark_topics(spark: Any, spec: RunSpec, rest: Sequence[Sequence[tuple[int, int]]]) -> set[str]:
+    """The topics of `rest` (units grouped by shard), learnt in a Spark job (a shard's units in
+    one task: its workload generated once)."""
+    if not rest:
+        return set()
+    slices = max(1, min(len(rest), spark.sparkContext.defaultParallelism * 4))
+    of_shard = functools.partial(unit_topics, spec)
+    return set(spark.sparkContext.parallelize(list(rest), slices).flatMap(of_shard).collect())
+
+
+def learn_topics(spark: Any, spec: RunSpec, units: Sequence[tuple[int, int]]) -> list[str]:
+    """Every topic of the run's units: the first shards on the driver, timed; the others there too
+    when that is cheap, else in a Spark job (`driver_topics`, `spark_topics`)."""
+    topics, rest = driver_topics(spec, units, spark.sparkContext.defaultParallelism)
+    return sorted(topics | spark_topics(spark, spec, rest))
 
 
 class SparkRunner:
@@ -125,27 +146,60 @@ class SparkRunner:
         self.faults = faults
         self.log = log
 
+    def _early_topics(self, spec: RunSpec, units: Sequence[tuple[int, int]]
+                      ) -> tuple[list[str], list[list[tuple[int, int]]], float]:
+        """What the driver does of `learn_topics` and `prepare_topics` before the session is up (a
+        local master: its cores are the master's): the topics it learnt, created unless some are
+        left to a Spark job; the units left to that job; the seconds it took."""
+        from .spark import _local_cores
+
+        t0 = time.monotonic()
+        topics, rest = driver_topics(spec, units, _local_cores(self.master))
+        ordered = sorted(topics)
+        if not rest:
+            prepare_topics(self.cluster, ordered, spec.partitions)
+        return ordered, rest, time.monotonic() - t0
+
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
-        from .spark import reduce_tallies, spark_session
+        from .spark import is_local_master, reduce_tallies, spark_session
 
         suite = get_protocol(spec.protocol)
-        t = time.perf_counter()
-        spark = spark_session(self.master)
-        driver = {"Spark session (driver)": time.perf_counter() - t}
         units = [(c, s) for c in range(len(spec.combos)) for s in shards]
+        t = time.perf_counter()
+        with ThreadPoolExecutor(1, thread_name_prefix="run-topics") as pool:
+            # On a local master the driver learns and creates the topics while the JVM starts (the
+            # master says its cores): that start is mostly another process's work, and this
+            # thread's, pure Python, would otherwise wait for it.
+            early = pool.submit(self._early_topics, spec, units) if is_local_master(self.master) else None
+            spark = spark_session(self.master, sources=False)  # the tasks read their topics themselves
+            driver = {"Spark session (driver)": time.perf_counter() - t}
+            t0 = time.monotonic()
+            if early is not None:
+                topics, rest, driver["topics (driver)"] = early.result()
+                if rest:
+                    t1 = time.monotonic()
+                    topics = sorted(set(topics) | spark_topics(spark, spec, rest))
+                    prepare_topics(self.cluster, topics, spec.partitions)
+                    driver["topics (driver)"] += time.monotonic() - t1
+            else:
+                topics = learn_topics(spark, spec, units)
+                prepare_topics(self.cluster, topics, spec.partitions)
+                driver["topics (driver)"] = time.monotonic() - t0
+        # With a local master the topics were (mostly) learnt while the session started: the run
+        # waited for them only from here.
+        driver["topics (driver, waited)"] = time.monotonic() - t0
         slices = max(1, min(len(units), spark.sparkContext.defaultParallelism * 4))
-        t0 = time.monotonic()
-        topics = learn_topics(spark, spec, units)
-        prepare_topics(self.cluster, topics, spec.partitions)
-        driver["topics (driver)"] = time.monotonic() - t0
-        _trace(f"topics ({len(topics)}) {time.monotonic() - t0:.1f} s")
+        _trace(f"topics ({len(topics)}) {driver['topics (driver)']:.1f} s, waited {time.monotonic() - t0:.1f} s")
+        t2 = time.monotonic()
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
         with injecting(self.cluster, self.faults, topics, self.log, on_first_record=True) as fault_notes:
-            df = (spark.createDataFrame(units, UNIT_SCHEMA).repartition(slices)
-                  .mapInArrow(_run_units(spec), RESULT_SCHEMA))
+            # The units travel with the task's function; each task takes its block of ids (no
+            # DataFrame of units to ship from the driver, no shuffle to deal them out).
+            order = dealt(units, slices)
+            df = spark.range(len(order), numPartitions=slices).mapInArrow(_run_units(spec, order), RESULT_SCHEMA)
             for combo, (part, _) in reduce_tallies(df, key="combo").items():
                 results[combo].merge(part)
-        driver["units (driver, wall)"] = time.monotonic() - t0 - driver["topics (driver)"]
+        driver["units (driver, wall)"] = time.monotonic() - t2
         _trace(f"units (encode, read back, judge) {time.monotonic() - t0:.1f} s")
         if progress:
             progress(len(units))

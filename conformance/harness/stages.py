@@ -335,11 +335,12 @@ _BROKER_GAPS = (Anomaly.BROKER_LOST_ACK, Anomaly.RETENTION)
 
 def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], sent: Iterable[Sent],
                 low_watermarks: Mapping[tuple[str, int], int], registry: Any, *, encoded: int | None = None,
-                workload: Workload | None = None) -> TopicResult:
+                workload: Workload | None = None, expected: Sequence[Any] | None = None) -> TopicResult:
     """The judge stage for one topic of a unit: delivery against the workload's first `encoded`
     events (all by default; an encoder that crashed or hung is not also charged with the rows
     it never got to), then the stream checks over the log — complete unless the broker lost
-    messages or retention removed some."""
+    messages or retention removed some. `expected`: the versions of those events owed to this
+    topic, when the caller has worked them out (`judge_unit`, once for all of a unit's topics)."""
     suite = get_protocol(spec.protocol)
     tally = new_tally(suite)
     unit = spec.unit_of(topic)
@@ -364,8 +365,9 @@ def judge_topic(spec: RunSpec, topic: str, log: Iterable[LogRecord], sent: Itera
             ent, match, ts = ident
             entries.append(LogEntry(r.topic, r.partition, r.offset, ent, match, ts,
                                     fingerprint=fingerprint(r.topic, r.key, r.value)))
-    expected = [v for v in suite.expected_versions(workload, options, prefix) if v.topic == topic]
-    report = analyse(expected, entries, list(sent), low_watermarks, ts_scope=suite.capabilities.commit_ts_scope)
+    if expected is None:
+        expected = [v for v in suite.expected_versions(workload, options, prefix) if v.topic == topic]
+    report = analyse(list(expected), entries, list(sent), low_watermarks, ts_scope=suite.capabilities.commit_ts_scope)
     complete = not any(report.of(a) for a in _BROKER_GAPS)
     mode = LOG if complete else dataclasses.replace(LOG, complete=False)
     checker = suite.checker(options, registry, tally, mode, topic_prefix=prefix, partitions=spec.partitions)
@@ -389,9 +391,23 @@ def judge_unit(spec: RunSpec, unit: UnitResult, logs: Mapping[str, Sequence[LogR
     sent: dict[str, list[Sent]] = {}
     for s in unit.sent:
         sent.setdefault(s.topic, []).append(s)
+    topics = sorted(set(unit.topics) | set(logs))
+    # The versions the unit's own topics are owed, worked out once and split by topic (each
+    # topic's in the workload's order, as judge_topic would select them from the whole list); a
+    # topic of another unit's name (an encoder writing where it should not) is left to judge_topic.
+    mine = (unit.combo, unit.shard)
+    expected: defaultdict[str | None, list[Any]] = defaultdict(list)
+    if any(spec.unit_of(t) == mine for t in topics):
+        owed = workload if workload is not None else generate(spec.seed, unit.shard, spec.shape)
+        if unit.encoded is not None and unit.encoded < len(owed.events):
+            owed = dataclasses.replace(owed, events=owed.events[:unit.encoded])
+        suite = get_protocol(spec.protocol)
+        for v in suite.expected_versions(owed, spec.options(unit.combo), spec.prefix(*mine)):
+            expected[v.topic].append(v)
     return [judge_topic(spec, topic, logs.get(topic, ()), sent.get(topic, []), low_watermarks, registry,
-                        encoded=unit.encoded, workload=workload)
-            for topic in sorted(set(unit.topics) | set(logs))]
+                        encoded=unit.encoded, workload=workload,
+                        expected=expected.get(topic, []) if spec.unit_of(topic) == mine else None)
+            for topic in topics]
 
 
 # -- report -------------------------------------------------------------------------------------------

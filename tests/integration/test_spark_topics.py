@@ -40,3 +40,47 @@ def test_topics_learned_on_spark_are_the_drivers(spark, monkeypatch) -> None:  #
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
         sc.setLocalProperty("spark.job.description", None)
+
+
+class _Cluster:
+    """Records the topics a runner creates."""
+
+    def __init__(self) -> None:
+        self.created: list[tuple[list[str], int]] = []
+
+    def create_topics(self, topics: list[str], partitions: int) -> None:
+        self.created.append((list(topics), partitions))
+
+
+def test_topics_learnt_while_the_session_starts_are_the_drivers(spark, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A local master's run learns (and creates) its topics before the session is up: the same
+    topics, created once; those left to a Spark job are learnt once the session is up."""
+    spec = _spec()
+    units = [(c, s) for c in range(2) for s in range(12)]
+    one_by_one = sorted({t for unit in units for t in unit_topics(spec, [unit])})
+    cluster = _Cluster()
+    runner = spark_runner.SparkRunner(cluster, master="local[2]")
+    topics, rest, seconds = runner._early_topics(spec, units)
+    assert (topics, rest) == (one_by_one, []) and seconds >= 0
+    assert cluster.created == [(one_by_one, spec.partitions)]
+
+    monkeypatch.setattr(spark_runner, "SPARK_TOPICS_SAVING_S", -1.0)
+    cluster.created.clear()
+    topics, rest, _ = runner._early_topics(spec, units)
+    assert rest and not cluster.created  # created by run() once the job has learnt the rest
+    assert sorted(set(topics) | spark_runner.spark_topics(spark, spec, rest)) == one_by_one
+
+
+def test_a_run_does_not_register_the_kafka_source(spark, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`conformance run` asks for the session without the data sources (its tasks read their
+    topics themselves); the next caller that reads through them gets them registered, once."""
+    from conformance.harness import spark as spark_mod
+
+    registered: list[object] = []
+    monkeypatch.setattr(spark_mod, "_register_sources", registered.append)
+    monkeypatch.setattr(spark_mod, "_sources", False)  # as if the session had been started by a run
+    assert spark_mod.spark_session(sources=False) is spark
+    assert registered == []
+    assert spark_mod.spark_session() is spark
+    assert spark_mod.spark_session() is spark
+    assert registered == [spark]

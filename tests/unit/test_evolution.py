@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conformance.harness.evolution import change_label, classify, evolution
 from conformance.infra.registry import open_registry
 
@@ -74,3 +76,41 @@ def test_a_change_the_level_forbids_is_the_registrys_divergence() -> None:
         reg.set_compatibility("BACKWARD", "r2c0w0-cdc.s.t-value")  # as if the registry had ignored its level
         note = evolution(reg, "r2c0w").note()
         assert note is not None and "the registry's divergence" in note and "r2c0w0-cdc.s.t-value v2" in note
+
+
+def test_the_driver_reads_the_embedded_registry_without_sockets(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """After a run the driver reads its embedded registry through the server's handler: the same
+    notes and answers (errors included) as over HTTP, and no request over a socket."""
+    from conformance.infra.registry import RegistryClient, SubjectNotFound, VersionNotFound
+
+    required = schema(fields=[*V1["fields"], {"name": "c", "type": "long"}])
+    with open_registry("embedded://") as reg:
+        reg.register("r3c0w0-cdc.s.t-value", json.dumps(V1))
+        reg.register("r3c0w0-cdc.s.t-value", schema(fields=[*V1["fields"], {"name": "c", "type": ["null", "long"],
+                                                                             "default": None}]))
+        reg.register("r3c0w1-cdc.s.t-value", json.dumps(V1))
+        reg.set_compatibility("NONE", "r3c0w1-cdc.s.t-value")
+        reg.register("r3c0w1-cdc.s.t-value", required)
+        reg.set_compatibility("BACKWARD", "r3c0w1-cdc.s.t-value")
+        inner = reg.in_process()
+        assert inner is not reg and inner.server is reg.server
+
+        def no_socket(*a: object, **k: object) -> None:
+            raise AssertionError("a request over a socket")
+
+        over_http = evolution(reg, "r3c0w")
+        monkeypatch.setattr(RegistryClient, "_acquire", no_socket)
+        assert evolution(inner, "r3c0w") == over_http
+        assert over_http.note() is not None and "divergence" in str(over_http.note())
+        assert inner.subjects() == sorted({"r3c0w0-cdc.s.t-value", "r3c0w1-cdc.s.t-value"})
+        assert inner.version("r3c0w1-cdc.s.t-value", 2).schema == required
+        assert inner.get_compatibility("r3c0w1-cdc.s.t-value") == "BACKWARD"
+        with pytest.raises(SubjectNotFound, match="refused GET /subjects/nope/versions"):
+            inner.versions("nope")
+        with pytest.raises(VersionNotFound):
+            inner.version("r3c0w0-cdc.s.t-value", 9)
+        monkeypatch.undo()
+        with pytest.raises(SubjectNotFound, match="refused GET /subjects/nope/versions"):
+            reg.versions("nope")
+    other = RegistryClient("http://127.0.0.1:1")
+    assert other.in_process() is other  # not an embedded registry of this process: itself

@@ -558,3 +558,70 @@ def test_deeply_nested_input_is_rejected_cleanly() -> None:
     assert (r.status, r.json()["error_code"]) == (422, 42201)
     assert "nested too deeply" in r.json()["message"]
     assert reg.internal_errors == []
+
+
+# ---- lookups by id: the holders index against a scan of every subject ---------------------------
+
+
+def _scanned_refs(reg: EmbeddedSchemaRegistry, schema_id: int, include_deleted: bool) -> list[tuple[str, int]] | None:
+    """What `/schemas/ids/{id}/versions` answered before the index: every subject scanned (None: 404)."""
+    state = reg._subjects
+    if schema_id not in reg._schemas or not any(v.schema_id == schema_id for vs in state.values() for v in vs):
+        return None
+    return [(s, v.version) for s in sorted(state) for v in state[s]
+            if v.schema_id == schema_id and (include_deleted or not v.deleted)]
+
+
+_OPS = st.lists(st.tuples(st.sampled_from(["register", "soft-version", "hard-version", "soft-subject",
+                                           "hard-subject"]),
+                          st.sampled_from(["s1", "s2", "s3"]), st.integers(0, 3)), max_size=40)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_OPS)
+def test_id_lookups_equal_a_scan_of_every_subject(ops: list[tuple[str, str, int]]) -> None:
+    """Registrations and soft and permanent deletions of versions and subjects, in any order: the
+    answers by id (versions, subjects, the schema text) are those a scan of every subject gives."""
+    reg = EmbeddedSchemaRegistry(default_compatibility="NONE")
+    schemas = [record(A), record(A, NULLABLE_C), record(REQUIRED_D), record(A, REQUIRED_D)]
+    for op, subject, n in ops:
+        if op == "register":
+            call(reg, "POST", f"/subjects/{subject}/versions", {"schema": schemas[n]})
+        elif op == "soft-version":
+            call(reg, "DELETE", f"/subjects/{subject}/versions/{n + 1}")
+        elif op == "hard-version":
+            call(reg, "DELETE", f"/subjects/{subject}/versions/{n + 1}?permanent=true")
+        elif op == "soft-subject":
+            call(reg, "DELETE", f"/subjects/{subject}")
+        else:
+            call(reg, "DELETE", f"/subjects/{subject}?permanent=true")
+        for schema_id in range(1, 6):
+            for deleted in (False, True):
+                want = _scanned_refs(reg, schema_id, deleted)
+                query = "?deleted=true" if deleted else ""
+                got = call(reg, "GET", f"/schemas/ids/{schema_id}/versions{query}")
+                subjects = call(reg, "GET", f"/schemas/ids/{schema_id}/subjects{query}")
+                text = call(reg, "GET", f"/schemas/ids/{schema_id}")
+                if want is None:
+                    assert (got.status, subjects.status, text.status) == (404, 404, 404)
+                else:
+                    assert got.json() == [{"subject": s, "version": v} for s, v in want]
+                    assert subjects.json() == sorted({s for s, _ in want})
+                    assert text.status == 200
+
+
+def test_parses_are_kept_per_text_and_refusals_raised_afresh() -> None:
+    """parse_schema keeps the latest texts' parses: the same object again, equal to a fresh parse;
+    a text it refuses is refused every time (nothing kept for it)."""
+    from conformance.infra.registry import compat
+
+    text = record(A, NULLABLE_C, name="kept")
+    first = parse_schema(text)
+    assert parse_schema(text) is first
+    fresh = compat._parse(text)
+    assert (fresh.text, fresh.key, str(fresh.avro)) == (first.text, first.key, str(first.avro))
+    assert parse_schema(record(A, name="kept2")).key != first.key
+    for _ in range(2):
+        with pytest.raises(SchemaTextError):
+            parse_schema('{"type": "record", "name": "bad"}')
+    assert compat._parse_kept.cache_info().maxsize == compat.PARSED_KEPT

@@ -153,6 +153,16 @@ class RegistryClient(ClosesOnExit):
             return redact_text(exc.strerror or str(exc))
         return type(exc).__name__
 
+    def in_process(self) -> RegistryClient:
+        """A client of the same registry that sends no request over a socket, where it is the
+        embedded server of this process (:attr:`server`, running): each request goes to the
+        server's own handler (what its HTTP front end calls), and the answer is decoded as one
+        that came over HTTP. Itself for any other registry. For the driver's reading after a run,
+        which would otherwise queue thousands of loopback round trips behind one another."""
+        if self.server is None or not self.server.running:
+            return self
+        return _InProcessClient(self.server)
+
     def _unavailable(self, exc: BaseException) -> RegistryUnavailable:
         return RegistryUnavailable(
             f"Schema Registry at {self.url} is unreachable ({self._reason(exc)}). "
@@ -337,6 +347,27 @@ class RegistryClient(ClosesOnExit):
         """The global level, or the level in force for ``subject`` (its own, else the global one)."""
         path = "/config" if subject is None else f"/config/{self._subject_path(subject)}?defaultToGlobal=true"
         return str(self._call("GET", path)["compatibilityLevel"])
+
+
+class _InProcessClient(RegistryClient):
+    """`RegistryClient.in_process`: requests answered by the embedded server's handler directly."""
+
+    def __init__(self, server: EmbeddedSchemaRegistry) -> None:
+        super().__init__(server.url)
+        self.server = server
+
+    def _call(self, method: str, path: str, body: object | None = None) -> Any:
+        assert self.server is not None
+        payload = b"" if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Accept": ACCEPT}
+        if body is not None:
+            headers["Content-Type"] = CONTENT_TYPE
+        if self._auth is not None:
+            headers["Authorization"] = self._auth
+        if not self.server.running:
+            raise self._unavailable(ConnectionRefusedError())
+        answer = self.server.handle(method, f"{self._base_path}{path}", payload, headers)
+        return self._decode(method, path, answer.status, answer.body)
 
 
 def _keep(cache: dict[int, Any], key: int, value: Any, most: int) -> None:

@@ -35,6 +35,7 @@ shaped this module (see :func:`parse_schema` and :func:`check_compatibility`):
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 import warnings
@@ -97,12 +98,31 @@ def schema_key(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+#: Schema texts whose parse is kept (`parse_schema`): a unit's schemas are parsed again and again
+#: within moments (the prediction, the watched registration, the registry, the read-back), never
+#: across many units, so a few hundred suffice and bound a long-lived worker's memory.
+PARSED_KEPT = 256
+
+
 def parse_schema(text: str) -> ParsedSchema:
     """Parse ``text`` as an Avro schema with ``avro.schema.parse``; raise :class:`SchemaTextError`.
 
     The invalid-decimal warning (``IgnoredLogicalType``) is silenced: Java ignores such logical
     types silently and the server must not write to stderr.
+
+    The parse is a function of the text alone and its result is immutable, so the latest
+    `PARSED_KEPT` texts' parses are kept and handed out again (a refusal is not kept: it is
+    raised afresh).
     """
+    return _parse_kept(text)
+
+
+@functools.lru_cache(maxsize=PARSED_KEPT)
+def _parse_kept(text: str) -> ParsedSchema:
+    return _parse(text)
+
+
+def _parse(text: str) -> ParsedSchema:
     try:
         obj = json.loads(text)
         key = schema_key(obj)

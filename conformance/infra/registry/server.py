@@ -25,7 +25,7 @@ import socket
 import threading
 import traceback
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -320,6 +320,10 @@ class EmbeddedSchemaRegistry:
         self._ids_by_key: dict[str, int] = {}
         self._next_id = 1
         self._subjects: dict[str, list[_Version]] = {}
+        # schema id -> the subjects holding a version (live or soft-deleted) of it: lookups by id
+        # (`/schemas/ids/{id}/versions`, every consumer's subject check) would otherwise scan and
+        # sort every subject of the registry, thousands in a run.
+        self._id_holders: dict[int, set[str]] = {}
         self._registrations: list[tuple[str, str]] = []
         self._internal_errors: list[str] = []
         self._lifecycle = threading.Lock()
@@ -575,7 +579,17 @@ class EmbeddedSchemaRegistry:
         return int(raw)
 
     def _referenced(self, schema_id: int) -> bool:
-        return any(v.schema_id == schema_id for vs in self._subjects.values() for v in vs)
+        return bool(self._id_holders.get(schema_id))
+
+    def _unhold(self, subject: str, schema_ids: Iterable[int]) -> None:
+        """`subject` no longer holds these ids unless one of its remaining versions does."""
+        left = {v.schema_id for v in self._subjects.get(subject, ())}
+        for schema_id in set(schema_ids) - left:
+            holders = self._id_holders.get(schema_id)
+            if holders is not None:
+                holders.discard(subject)
+                if not holders:
+                    del self._id_holders[schema_id]
 
     # ---- endpoints ---------------------------------------------------------------------------
 
@@ -593,7 +607,7 @@ class EmbeddedSchemaRegistry:
                 raise _ApiError(40403, f"Schema {schema_id} not found")
             return [
                 (subject, v.version)
-                for subject in sorted(self._subjects)
+                for subject in sorted(self._id_holders.get(schema_id, ()))
                 for v in self._subjects[subject]
                 if v.schema_id == schema_id and (include_deleted or not v.deleted)
             ]
@@ -677,6 +691,7 @@ class EmbeddedSchemaRegistry:
             versions = self._subjects.setdefault(subject, [])
             number = versions[-1].version + 1 if versions else 1
             versions.append(_Version(number, schema_id))
+            self._id_holders.setdefault(schema_id, set()).add(subject)
             self._registrations.append((subject, text))
             return schema_id
 
@@ -710,6 +725,7 @@ class EmbeddedSchemaRegistry:
                         40405, f"Subject '{subject}' was not deleted first before being permanently deleted"
                     )
                 del self._subjects[subject]
+                self._unhold(subject, [v.schema_id for v in versions])
                 return [v.version for v in versions]
             if not live:
                 raise _ApiError(
@@ -745,6 +761,7 @@ class EmbeddedSchemaRegistry:
                 del versions[index]
                 if not versions:
                     del self._subjects[subject]
+                self._unhold(subject, [target.schema_id])
             else:
                 if target.deleted:
                     raise _ApiError(
