@@ -348,3 +348,67 @@ def test_simple_fast_parse_is_the_decoders(v: Any, ascii_: bool, edits: list[Any
         return  # what the generated functions never accept (parity tests: a value nested 40 deep)
     assert want.ok, (data, got)
     assert repr(got) == repr(want.fields)
+
+
+# -- quick float texts: FLOAT (float32 up to 9 digits), DOUBLE (any digits repr writes positionally), VECTOR --------
+
+def _float_texts(x: float) -> list[str]:
+    """Texts about x: its shortest float64 and float32 'f' texts, other roundings, and each
+    with its last digit moved or one digit more."""
+    from conformance.model.values import go_format_float, to_float32
+
+    out = [repr(x), f"{x:.17g}", f"{x:.9g}", f"{x:.7g}", f"{x:f}"]
+    if x == x and abs(x) != float("inf"):
+        out += [go_format_float(x, 64, "f")]
+        x32 = to_float32(x)
+        if abs(x32) != float("inf"):
+            out += [go_format_float(x32, 32, "f")]
+    for t in list(out):
+        if t[-1:].isdigit():
+            out += [t[:-1] + str((int(t[-1]) + 1) % 10), t[:-1] + str((int(t[-1]) + 9) % 10), t + "1", t + "0"]
+    return out
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(st.floats(), st.floats(width=32), st.floats(min_value=-1e17, max_value=1e17),
+                 st.integers(min_value=-(10 ** 17), max_value=10 ** 17).map(float),
+                 st.floats(min_value=1e-5, max_value=1e-3)))
+def test_simple_quick_float_texts_are_the_rule(x: float) -> None:
+    """Each text near a float (its shortest texts, and each off by one digit): FLOAT, DOUBLE and a
+    VECTOR(1)'s value test says what the rule says."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    for fam, dt in (("float", {"mysqlType": "float"}), ("double", {"mysqlType": "double"}),
+                    ("vector", {"mysqlType": "vector", "length": 1})):
+        ok = value_ok(fam, dt, o)
+        for t in _float_texts(x):
+            v = "[" + t + "]" if fam == "vector" else t
+            assert ok(v) == (format_problem(fam, dt, v, o, False) is None), (fam, v)
+
+
+def test_simple_quick_float_texts_take_the_shortest_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick tests answer for nearly every float's own shortest text, without the rule: FLOAT
+    and VECTOR elements up to 9 digits, DOUBLE in 1e-4..1e16 at any length."""
+    from conformance.model.values import go_format_float, to_float32
+    from conformance.protocols.ticdc_simple.checks import values
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    rng = random.Random(32)
+    o = SimpleOptions()
+    ok32 = values.value_ok("float", {"mysqlType": "float"}, o)
+    ok64 = values.value_ok("double", {"mysqlType": "double"}, o)
+    okv = values.value_ok("vector", {"mysqlType": "vector", "length": 3}, o)
+    ran: list[str] = []
+    rule = values.format_problem
+    monkeypatch.setattr(values, "format_problem", lambda *a: ran.append(a[2]) or rule(*a))
+    for _ in range(3000):
+        x = rng.choice([-1, 1]) * rng.uniform(1, 10) * 10.0 ** rng.randint(-4, 15)
+        assert ok64(go_format_float(x, 64, "f")), x
+    assert ran == []  # every DOUBLE text of 1e-4..1e16
+    for _ in range(3000):
+        x32 = to_float32(rng.uniform(-1, 1) * 10 ** rng.randint(-3, 20))
+        assert ok32(go_format_float(x32, 32, "f")), x32
+        assert okv("[" + ",".join(go_format_float(to_float32(rng.gauss(0, 1)), 32, "f") for _ in range(3)) + "]")
+    assert len(ran) < 60, ran  # nearly every float32 text (a few of 8 or 9 digits go to the rule)

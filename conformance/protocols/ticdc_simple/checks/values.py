@@ -15,6 +15,7 @@ from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ....model import mysql_text
 from ....model.values import Json, go_format_float, parse_vector, quick_float_text, quick_vector, to_float32
 from ...kit import Findings
+from ...ticdc_avro.checks.types import quick_float32_text
 from .. import spec
 from ..checker import RecordEvidence, SourceRow
 from ..decoder import TIMESTAMP, UNSIGNED_BIGINT, render
@@ -248,6 +249,24 @@ _HOURS = r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7])"
 _QUICK_YEAR = re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]")
 
 
+def quick_float64_text(p: str) -> bool:
+    """`go_format_float(float(p), 64, "f") == p` surely, the DOUBLE rule's test (`p` a string):
+    where `repr` writes a float positionally (1e-4 <= |x| < 1e16), it writes the shortest digits
+    that read back as x, as `go_format_float` takes them, and `format(Decimal(digits), "f")`
+    writes them back unchanged but for an integer's ".0", which the rule strips (then `p`, equal to
+    that text, is also of the rule's form `-?digits[.digits]`). Anything else (exponent form,
+    zero, a text float() refuses, one of more digits or another form) goes to the rule:
+    `quick_float_text` for up to 15 digits, or `format_problem`."""
+    try:
+        x = float(p)
+    except ValueError:
+        return False
+    if not 1e-4 <= abs(x) < 1e16:  # zero, a NaN or infinity, or what repr writes with an exponent
+        return quick_float_text(p, 64)
+    r = repr(x)
+    return (r[:-2] if r.endswith(".0") else r) == p
+
+
 def quick_text(fam: str, dt: dict[str, Any]) -> re.Pattern[str] | None:
     """The pattern of `fam` texts the rule surely accepts for a column of dataType `dt` (JSON), or
     None (no shortcut: a malformed or out-of-range fsp, another family)."""
@@ -272,7 +291,8 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     """`format_problem(fam, dt, v, o, False) is None`, for the non-null JSON values of one column:
     what the rule says of a string is remembered (a pure function of the value; values of a
     column repeat), text needs only to be a string, a short decimal integer only its range, and a
-    float or vector whose text is surely Go's shortest (`model.values.quick_float_text`) only that,
+    float or vector whose text is surely Go's shortest (`quick_float32_text` for a FLOAT or a
+    vector element, `quick_float64_text` for a DOUBLE) only that,
     a temporal text or YEAR `quick_text` recognises nothing more."""
     if fam == Family.TEXT:
         return lambda v: v.__class__ is str  # the rule asks nothing more of text
@@ -299,12 +319,14 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     if quick_ is not None:
         match = quick_.fullmatch
         return lambda v: (v.__class__ is str and match(v) is not None) or ok(v)
-    if fam in (Family.FLOAT, Family.DOUBLE):
-        bits_ = 32 if fam == Family.FLOAT else 64
-        return lambda v: (v.__class__ is str and quick_float_text(v, bits_)) or ok(v)
+    if fam == Family.FLOAT:
+        return lambda v: (v.__class__ is str and quick_float32_text(v)) or ok(v)
+    if fam == Family.DOUBLE:
+        return lambda v: (v.__class__ is str and quick_float64_text(v)) or ok(v)
     if fam == Family.VECTOR:
         dims = _meta(dt, "length", False)
-        return lambda v: (quick_vector(v) and (not dims or (v.count(",") + 1 if v != "[]" else 0) == dims)) or ok(v)
+        return lambda v: ((quick_vector(v, quick_float32_text)
+                           and (not dims or (v.count(",") + 1 if v != "[]" else 0) == dims)) or ok(v))
     if fam not in (Family.INT, Family.BIGINT_UNSIGNED):
         return ok
     bits = _INT_RANGES.get(str(dt.get("mysqlType")), 64)
