@@ -412,3 +412,68 @@ def test_simple_quick_float_texts_take_the_shortest_texts(monkeypatch: pytest.Mo
         assert ok32(go_format_float(x32, 32, "f")), x32
         assert okv("[" + ",".join(go_format_float(to_float32(rng.gauss(0, 1)), 32, "f") for _ in range(3)) + "]")
     assert len(ran) < 60, ran  # nearly every float32 text (a few of 8 or 9 digits go to the rule)
+
+
+# -- the replay digest: `repr` equality, without `repr` -------------------------------------------------------------
+
+_ATOMS = st.sampled_from([1, True, 1.0, 0, False, 0.0, -0.0, float("nan"), float("inf"), "1", "True", "", None, "r",
+                          2 ** 70, (1,), b"1", ("long", 1), ["1"], [1], []])
+_VALUES = st.recursive(_ATOMS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.sampled_from(["a", "b", "r", "location", "value"]), inner, max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_VALUES, _VALUES, st.data())
+def test_simple_replay_digest_is_repr_equality(a: Any, b: Any, data: Any) -> None:
+    """`frozen` is equal exactly where `repr` is (so the digest is the one `repr` gave, but for
+    hash collisions), and the fast path's digest is `replay_digest`."""
+    from conformance.protocols.ticdc_simple.checker import frozen, replay_digest
+
+    if data.draw(st.booleans()):  # often a near copy of a: a dict reordered, or the same
+        b = dict(reversed(list(a.items()))) if isinstance(a, dict) and data.draw(st.booleans()) else a
+    assert (frozen(a) == frozen(b)) == (repr(a) == repr(b)), (a, b)
+    assert (replay_digest(1, "INSERT", "d", "t", a, None) == replay_digest(1, "INSERT", "d", "t", b, None)) \
+        == (repr(a) == repr(b))
+    assert replay_digest(7, "UPDATE", "d", "t", {"c": "x"}, a) \
+        == hash((7, "UPDATE", "d", "t", frozen({"c": "x"}), frozen(a)))
+
+
+_LOOKALIKES = [1, True, 1.0, "1", [1], (1,), ("r", "1"), 0, False, 0.0, -0.0, None, "None", float("nan"), {}, (), []]
+
+
+def test_simple_replay_digest_tells_lookalikes_apart() -> None:
+    """Values equal in Python but not in their text (1, True, 1.0; 0.0 and -0.0), alone and in an
+    object, top-level and nested: `frozen` equal only where `repr` is."""
+    from conformance.protocols.ticdc_simple.checker import frozen
+
+    forms = [*_LOOKALIKES, *({"a": v} for v in _LOOKALIKES), *({"a": {"b": v}, "c": "x"} for v in _LOOKALIKES),
+             *({"a": "x", "b": v} for v in _LOOKALIKES)]
+    for a in forms:
+        for b in forms:
+            assert (frozen(a) == frozen(b)) == (repr(a) == repr(b)), (a, b)
+
+
+def test_simple_plain_kinds_take_only_strings_and_nulls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind marked `plain` (its replay digest takes an object row's items as they are) accepts
+    row values that are strings or null only; the reference has kinds of both sorts."""
+    from conformance.protocols.ticdc_simple import checker as simple_checker
+
+    seen = {True: 0, False: 0}
+    original = simple_checker.SimpleChecker._accept
+
+    def accept(self: Any, lg: Any, entry: Any, plan: Any, accepted: Any) -> bool:
+        kind, obj = accepted[1], accepted[3]
+        if kind is not None:
+            seen[kind.plain] += 1
+            for part in ("data", "old"):
+                row = obj.get(part)
+                if kind.plain and isinstance(row, dict):
+                    assert all(v is None or v.__class__ is str for v in row.values()), row
+        return original(self, lg, entry, plan, accepted)
+
+    monkeypatch.setattr(simple_checker.SimpleChecker, "_accept", accept)
+    for seed in ("fast", "options"):
+        records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {}, seed=seed)
+        assert_parity(SIMPLE, {}, registry, records)
+    assert seen[True] and seen[False], seen

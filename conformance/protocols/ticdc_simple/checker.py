@@ -167,9 +167,8 @@ class SimpleChecker(CheckerBase):
                 entry.kind = None  # re-sent after a restart: a duplicate, not a regression
             lg.seen_watermarks.add(entry.commit_ts)
         elif msg.ok and msg.kind == "DML":
-            # repr: any JSON may stand in these fields, and only a string of it is hashable.
-            digest = hash(repr((msg.get("commitTs"), msg.type, msg.get("database"), msg.get("table"),
-                                msg.get("data"), msg.get("old"))))
+            digest = replay_digest(msg.get("commitTs"), msg.type, msg.get("database"), msg.get("table"),
+                                   msg.get("data"), msg.get("old"))
             key = msg.dml_key
             table_id = integer(msg.get("tableID"))
             if digest in lg.seen_dml or key is None or table_id is None:
@@ -259,7 +258,14 @@ class SimpleChecker(CheckerBase):
         if self._resolve(lg, key) is not kind.schema:
             return False
         typ = k[3]
-        digest = hash(repr((obj["commitTs"], typ, key[0], key[1], obj.get("data"), obj.get("old"))))
+        # `replay_digest`, whose `frozen` leaves an int (commitTs) and strings as they are, and
+        # takes an object whose values are strings or null as its items.
+        d, o = obj.get("data"), obj.get("old")
+        if kind.plain:
+            digest = hash((obj["commitTs"], typ, key[0], key[1], tuple(d.items()) if d.__class__ is dict else frozen(d),
+                           tuple(o.items()) if o.__class__ is dict else frozen(o)))
+        else:
+            digest = hash((obj["commitTs"], typ, key[0], key[1], frozen(d), frozen(o)))
         if digest in lg.seen_dml:
             return False  # a replay: its evidence has no schema (the checks judge it)
         # The partition's log, as `evidence` keeps it for a DML.
@@ -332,6 +338,32 @@ class SimpleChecker(CheckerBase):
         for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.partitions))
         self.logs.clear()
+
+
+def replay_digest(commit_ts: Any, typ: Any, database: Any, table: Any, data: Any, old: Any) -> int:
+    """What tells a replayed DML (the same message again) from another: the hash of its identifying
+    fields, `frozen`, equal for two messages exactly where `repr` of the fields is equal (any JSON,
+    or an Avro decoding's values, may stand in them)."""
+    return hash((frozen(commit_ts), frozen(typ), frozen(database), frozen(table), frozen(data), frozen(old)))
+
+
+_PLAIN = frozenset({str, int, type(None)})
+
+
+def frozen(v: Any) -> Any:
+    """A hashable stand-in for `v`, equal to another's exactly where their `repr` is equal: a
+    string, an int (not a bool) or None as it is (equal only to itself, and its `repr` says the
+    same), an object (string keys) as the tuple of its keys and frozen values in order (a tuple
+    of tuples: no other stand-in is one), anything else as ("r", its repr) (NaN, -0.0, True, a
+    list: told apart, as their text tells them)."""
+    c = v.__class__
+    if c is str or c is int or v is None:
+        return v
+    if c is dict:
+        if _PLAIN.issuperset(map(type, v.values())):
+            return tuple(v.items())
+        return tuple((k, frozen(x)) for k, x in v.items())
+    return ("r", repr(v))
 
 
 def spec_type(op: Op) -> str:

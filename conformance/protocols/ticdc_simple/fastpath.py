@@ -89,6 +89,9 @@ class FastKind:
     accept: Callable[[dict[str, Any], bytes | None, bytes], bool | None] | None = None
     plan: RecordPlan = field(default_factory=RecordPlan)
     hopeless: bool = False  # a check failed, errored or has no argument here: the kind stays on the checks
+    # Every row value `accept` takes is a string or null (no TIMESTAMP object): an object row's
+    # `checker.frozen` is its items, as they are.
+    plain: bool = False
     # The delivery identity (`identity`): the entity; the row part's name, its keys if an object;
     # the topic-wide announced schema last met, and the match function of its handle key.
     entity: bytes = b""
@@ -171,6 +174,7 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     judged = vc.not_applicable is None and vc.source is None
     fam_of = {name: fam for fam, names in vc.by_family.items() for name in names} if judged else {}
     live = {s.id for s in specs}
+    plain = True
     for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
         for name in names or ():
             v = src.fresh("v")
@@ -181,11 +185,13 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
                 src.line(f"if {v} is not None and {v}.__class__ is not str: return None")
                 continue
             # The value test takes only a string or (TIMESTAMP) an object of two strings.
+            plain = plain and fam != spec.Family.TIMESTAMP
             ok = src.const(_value_ok(fam, vc.data_types[name], ev.o), "ok")
             src.line(f"if {v} is not None and not {ok}({v}): return None")
     src.line("return True")
     kind.accept = src.build()
     kind.plan.fixed = got
+    kind.plain = plain
     kind.entity = digest(("t", ev.record.topic, kind_key[0], kind_key[1]))
     delete = kind_key[3] == "DELETE"
     kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
