@@ -214,7 +214,9 @@ def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
 
 _KEY_VALUES = st.one_of(st.text(max_size=8), st.none(), st.integers(), st.booleans(),
                         st.floats(allow_nan=False), st.fixed_dictionaries({"location": st.text(max_size=3),
-                                                                           "value": st.text(max_size=4)}))
+                                                                           "value": st.text(max_size=4)}),
+                        st.dictionaries(st.text(max_size=3), st.one_of(st.text(max_size=3), st.none(), st.integers(),
+                                                                       st.lists(st.none(), max_size=1)), max_size=3))
 
 
 @settings(max_examples=1000, deadline=None)
@@ -223,7 +225,8 @@ _KEY_VALUES = st.one_of(st.text(max_size=8), st.none(), st.integers(), st.boolea
 def test_simple_fast_match_is_the_identifiers(row: dict[str, Any], data: Any, commit_ts: int, typ: str) -> None:
     """`delivery.matcher` (the fast path's match) is the digest `identifier` takes of a handle key,
     for any names of the row (in any order, repeated) and any JSON values (text of any
-    characters, null; the others through `_canonical` itself)."""
+    characters, null, objects of those (a TIMESTAMP's) written directly; the others through
+    `_canonical` itself)."""
     from conformance.protocols.kit import digest
     from conformance.protocols.ticdc_simple.delivery import _canonical, matcher
 

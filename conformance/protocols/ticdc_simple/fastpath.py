@@ -98,6 +98,7 @@ class FastKind:
     row: str = ""
     row_keys: tuple[str, ...] | None = None
     announced: Any = None
+    announced_key: tuple[str, str, str, int] | None = None  # the key of `announced` (the kind's topic is one)
     match: Callable[[dict[str, Any], int], bytes] | None = None
 
 
@@ -241,7 +242,10 @@ def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, 
     if kind.row_keys is None:  # the row is not an object
         return kind.entity, None, cts
     if not k[7]:
-        ts = announced.get((topic, k[0], k[1], k[2]))
+        at = kind.announced_key
+        if at is None:
+            at = kind.announced_key = (topic, k[0], k[1], k[2])
+        ts = announced.get(at)
         if ts is None:
             return kind.entity, None, cts
         if ts is not kind.announced:
