@@ -106,6 +106,8 @@ class StreamEvidence:
     o: SimpleOptions
     with_source: bool
     partition_count: int | None  # the topic's partitions, when the harness knows them
+    # checks.stream._merged's answer for each partition, worked out once for the checks that need it.
+    merged: dict[int, Any] = field(default_factory=dict)
 
     @property
     def partitions(self) -> list[int]:
