@@ -12,6 +12,7 @@ a hypothesis property over generated workloads. Kinds compile after their first 
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from pathlib import Path
@@ -183,6 +184,7 @@ _DATA_TYPES = [{"mysqlType": t, **extra} for t, extra in [
     ("mediumint", {"unsigned": True}), ("varchar", {}), ("float", {}), ("double", {}), ("decimal", {"length": 5, "decimal": 2}),
     ("year", {}), ("bit", {"length": 3}), ("date", {}), ("datetime", {"decimal": 3}), ("time", {}),
     ("timestamp", {}), ("vector", {"length": 2}), ("json", {}), ("enum", {"elements": ["a", "b"]}),
+    ("binary", {"length": 2}), ("binary", {}), ("varbinary", {"length": 2}), ("blob", {}), ("binary", {"length": "2"}),
 ]]
 
 
@@ -194,6 +196,8 @@ _DECIMAL = st.one_of(st.from_regex(r"-?[0-9]{1,9}(\.[0-9]{1,9})?", fullmatch=Tru
 @settings(max_examples=1000, deadline=None)
 @given(st.one_of(st.from_regex(r"-?[0-9]{1,21}", fullmatch=True), st.text(max_size=12), _DECIMAL,
                  st.lists(_DECIMAL, max_size=3).map(lambda xs: "[" + ",".join(xs) + "]"),
+                 st.binary(max_size=4).map(lambda b: base64.b64encode(b).decode()),
+                 st.from_regex(r"[A-Za-z0-9+/=]{0,9}", fullmatch=True),
                  st.sampled_from([*_VALUE_EDITS, "٣", "-", "+1", " 1", "1 ", "16777217", "9007199254740993", "0.30000000000000004", "1e-45"]), st.integers(), st.none(),
                  st.fixed_dictionaries({"location": st.just("UTC"), "value": st.just("2024-01-01 00:00:00")})),
        st.sampled_from(_DATA_TYPES))

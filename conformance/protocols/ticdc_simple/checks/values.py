@@ -292,23 +292,30 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     what the rule says of a string is remembered (a pure function of the value; values of a
     column repeat), text needs only to be a string, a short decimal integer only its range, and a
     float or vector whose text is surely Go's shortest (`quick_float32_text` for a FLOAT or a
-    vector element, `quick_float64_text` for a DOUBLE) only that,
-    a temporal text or YEAR `quick_text` recognises nothing more."""
+    vector element, `quick_float64_text` for a DOUBLE: after the memo) only that, a temporal
+    text or YEAR `quick_text` recognises nothing more; a binary string is decoded as the rule
+    decodes it (no memo)."""
     if fam == Family.TEXT:
         return lambda v: v.__class__ is str  # the rule asks nothing more of text
 
     memo: dict[str, bool] = {}
 
-    def ok(v: Any) -> bool:
-        if v.__class__ is not str:  # a TIMESTAMP's object, or a wrong type: the rule, each time
-            return format_problem(fam, dt, v, o, False) is None
-        got = memo.get(v)
-        if got is None:
-            if len(memo) >= _MEMO_MAX:
-                memo.clear()
-            got = memo[v] = format_problem(fam, dt, v, o, False) is None
-        return got
+    def remembered(quick: Callable[[str], bool] | None = None) -> Callable[[Any], bool]:
+        """The memo's answer, else `quick`'s where it is sure, else the rule's (remembered)."""
 
+        def ok(v: Any) -> bool:
+            if v.__class__ is not str:  # a TIMESTAMP's object, or a wrong type: the rule, each time
+                return format_problem(fam, dt, v, o, False) is None
+            got = memo.get(v)
+            if got is None:
+                if len(memo) >= _MEMO_MAX:
+                    memo.clear()
+                got = memo[v] = (quick is not None and quick(v)) or format_problem(fam, dt, v, o, False) is None
+            return got
+
+        return ok
+
+    ok = remembered()
     quick_ = quick_text(fam, dt)
     if quick_ is not None and fam == Family.TIMESTAMP:
         zone = o.time_zone  # the location the rule surely accepts (any, where the option is UTC)
@@ -319,14 +326,30 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     if quick_ is not None:
         match = quick_.fullmatch
         return lambda v: (v.__class__ is str and match(v) is not None) or ok(v)
+    # A float's or a vector's quick test costs more than the memo: the memo first.
     if fam == Family.FLOAT:
-        return lambda v: (v.__class__ is str and quick_float32_text(v)) or ok(v)
+        return remembered(quick_float32_text)
     if fam == Family.DOUBLE:
-        return lambda v: (v.__class__ is str and quick_float64_text(v)) or ok(v)
+        return remembered(quick_float64_text)
     if fam == Family.VECTOR:
         dims = _meta(dt, "length", False)
-        return lambda v: ((quick_vector(v, quick_float32_text)
-                           and (not dims or (v.count(",") + 1 if v != "[]" else 0) == dims)) or ok(v))
+        return remembered(lambda v: quick_vector(v, quick_float32_text)
+                          and (not dims or (v.count(",") + 1 if v != "[]" else 0) == dims))
+    if fam == Family.BINARY:
+        # The rule's own test, without its way there; binary values seldom repeat: no memo.
+        width = _meta(dt, "length", False)
+        fixed = dt.get("mysqlType") == "binary" and width is not None
+
+        def ok_binary(v: Any) -> bool:
+            if v.__class__ is not str:
+                return ok(v)
+            try:
+                raw = base64.b64decode(v, validate=True)
+            except (binascii.Error, ValueError):
+                return False
+            return not fixed or len(raw) == width
+
+        return ok_binary
     if fam not in (Family.INT, Family.BIGINT_UNSIGNED):
         return ok
     bits = _INT_RANGES.get(str(dt.get("mysqlType")), 64)
