@@ -211,7 +211,21 @@ def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
     o = SimpleOptions()
     ok = value_ok(fam, dt, o)
     want = format_problem(fam, dt, v, o, False) is None
+    # As the generated code tests it (its first test inline, then the call), before the memo knows
+    # the value and after.
+    inlined = _inlined(value_ok(fam, dt, o))
+    assert inlined(v) == want and inlined(v) == want, (fam, dt, v)
     assert ok(v) == want and ok(v) == want, (fam, dt, v)
+
+
+def _inlined(test: Any) -> Any:
+    """The value test as `compile_kind` writes it into a kind's function."""
+    from conformance.checks.compiled import Source
+    from conformance.protocols.ticdc_simple.fastpath import _first_test
+
+    src = Source("t", ("v",))
+    src.line(f"return bool({_first_test(src, test, 'v')}{src.const(test, 'ok')}(v))")
+    return src.build()
 
 
 # -- the fast path's delivery identity ----------------------------------------------------------------------
@@ -275,6 +289,8 @@ def test_simple_quick_temporal_texts_are_the_rule(v: Any, mysql_type: str, fsp: 
     o = SimpleOptions.from_options({"time-zone": zone})
     ok = value_ok(fam, dt, o)
     want = format_problem(fam, dt, v, o, False) is None
+    inlined = _inlined(value_ok(fam, dt, o))
+    assert inlined(v) == want and inlined(v) == want, (fam, dt, v)
     assert ok(v) == want and ok(v) == want, (fam, dt, v)
 
 
@@ -390,9 +406,11 @@ def test_simple_quick_float_texts_are_the_rule(x: float) -> None:
     for fam, dt in (("float", {"mysqlType": "float"}), ("double", {"mysqlType": "double"}),
                     ("vector", {"mysqlType": "vector", "length": 1})):
         ok = value_ok(fam, dt, o)
+        inlined = _inlined(value_ok(fam, dt, o))
         for t in _float_texts(x):
             v = "[" + t + "]" if fam == "vector" else t
-            assert ok(v) == (format_problem(fam, dt, v, o, False) is None), (fam, v)
+            want = format_problem(fam, dt, v, o, False) is None
+            assert inlined(v) == want and inlined(v) == want and ok(v) == want, (fam, v)
 
 
 def test_simple_quick_float_texts_take_the_shortest_texts(monkeypatch: pytest.MonkeyPatch) -> None:

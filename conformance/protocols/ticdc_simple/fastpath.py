@@ -53,6 +53,7 @@ from . import codec, delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
 from .checks.messages import handle_key_names
 from .checks.values import value_columns, value_ok
+from .decoder import integer
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
 MAX_KINDS = 20_000
@@ -92,6 +93,9 @@ class FastKind:
     # Every row value `accept` takes is a string or null (no TIMESTAMP object): an object row's
     # `checker.frozen` is its items, as they are.
     plain: bool = False
+    schema_key: tuple[Any, ...] = ()  # (database, table, schemaVersion)
+    table: tuple[str, str] | None = None  # (database, table)
+    table_id: int | None = None  # the resolved schema's tableID (None: none, or not an integer)
     # The delivery identity (`identity`): the entity; the row part's name, its keys if an object;
     # the topic-wide announced schema last met, and the match function of its handle key.
     entity: bytes = b""
@@ -187,12 +191,17 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
                 continue
             # The value test takes only a string or (TIMESTAMP) an object of two strings.
             plain = plain and fam != spec.Family.TIMESTAMP
-            ok = src.const(_value_ok(fam, vc.data_types[name], ev.o), "ok")
-            src.line(f"if {v} is not None and not {ok}({v}): return None")
+            test = _value_ok(fam, vc.data_types[name], ev.o)
+            ok = src.const(test, "ok")
+            src.line(f"if {v} is not None and not ({_first_test(src, test, v)}{ok}({v})): return None")
     src.line("return True")
     kind.accept = src.build()
     kind.plan.fixed = got
     kind.plain = plain
+    # What the checker's log entry of every record of the kind takes from the kind (`check_fast`).
+    kind.schema_key = kind_key[:3]
+    kind.table = (kind_key[0], kind_key[1])
+    kind.table_id = integer(kind.schema.get("tableID")) if kind.schema is not None else None
     kind.entity = digest(("t", ev.record.topic, kind_key[0], kind_key[1]))
     delete = kind_key[3] == "DELETE"
     kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
@@ -232,6 +241,26 @@ def _value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
             _OK.clear()
         got = _OK[key] = value_ok(fam, dt, o)
     return got
+
+
+def _first_test(src: Source, test: Callable[[Any], bool], v: str) -> str:
+    """The first of `test`'s own tests (`values.value_ok`'s `inline`), written inline before the
+    call (`... or test(v)`), which makes it again and then the rest: a memo's True, a text's
+    quick pattern, a short integer's pattern and range; or nothing."""
+    how = getattr(test, "inline", None)
+    if how is None:
+        return ""
+    if how[0] == "memo":
+        return f"({v}.__class__ is str and {src.const(how[1], 'memo')}.get({v})) or "
+    if how[0] == "match":
+        return f"({v}.__class__ is str and {src.const(how[1], 'match')}({v}) is not None) or "
+    if how[0] == "int":
+        _, match, lo, hi = how
+        m = src.const(match, "match")
+        return f"({v}.__class__ is str and {m}({v}) is not None and {lo} <= int({v}) <= {hi}) or "
+    if how[0] == "text":
+        return f"{v}.__class__ is str or "
+    raise AssertionError(how)
 
 
 def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:

@@ -296,7 +296,7 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     text or YEAR `quick_text` recognises nothing more; a binary string is decoded as the rule
     decodes it (no memo)."""
     if fam == Family.TEXT:
-        return lambda v: v.__class__ is str  # the rule asks nothing more of text
+        return _inline(lambda v: v.__class__ is str, ("text",))  # the rule asks nothing more of text
 
     memo: dict[str, bool] = {}
 
@@ -313,7 +313,7 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
                 got = memo[v] = (quick is not None and quick(v)) or format_problem(fam, dt, v, o, False) is None
             return got
 
-        return ok
+        return _inline(ok, ("memo", memo))
 
     ok = remembered()
     quick_ = quick_text(fam, dt)
@@ -325,7 +325,7 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
                           or ok(v))
     if quick_ is not None:
         match = quick_.fullmatch
-        return lambda v: (v.__class__ is str and match(v) is not None) or ok(v)
+        return _inline(lambda v: (v.__class__ is str and match(v) is not None) or ok(v), ("match", match))
     # A float's or a vector's quick test costs more than the memo: the memo first.
     if fam == Family.FLOAT:
         return remembered(quick_float32_text)
@@ -361,7 +361,17 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
             return True
         return ok(v)
 
-    return ok_int
+    return _inline(ok_int, ("int", quick, lo, hi))
+
+
+def _inline(fn: Callable[[Any], bool], how: tuple[Any, ...]) -> Callable[[Any], bool]:
+    """`fn`, saying how its first test is made (`fn.inline`): the fast path writes that test
+    inline before the call (fastpath._first_test), so that the common value costs no call.
+    ("memo", memo): the memo's True; ("match", fullmatch): a text the pattern matches; ("int",
+    fullmatch, lo, hi): a text the pattern matches whose integer is in lo..hi; ("text",): a
+    string."""
+    fn.inline = how  # type: ignore[attr-defined]
+    return fn
 
 
 def _has_float(doc: Any) -> bool:
