@@ -185,6 +185,7 @@ _DATA_TYPES = [{"mysqlType": t, **extra} for t, extra in [
     ("year", {}), ("bit", {"length": 3}), ("date", {}), ("datetime", {"decimal": 3}), ("time", {}),
     ("timestamp", {}), ("vector", {"length": 2}), ("json", {}), ("enum", {"elements": ["a", "b"]}),
     ("binary", {"length": 2}), ("binary", {}), ("varbinary", {"length": 2}), ("blob", {}), ("binary", {"length": "2"}),
+    ("set", {"elements": ["a", "b"]}), ("decimal", {}),
 ]]
 
 

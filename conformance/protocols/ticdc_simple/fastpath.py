@@ -244,23 +244,11 @@ def _value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
 
 
 def _first_test(src: Source, test: Callable[[Any], bool], v: str) -> str:
-    """The first of `test`'s own tests (`values.value_ok`'s `inline`), written inline before the
-    call (`... or test(v)`), which makes it again and then the rest: a memo's True, a text's
-    quick pattern, a short integer's pattern and range; or nothing."""
-    how = getattr(test, "inline", None)
-    if how is None:
-        return ""
-    if how[0] == "memo":
-        return f"({v}.__class__ is str and {src.const(how[1], 'memo')}.get({v})) or "
-    if how[0] == "match":
-        return f"({v}.__class__ is str and {src.const(how[1], 'match')}({v}) is not None) or "
-    if how[0] == "int":
-        _, match, lo, hi = how
-        m = src.const(match, "match")
-        return f"({v}.__class__ is str and {m}({v}) is not None and {lo} <= int({v}) <= {hi}) or "
-    if how[0] == "text":
-        return f"{v}.__class__ is str or "
-    raise AssertionError(how)
+    """`values.value_ok`'s memo of `test` (`test.known`: what the rule said of strings met
+    before; an empty one where the test keeps none), written inline before the call (`... or
+    test(v)`): a string the memo accepted costs no call. The same text for every test, so that
+    kinds of one layout share their compiled code (`Source.build`)."""
+    return f"({v}.__class__ is str and {src.const(test.known, 'known')}.get({v})) or "  # type: ignore[attr-defined]
 
 
 def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:

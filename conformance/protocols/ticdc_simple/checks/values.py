@@ -296,7 +296,7 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     text or YEAR `quick_text` recognises nothing more; a binary string is decoded as the rule
     decodes it (no memo)."""
     if fam == Family.TEXT:
-        return _inline(lambda v: v.__class__ is str, ("text",))  # the rule asks nothing more of text
+        return _known(lambda v: v.__class__ is str, {})  # the rule asks nothing more of text
 
     memo: dict[str, bool] = {}
 
@@ -313,19 +313,19 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
                 got = memo[v] = (quick is not None and quick(v)) or format_problem(fam, dt, v, o, False) is None
             return got
 
-        return _inline(ok, ("memo", memo))
+        return _known(ok, memo)
 
     ok = remembered()
     quick_ = quick_text(fam, dt)
     if quick_ is not None and fam == Family.TIMESTAMP:
         zone = o.time_zone  # the location the rule surely accepts (any, where the option is UTC)
         match_ = quick_.fullmatch
-        return lambda v: ((v.__class__ is dict and len(v) == 2 and v.get("location") == zone and zone.__class__ is str
-                           and zone != "" and (t := v.get("value")).__class__ is str and match_(t) is not None)
-                          or ok(v))
+        return _known(lambda v: ((v.__class__ is dict and len(v) == 2 and v.get("location") == zone
+                                  and zone.__class__ is str and zone != "" and (t := v.get("value")).__class__ is str
+                                  and match_(t) is not None) or ok(v)), {})
     if quick_ is not None:
         match = quick_.fullmatch
-        return _inline(lambda v: (v.__class__ is str and match(v) is not None) or ok(v), ("match", match))
+        return _known(lambda v: (v.__class__ is str and match(v) is not None) or ok(v), {})
     # A float's or a vector's quick test costs more than the memo: the memo first.
     if fam == Family.FLOAT:
         return remembered(quick_float32_text)
@@ -349,7 +349,7 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
                 return False
             return not fixed or len(raw) == width
 
-        return ok_binary
+        return _known(ok_binary, {})
     if fam not in (Family.INT, Family.BIGINT_UNSIGNED):
         return ok
     bits = _INT_RANGES.get(str(dt.get("mysqlType")), 64)
@@ -361,16 +361,14 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
             return True
         return ok(v)
 
-    return _inline(ok_int, ("int", quick, lo, hi))
+    return _known(ok_int, {})
 
 
-def _inline(fn: Callable[[Any], bool], how: tuple[Any, ...]) -> Callable[[Any], bool]:
-    """`fn`, saying how its first test is made (`fn.inline`): the fast path writes that test
-    inline before the call (fastpath._first_test), so that the common value costs no call.
-    ("memo", memo): the memo's True; ("match", fullmatch): a text the pattern matches; ("int",
-    fullmatch, lo, hi): a text the pattern matches whose integer is in lo..hi; ("text",): a
-    string."""
-    fn.inline = how  # type: ignore[attr-defined]
+def _known(fn: Callable[[Any], bool], memo: dict[str, bool]) -> Callable[[Any], bool]:
+    """`fn`, with its memo as `fn.known` (what the rule said of the strings met before; an empty
+    dict where `fn` keeps none): the fast path reads it inline before calling `fn`
+    (fastpath._first_test)."""
+    fn.known = memo  # type: ignore[attr-defined]
     return fn
 
 
