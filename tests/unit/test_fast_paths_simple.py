@@ -12,6 +12,7 @@ a hypothesis property over generated workloads. Kinds compile after their first 
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from pathlib import Path
@@ -183,6 +184,8 @@ _DATA_TYPES = [{"mysqlType": t, **extra} for t, extra in [
     ("mediumint", {"unsigned": True}), ("varchar", {}), ("float", {}), ("double", {}), ("decimal", {"length": 5, "decimal": 2}),
     ("year", {}), ("bit", {"length": 3}), ("date", {}), ("datetime", {"decimal": 3}), ("time", {}),
     ("timestamp", {}), ("vector", {"length": 2}), ("json", {}), ("enum", {"elements": ["a", "b"]}),
+    ("binary", {"length": 2}), ("binary", {}), ("varbinary", {"length": 2}), ("blob", {}), ("binary", {"length": "2"}),
+    ("set", {"elements": ["a", "b"]}), ("decimal", {}),
 ]]
 
 
@@ -194,6 +197,8 @@ _DECIMAL = st.one_of(st.from_regex(r"-?[0-9]{1,9}(\.[0-9]{1,9})?", fullmatch=Tru
 @settings(max_examples=1000, deadline=None)
 @given(st.one_of(st.from_regex(r"-?[0-9]{1,21}", fullmatch=True), st.text(max_size=12), _DECIMAL,
                  st.lists(_DECIMAL, max_size=3).map(lambda xs: "[" + ",".join(xs) + "]"),
+                 st.binary(max_size=4).map(lambda b: base64.b64encode(b).decode()),
+                 st.from_regex(r"[A-Za-z0-9+/=]{0,9}", fullmatch=True),
                  st.sampled_from([*_VALUE_EDITS, "٣", "-", "+1", " 1", "1 ", "16777217", "9007199254740993", "0.30000000000000004", "1e-45"]), st.integers(), st.none(),
                  st.fixed_dictionaries({"location": st.just("UTC"), "value": st.just("2024-01-01 00:00:00")})),
        st.sampled_from(_DATA_TYPES))
@@ -207,14 +212,30 @@ def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
     o = SimpleOptions()
     ok = value_ok(fam, dt, o)
     want = format_problem(fam, dt, v, o, False) is None
+    # As the generated code tests it (its first test inline, then the call), before the memo knows
+    # the value and after.
+    inlined = _inlined(value_ok(fam, dt, o))
+    assert inlined(v) == want and inlined(v) == want, (fam, dt, v)
     assert ok(v) == want and ok(v) == want, (fam, dt, v)
+
+
+def _inlined(test: Any) -> Any:
+    """The value test as `compile_kind` writes it into a kind's function."""
+    from conformance.checks.compiled import Source
+    from conformance.protocols.ticdc_simple.fastpath import _first_test
+
+    src = Source("t", ("v",))
+    src.line(f"return bool({_first_test(src, test, 'v')}{src.const(test, 'ok')}(v))")
+    return src.build()
 
 
 # -- the fast path's delivery identity ----------------------------------------------------------------------
 
 _KEY_VALUES = st.one_of(st.text(max_size=8), st.none(), st.integers(), st.booleans(),
                         st.floats(allow_nan=False), st.fixed_dictionaries({"location": st.text(max_size=3),
-                                                                           "value": st.text(max_size=4)}))
+                                                                           "value": st.text(max_size=4)}),
+                        st.dictionaries(st.text(max_size=3), st.one_of(st.text(max_size=3), st.none(), st.integers(),
+                                                                       st.lists(st.none(), max_size=1)), max_size=3))
 
 
 @settings(max_examples=1000, deadline=None)
@@ -223,7 +244,8 @@ _KEY_VALUES = st.one_of(st.text(max_size=8), st.none(), st.integers(), st.boolea
 def test_simple_fast_match_is_the_identifiers(row: dict[str, Any], data: Any, commit_ts: int, typ: str) -> None:
     """`delivery.matcher` (the fast path's match) is the digest `identifier` takes of a handle key,
     for any names of the row (in any order, repeated) and any JSON values (text of any
-    characters, null; the others through `_canonical` itself)."""
+    characters, null, objects of those (a TIMESTAMP's) written directly; the others through
+    `_canonical` itself)."""
     from conformance.protocols.kit import digest
     from conformance.protocols.ticdc_simple.delivery import _canonical, matcher
 
@@ -268,6 +290,8 @@ def test_simple_quick_temporal_texts_are_the_rule(v: Any, mysql_type: str, fsp: 
     o = SimpleOptions.from_options({"time-zone": zone})
     ok = value_ok(fam, dt, o)
     want = format_problem(fam, dt, v, o, False) is None
+    inlined = _inlined(value_ok(fam, dt, o))
+    assert inlined(v) == want and inlined(v) == want, (fam, dt, v)
     assert ok(v) == want and ok(v) == want, (fam, dt, v)
 
 
@@ -348,3 +372,138 @@ def test_simple_fast_parse_is_the_decoders(v: Any, ascii_: bool, edits: list[Any
         return  # what the generated functions never accept (parity tests: a value nested 40 deep)
     assert want.ok, (data, got)
     assert repr(got) == repr(want.fields)
+
+
+# -- quick float texts: FLOAT (float32 up to 9 digits), DOUBLE (any digits repr writes positionally), VECTOR --------
+
+def _float_texts(x: float) -> list[str]:
+    """Texts about x: its shortest float64 and float32 'f' texts, other roundings, and each
+    with its last digit moved or one digit more."""
+    from conformance.model.values import go_format_float, to_float32
+
+    out = [repr(x), f"{x:.17g}", f"{x:.9g}", f"{x:.7g}", f"{x:f}"]
+    if x == x and abs(x) != float("inf"):
+        out += [go_format_float(x, 64, "f")]
+        x32 = to_float32(x)
+        if abs(x32) != float("inf"):
+            out += [go_format_float(x32, 32, "f")]
+    for t in list(out):
+        if t[-1:].isdigit():
+            out += [t[:-1] + str((int(t[-1]) + 1) % 10), t[:-1] + str((int(t[-1]) + 9) % 10), t + "1", t + "0"]
+    return out
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(st.floats(), st.floats(width=32), st.floats(min_value=-1e17, max_value=1e17),
+                 st.integers(min_value=-(10 ** 17), max_value=10 ** 17).map(float),
+                 st.floats(min_value=1e-5, max_value=1e-3)))
+def test_simple_quick_float_texts_are_the_rule(x: float) -> None:
+    """Each text near a float (its shortest texts, and each off by one digit): FLOAT, DOUBLE and a
+    VECTOR(1)'s value test says what the rule says."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    for fam, dt in (("float", {"mysqlType": "float"}), ("double", {"mysqlType": "double"}),
+                    ("vector", {"mysqlType": "vector", "length": 1})):
+        ok = value_ok(fam, dt, o)
+        inlined = _inlined(value_ok(fam, dt, o))
+        for t in _float_texts(x):
+            v = "[" + t + "]" if fam == "vector" else t
+            want = format_problem(fam, dt, v, o, False) is None
+            assert inlined(v) == want and inlined(v) == want and ok(v) == want, (fam, v)
+
+
+def test_simple_quick_float_texts_take_the_shortest_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick tests answer for nearly every float's own shortest text, without the rule: FLOAT
+    and VECTOR elements up to 9 digits, DOUBLE in 1e-4..1e16 at any length."""
+    from conformance.model.values import go_format_float, to_float32
+    from conformance.protocols.ticdc_simple.checks import values
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    rng = random.Random(32)
+    o = SimpleOptions()
+    ok32 = values.value_ok("float", {"mysqlType": "float"}, o)
+    ok64 = values.value_ok("double", {"mysqlType": "double"}, o)
+    okv = values.value_ok("vector", {"mysqlType": "vector", "length": 3}, o)
+    ran: list[str] = []
+    rule = values.format_problem
+    def counted(*a: Any) -> str | None:
+        ran.append(a[2])
+        return rule(*a)
+
+    monkeypatch.setattr(values, "format_problem", counted)
+    for _ in range(3000):
+        x = rng.choice([-1, 1]) * rng.uniform(1, 10) * 10.0 ** rng.randint(-4, 15)
+        assert ok64(go_format_float(x, 64, "f")), x
+    assert ran == []  # every DOUBLE text of 1e-4..1e16
+    for _ in range(3000):
+        x32 = to_float32(rng.uniform(-1, 1) * 10 ** rng.randint(-3, 20))
+        assert ok32(go_format_float(x32, 32, "f")), x32
+        assert okv("[" + ",".join(go_format_float(to_float32(rng.gauss(0, 1)), 32, "f") for _ in range(3)) + "]")
+    assert len(ran) < 60, ran  # nearly every float32 text (a few of 8 or 9 digits go to the rule)
+
+
+# -- the replay digest: `repr` equality, without `repr` -------------------------------------------------------------
+
+_ATOMS = st.sampled_from([1, True, 1.0, 0, False, 0.0, -0.0, float("nan"), float("inf"), "1", "True", "", None, "r",
+                          2 ** 70, (1,), b"1", ("long", 1), ["1"], [1], []])
+_VALUES = st.recursive(_ATOMS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.sampled_from(["a", "b", "r", "location", "value"]), inner, max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_VALUES, _VALUES, st.data())
+def test_simple_replay_digest_is_repr_equality(a: Any, b: Any, data: Any) -> None:
+    """`frozen` is equal exactly where `repr` is (so the digest is the one `repr` gave, but for
+    hash collisions), and the fast path's digest is `replay_digest`."""
+    from conformance.protocols.ticdc_simple.checker import frozen, replay_digest
+
+    if data.draw(st.booleans()):  # often a near copy of a: a dict reordered, or the same
+        b = dict(reversed(list(a.items()))) if isinstance(a, dict) and data.draw(st.booleans()) else a
+    assert (frozen(a) == frozen(b)) == (repr(a) == repr(b)), (a, b)
+    assert (replay_digest(1, "INSERT", "d", "t", a, None) == replay_digest(1, "INSERT", "d", "t", b, None)) \
+        == (repr(a) == repr(b))
+    assert replay_digest(7, "UPDATE", "d", "t", {"c": "x"}, a) \
+        == hash((7, "UPDATE", "d", "t", frozen({"c": "x"}), frozen(a)))
+
+
+_LOOKALIKES = [1, True, 1.0, "1", [1], (1,), ("r", "1"), 0, False, 0.0, -0.0, None, "None", float("nan"), {}, (), []]
+
+
+def test_simple_replay_digest_tells_lookalikes_apart() -> None:
+    """Values equal in Python but not in their text (1, True, 1.0; 0.0 and -0.0), alone and in an
+    object, top-level and nested: `frozen` equal only where `repr` is."""
+    from conformance.protocols.ticdc_simple.checker import frozen
+
+    forms = [*_LOOKALIKES, *({"a": v} for v in _LOOKALIKES), *({"a": {"b": v}, "c": "x"} for v in _LOOKALIKES),
+             *({"a": "x", "b": v} for v in _LOOKALIKES)]
+    for a in forms:
+        for b in forms:
+            assert (frozen(a) == frozen(b)) == (repr(a) == repr(b)), (a, b)
+
+
+def test_simple_plain_kinds_take_only_strings_and_nulls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind marked `plain` (its replay digest takes an object row's items as they are) accepts
+    row values that are strings or null only; the reference has kinds of both sorts."""
+    from conformance.protocols.ticdc_simple import checker as simple_checker
+
+    seen = {True: 0, False: 0}
+    original = simple_checker.SimpleChecker._accept
+
+    def accept(self: Any, lg: Any, entry: Any, plan: Any, accepted: Any) -> bool:
+        kind, obj = accepted[1], accepted[3]
+        if kind is not None:
+            seen[kind.plain] += 1
+            for part in ("data", "old"):
+                row = obj.get(part)
+                if kind.plain and isinstance(row, dict):
+                    assert all(v is None or v.__class__ is str for v in row.values()), row
+        return original(self, lg, entry, plan, accepted)
+
+    monkeypatch.setattr(simple_checker.SimpleChecker, "_accept", accept)
+    for seed in ("fast", "options"):
+        records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {}, seed=seed)
+        assert_parity(SIMPLE, {}, registry, records)
+    assert seen[True] and seen[False], seen

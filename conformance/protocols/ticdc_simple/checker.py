@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ...checks import compiled
 from ...checks.compiled import new_kind
 from ...checks.registry import CheckRegistry, Location
@@ -106,6 +108,8 @@ class StreamEvidence:
     o: SimpleOptions
     with_source: bool
     partition_count: int | None  # the topic's partitions, when the harness knows them
+    # checks.stream._merged's answer for each partition, worked out once for the checks that need it.
+    merged: dict[int, Any] = field(default_factory=dict)
 
     @property
     def partitions(self) -> list[int]:
@@ -167,9 +171,8 @@ class SimpleChecker(CheckerBase):
                 entry.kind = None  # re-sent after a restart: a duplicate, not a regression
             lg.seen_watermarks.add(entry.commit_ts)
         elif msg.ok and msg.kind == "DML":
-            # repr: any JSON may stand in these fields, and only a string of it is hashable.
-            digest = hash(repr((msg.get("commitTs"), msg.type, msg.get("database"), msg.get("table"),
-                                msg.get("data"), msg.get("old"))))
+            digest = replay_digest(msg.get("commitTs"), msg.type, msg.get("database"), msg.get("table"),
+                                   msg.get("data"), msg.get("old"))
             key = msg.dml_key
             table_id = integer(msg.get("tableID"))
             if digest in lg.seen_dml or key is None or table_id is None:
@@ -229,19 +232,28 @@ class SimpleChecker(CheckerBase):
 
     def check_fast(self, record: Record) -> bool:
         self._accepted = None
-        if not self.fast or record.value is None:
+        value = record.value
+        if not self.fast or value is None:
             return False
-        lg = self.logs.get(record.topic, record.partition or 0)
+        lg = self.logs.logs.get((record.topic, record.partition or 0))  # `PartitionLogs.get`, inline
         if lg is None or not lg.kinds:
             return False
         fastpath = self.fastpath
-        obj = fastpath.parse(record.value, self.o.compression)
-        if obj is None:
-            return False
+        if self.o.compression == "none":  # `fastpath.parse`, inline where there is nothing to decompress
+            try:
+                obj = _loads(value)
+            except _JSONDecodeError:
+                return False
+            if obj.__class__ is not dict:
+                return False
+        else:
+            obj = fastpath.parse(value, self.o.compression)
+            if obj is None:
+                return False
         try:
             k = fastpath.kind_of(obj)
             kind = lg.kinds.get(k) if k is not None else None
-            if kind is None or kind.accept is None or not kind.accept(obj, record.key, record.value):
+            if kind is None or kind.accept is None or not kind.accept(obj, record.key, value):
                 return False
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
@@ -255,22 +267,32 @@ class SimpleChecker(CheckerBase):
                 entry.kind = None  # re-sent after a restart: a duplicate, not a regression
             lg.seen_watermarks.add(ts)
             return self._accept(lg, entry, kind.plan, (record, None, k, obj))
-        key = k[:3]
-        if self._resolve(lg, key) is not kind.schema:
+        # `_resolve(lg, k[:3])`, inline, with the kind's own key tuple
+        key = kind.schema_key
+        got = lg.schemas.get(key)
+        if got is None and not self.o.bootstrap_all_partitions:
+            p0 = self.logs.logs.get((lg.topic, 0))
+            got = p0.schemas.get(key) if p0 is not None else None
+        if got is not kind.schema:
             return False
         typ = k[3]
-        digest = hash(repr((obj["commitTs"], typ, key[0], key[1], obj.get("data"), obj.get("old"))))
+        # `replay_digest`, whose `frozen` leaves an int (commitTs) and strings as they are, and
+        # takes an object whose values are strings or null as its items.
+        d, o = obj.get("data"), obj.get("old")
+        cts = obj["commitTs"]
+        if kind.plain:
+            digest = hash((cts, typ, key[0], key[1], tuple(d.items()) if d.__class__ is dict else frozen(d),
+                           tuple(o.items()) if o.__class__ is dict else frozen(o)))
+        else:
+            digest = hash((cts, typ, key[0], key[1], frozen(d), frozen(o)))
         if digest in lg.seen_dml:
             return False  # a replay: its evidence has no schema (the checks judge it)
         # The partition's log, as `evidence` keeps it for a DML.
         self._seq += 1
         offset = record.offset if record.offset is not None else len(lg.entries)
-        entry = Entry(self._seq, offset, "DML", typ, obj["commitTs"], obj["buildTs"], (key[0], key[1]), key[2])
+        entry = Entry(self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, key[2],
+                      kind.table_id if kind.table_id is not None else obj["tableID"], kind.schema is not None)
         lg.seen_dml.add(digest)
-        schema = kind.schema
-        announced = integer(schema.get("tableID")) if schema is not None else None
-        entry.table_id = announced if announced is not None else obj["tableID"]
-        entry.resolvable = schema is not None
         return self._accept(lg, entry, kind.plan, (record, kind, k, obj))
 
     def _accept(self, lg: Any, entry: Entry, plan: Any, accepted: tuple[Record, Any, Any, dict[str, Any]]) -> bool:
@@ -332,6 +354,36 @@ class SimpleChecker(CheckerBase):
         for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.partitions))
         self.logs.clear()
+
+
+_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
+
+
+def replay_digest(commit_ts: Any, typ: Any, database: Any, table: Any, data: Any, old: Any) -> int:
+    """What tells a replayed DML (the same message again) from another: the hash of its identifying
+    fields, `frozen`, equal for two messages exactly where `repr` of the fields is equal (any JSON,
+    or an Avro decoding's values, may stand in them)."""
+    return hash((frozen(commit_ts), frozen(typ), frozen(database), frozen(table), frozen(data), frozen(old)))
+
+
+_PLAIN = frozenset({str, int, type(None)})
+
+
+def frozen(v: Any) -> Any:
+    """A hashable stand-in for `v`, equal to another's exactly where their `repr` is equal: a
+    string, an int (not a bool) or None as it is (equal only to itself, and its `repr` says the
+    same), an object (string keys) as the tuple of its keys and frozen values in order (a tuple
+    of tuples: no other stand-in is one), anything else as ("r", its repr) (NaN, -0.0, True, a
+    list: told apart, as their text tells them)."""
+    c = v.__class__
+    if c is str or c is int or v is None:
+        return v
+    if c is dict:
+        if _PLAIN.issuperset(map(type, v.values())):
+            return tuple(v.items())
+        return tuple((k, frozen(x)) for k, x in v.items())
+    return ("r", repr(v))
 
 
 def spec_type(op: Op) -> str:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
+from hashlib import blake2b
 from json.encoder import encode_basestring  # the C encoder json.dumps uses (ensure_ascii=False)
 from typing import Any
 
 from ...checks.delivery import Version
 from ...model.events import Op, Workload
-from ..kit import Identified, VersionNumbers, _hash, digest, key_change_split
+from ..kit import DIGEST_SIZE, Identified, VersionNumbers, digest, key_change_split
 from . import spec
 from .checks.messages import handle_key_names
 from .decoder import decode, render, schema_key, table_schema_of
@@ -40,28 +41,48 @@ def _canonical(values: dict[str, Any]) -> str:
 def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes]:
     """`match(row, commit_ts)`: the match `identifier` gives a JSON DML message of type `typ`
     whose handle key is `names` (all in `row`), its commit ts an integer: the digest of the key's
-    canonical text, built directly where every key value is a string or null (`_canonical`'s
-    text: `json.dumps` with sorted keys, ", " and ": ", no ASCII escaping), else by `_canonical`
-    itself; the digest text is `repr` of the tuple `digest` takes. The fast path's identity
+    canonical text, built directly where every key value is a string, null, or an object of
+    strings and nulls (a TIMESTAMP's {location, value}) (`_canonical`'s text: `json.dumps` with
+    sorted keys at every level, ", " and ": ", no ASCII escaping), else by `_canonical` itself;
+    the digest text is `repr` of the tuple `digest` takes. The fast path's identity
     (fastpath.py); held to `identifier` by tests/unit/test_fast_paths_simple.py."""
     order = sorted(set(names))
     heads = [encode_basestring(n) + ": " for n in order]
+    pairs = list(zip(heads, order, strict=True))
     head = "('v', "
     mid = f", {typ!r}, "
 
     def match(row: dict[str, Any], commit_ts: int) -> bytes:
         parts = []
-        for h, n in zip(heads, order, strict=True):
+        for h, n in pairs:
             v = row[n]
             if v.__class__ is str:
                 parts.append(h + encode_basestring(v))
             elif v is None:
                 parts.append(h + "null")
+            elif v.__class__ is dict and (text := _flat_object(v)) is not None:
+                parts.append(h + text)
             else:
                 return digest(("v", commit_ts, typ, _canonical({n: row[n] for n in order})))
-        return _hash(head + int.__repr__(commit_ts) + mid + repr("{" + ", ".join(parts) + "}") + ")")
+        return blake2b((head + int.__repr__(commit_ts) + mid + repr("{" + ", ".join(parts) + "}") + ")").encode(),
+                       digest_size=DIGEST_SIZE).digest()
 
     return match
+
+
+def _flat_object(v: dict[str, Any]) -> str | None:
+    """`_canonical`'s text of an object whose values are strings or null (its keys sorted); None
+    for any other."""
+    parts = []
+    for k in sorted(v):
+        x = v[k]
+        if x.__class__ is str:
+            parts.append(encode_basestring(k) + ": " + encode_basestring(x))
+        elif x is None:
+            parts.append(encode_basestring(k) + ": null")
+        else:
+            return None
+    return "{" + ", ".join(parts) + "}"
 
 
 def expected_versions(workload: Workload, options: Mapping[str, str], topic_prefix: str) -> Iterator[Version]:

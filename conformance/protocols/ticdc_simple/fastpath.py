@@ -53,6 +53,7 @@ from . import codec, delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
 from .checks.messages import handle_key_names
 from .checks.values import value_columns, value_ok
+from .decoder import integer
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
 MAX_KINDS = 20_000
@@ -89,12 +90,19 @@ class FastKind:
     accept: Callable[[dict[str, Any], bytes | None, bytes], bool | None] | None = None
     plan: RecordPlan = field(default_factory=RecordPlan)
     hopeless: bool = False  # a check failed, errored or has no argument here: the kind stays on the checks
+    # Every row value `accept` takes is a string or null (no TIMESTAMP object): an object row's
+    # `checker.frozen` is its items, as they are.
+    plain: bool = False
+    schema_key: tuple[Any, ...] = ()  # (database, table, schemaVersion)
+    table: tuple[str, str] | None = None  # (database, table)
+    table_id: int | None = None  # the resolved schema's tableID (None: none, or not an integer)
     # The delivery identity (`identity`): the entity; the row part's name, its keys if an object;
     # the topic-wide announced schema last met, and the match function of its handle key.
     entity: bytes = b""
     row: str = ""
     row_keys: tuple[str, ...] | None = None
     announced: Any = None
+    announced_key: tuple[str, str, str, int] | None = None  # the key of `announced` (the kind's topic is one)
     match: Callable[[dict[str, Any], int], bytes] | None = None
 
 
@@ -171,6 +179,7 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     judged = vc.not_applicable is None and vc.source is None
     fam_of = {name: fam for fam, names in vc.by_family.items() for name in names} if judged else {}
     live = {s.id for s in specs}
+    plain = True
     for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
         for name in names or ():
             v = src.fresh("v")
@@ -181,11 +190,18 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
                 src.line(f"if {v} is not None and {v}.__class__ is not str: return None")
                 continue
             # The value test takes only a string or (TIMESTAMP) an object of two strings.
-            ok = src.const(_value_ok(fam, vc.data_types[name], ev.o), "ok")
-            src.line(f"if {v} is not None and not {ok}({v}): return None")
+            plain = plain and fam != spec.Family.TIMESTAMP
+            test = _value_ok(fam, vc.data_types[name], ev.o)
+            ok = src.const(test, "ok")
+            src.line(f"if {v} is not None and not ({_first_test(src, test, v)}{ok}({v})): return None")
     src.line("return True")
     kind.accept = src.build()
     kind.plan.fixed = got
+    kind.plain = plain
+    # What the checker's log entry of every record of the kind takes from the kind (`check_fast`).
+    kind.schema_key = kind_key[:3]
+    kind.table = (kind_key[0], kind_key[1])
+    kind.table_id = integer(kind.schema.get("tableID")) if kind.schema is not None else None
     kind.entity = digest(("t", ev.record.topic, kind_key[0], kind_key[1]))
     delete = kind_key[3] == "DELETE"
     kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
@@ -227,6 +243,14 @@ def _value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
     return got
 
 
+def _first_test(src: Source, test: Callable[[Any], bool], v: str) -> str:
+    """`values.value_ok`'s memo of `test` (`test.known`: what the rule said of strings met
+    before; an empty one where the test keeps none), written inline before the call (`... or
+    test(v)`): a string the memo accepted costs no call. The same text for every test, so that
+    kinds of one layout share their compiled code (`Source.build`)."""
+    return f"({v}.__class__ is str and {src.const(test.known, 'known')}.get({v})) or "  # type: ignore[attr-defined]
+
+
 def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:
     """What `delivery.identifier` says of a message `kind.accept` accepted (its commitTs an
     integer), given the schemas announced so far in the topic (`announced`, keyed as the
@@ -235,7 +259,10 @@ def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, 
     if kind.row_keys is None:  # the row is not an object
         return kind.entity, None, cts
     if not k[7]:
-        ts = announced.get((topic, k[0], k[1], k[2]))
+        at = kind.announced_key
+        if at is None:
+            at = kind.announced_key = (topic, k[0], k[1], k[2])
+        ts = announced.get(at)
         if ts is None:
             return kind.entity, None, cts
         if ts is not kind.announced:

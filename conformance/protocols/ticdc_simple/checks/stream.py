@@ -4,6 +4,7 @@ consumer's schema knowledge, bootstraps, ordering."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 from ....checks.delivery import Anomaly
@@ -129,6 +130,26 @@ def _bootstrap_sources(st: StreamEvidence, part: int) -> list[PartitionLog]:
     return [lg, st.logs[0]]
 
 
+_SEQ = attrgetter("seq")
+
+
+def _merged(st: StreamEvidence, part: int) -> tuple[list[Entry], set[int] | None]:
+    """The messages a consumer of `part` reads schemas from (its own, and partition 0's when
+    bootstraps go only there), in the order they were made; and the ids of the partition's own
+    among them, or None where they are all its own. Worked out once for the stream checks that
+    need it (`StreamEvidence.merged`)."""
+    got = st.merged.get(part)
+    if got is None:
+        logs = _bootstrap_sources(st, part)
+        if len(logs) == 1:  # each entry is in one log once: nothing to drop
+            got = (sorted(logs[0].entries, key=_SEQ), None)
+        else:
+            got = (sorted({id(e): e for lg in logs for e in lg.entries}.values(), key=_SEQ),
+                   {id(e) for e in st.logs[part].entries})
+        st.merged[part] = got
+    return got
+
+
 def _overdue(st: StreamEvidence, e: Entry, since: Entry | None, rows_since: list[Entry], start_bt: int | None
              ) -> str | None:
     """Why DML `e` came too long after `since` (the last schema message it could use): more than
@@ -156,29 +177,47 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[Entry], Any], sources: Ca
     if not st.o.bootstraps_enabled:
         yield NotApplicable("bootstraps are disabled")
         return
+    o = st.o
+    bound = _bound_ms(o)
+    count = max(1, o.bootstrap_count)
+    period = BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS
     judged = False
     for part in sorted(st.logs):
-        logs = _bootstrap_sources(st, part)
-        merged = sorted({id(e): e for lg in logs for e in lg.entries}.values(), key=lambda e: e.seq)
+        merged, mine = _merged(st, part)
         start_bt = None if _from_start(st.logs[part]) else next(
             (e.build_ts for e in st.logs[part].entries if e.build_ts is not None), None)
-        mine = {id(e) for e in st.logs[part].entries}
         last: dict[Any, Entry] = {}
         rows: dict[Any, list[Entry]] = {}
         for e in merged:
-            if e.kind in ("DDL", "BOOTSTRAP") and sources(e) and e.table is not None:
-                last[key(e)] = e
-                rows[key(e)] = []
+            kind = e.kind
+            if kind == "DML":
+                if mine is not None and id(e) not in mine:
+                    continue
+            elif kind in ("DDL", "BOOTSTRAP"):
+                if sources(e) and e.table is not None:
+                    last[key(e)] = e
+                    rows[key(e)] = []
                 continue
-            if e.kind != "DML" or id(e) not in mine:
+            else:
                 continue
             k = key(e)
             since = last.get(k)
             if since is None and start_bt is None:
                 continue  # never announced at all: consumer.schema-known's finding
             judged = True
-            rows.setdefault(k, []).append(e)
-            why = _overdue(st, e, since, rows[k], start_bt)
+            rk = rows.get(k)
+            if rk is None:
+                rk = rows[k] = []
+            rk.append(e)
+            # `_overdue`'s two tests, to call it (for its text) only where one holds.
+            ref = since.build_ts if since is not None else start_bt
+            bt = e.build_ts
+            if ref is None or bt is None:
+                continue
+            if bt - ref <= bound and (len(rk) <= count or (reached := rk[count - 1].build_ts) is None
+                                      or bt - reached <= period):
+                continue
+            why = _overdue(st, e, since, rk, start_bt)
             if why:
                 yield Failure(f"partition {part}: a DML of {e.table[0] if e.table else '?'}."
                               f"{e.table[1] if e.table else '?'} {why}",
@@ -225,15 +264,13 @@ def bootstrap_first(st: StreamEvidence) -> Findings:
     for part in sorted(st.logs):
         if not _from_start(st.logs[part]):
             continue
-        logs = _bootstrap_sources(st, part)
-        merged = sorted({id(e): e for lg in logs for e in lg.entries}.values(), key=lambda e: e.seq)
+        merged, mine = _merged(st, part)
         booted: set[Any] = set()
         reported: set[Any] = set()
-        mine = {id(e) for e in st.logs[part].entries}
         for e in merged:
             if e.kind == "BOOTSTRAP":
                 booted.add(e.table_id)
-            elif e.kind == "DML" and id(e) in mine:
+            elif e.kind == "DML" and (mine is None or id(e) in mine):
                 judged = True
                 if e.table_id not in booted and e.table_id not in reported:
                     reported.add(e.table_id)

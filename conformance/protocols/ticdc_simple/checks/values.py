@@ -15,6 +15,7 @@ from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ....model import mysql_text
 from ....model.values import Json, go_format_float, parse_vector, quick_float_text, quick_vector, to_float32
 from ...kit import Findings
+from ...ticdc_avro.checks.types import quick_float32_text
 from .. import spec
 from ..checker import RecordEvidence, SourceRow
 from ..decoder import TIMESTAMP, UNSIGNED_BIGINT, render
@@ -248,6 +249,24 @@ _HOURS = r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7])"
 _QUICK_YEAR = re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]")
 
 
+def quick_float64_text(p: str) -> bool:
+    """`go_format_float(float(p), 64, "f") == p` surely, the DOUBLE rule's test (`p` a string):
+    where `repr` writes a float positionally (1e-4 <= |x| < 1e16), it writes the shortest digits
+    that read back as x, as `go_format_float` takes them, and `format(Decimal(digits), "f")`
+    writes them back unchanged but for an integer's ".0", which the rule strips (then `p`, equal to
+    that text, is also of the rule's form `-?digits[.digits]`). Anything else (exponent form,
+    zero, a text float() refuses, one of more digits or another form) goes to the rule:
+    `quick_float_text` for up to 15 digits, or `format_problem`."""
+    try:
+        x = float(p)
+    except ValueError:
+        return False
+    if not 1e-4 <= abs(x) < 1e16:  # zero, a NaN or infinity, or what repr writes with an exponent
+        return quick_float_text(p, 64)
+    r = repr(x)
+    return (r[:-2] if r.endswith(".0") else r) == p
+
+
 def quick_text(fam: str, dt: dict[str, Any]) -> re.Pattern[str] | None:
     """The pattern of `fam` texts the rule surely accepts for a column of dataType `dt` (JSON), or
     None (no shortcut: a malformed or out-of-range fsp, another family)."""
@@ -272,39 +291,65 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     """`format_problem(fam, dt, v, o, False) is None`, for the non-null JSON values of one column:
     what the rule says of a string is remembered (a pure function of the value; values of a
     column repeat), text needs only to be a string, a short decimal integer only its range, and a
-    float or vector whose text is surely Go's shortest (`model.values.quick_float_text`) only that,
-    a temporal text or YEAR `quick_text` recognises nothing more."""
+    float or vector whose text is surely Go's shortest (`quick_float32_text` for a FLOAT or a
+    vector element, `quick_float64_text` for a DOUBLE: after the memo) only that, a temporal
+    text or YEAR `quick_text` recognises nothing more; a binary string is decoded as the rule
+    decodes it (no memo)."""
     if fam == Family.TEXT:
-        return lambda v: v.__class__ is str  # the rule asks nothing more of text
+        return _known(lambda v: v.__class__ is str, {})  # the rule asks nothing more of text
 
     memo: dict[str, bool] = {}
 
-    def ok(v: Any) -> bool:
-        if v.__class__ is not str:  # a TIMESTAMP's object, or a wrong type: the rule, each time
-            return format_problem(fam, dt, v, o, False) is None
-        got = memo.get(v)
-        if got is None:
-            if len(memo) >= _MEMO_MAX:
-                memo.clear()
-            got = memo[v] = format_problem(fam, dt, v, o, False) is None
-        return got
+    def remembered(quick: Callable[[str], bool] | None = None) -> Callable[[Any], bool]:
+        """The memo's answer, else `quick`'s where it is sure, else the rule's (remembered)."""
 
+        def ok(v: Any) -> bool:
+            if v.__class__ is not str:  # a TIMESTAMP's object, or a wrong type: the rule, each time
+                return format_problem(fam, dt, v, o, False) is None
+            got = memo.get(v)
+            if got is None:
+                if len(memo) >= _MEMO_MAX:
+                    memo.clear()
+                got = memo[v] = (quick is not None and quick(v)) or format_problem(fam, dt, v, o, False) is None
+            return got
+
+        return _known(ok, memo)
+
+    ok = remembered()
     quick_ = quick_text(fam, dt)
     if quick_ is not None and fam == Family.TIMESTAMP:
         zone = o.time_zone  # the location the rule surely accepts (any, where the option is UTC)
         match_ = quick_.fullmatch
-        return lambda v: ((v.__class__ is dict and len(v) == 2 and v.get("location") == zone and zone.__class__ is str
-                           and zone != "" and (t := v.get("value")).__class__ is str and match_(t) is not None)
-                          or ok(v))
+        return _known(lambda v: ((v.__class__ is dict and len(v) == 2 and v.get("location") == zone
+                                  and zone.__class__ is str and zone != "" and (t := v.get("value")).__class__ is str
+                                  and match_(t) is not None) or ok(v)), {})
     if quick_ is not None:
         match = quick_.fullmatch
-        return lambda v: (v.__class__ is str and match(v) is not None) or ok(v)
-    if fam in (Family.FLOAT, Family.DOUBLE):
-        bits_ = 32 if fam == Family.FLOAT else 64
-        return lambda v: (v.__class__ is str and quick_float_text(v, bits_)) or ok(v)
+        return _known(lambda v: (v.__class__ is str and match(v) is not None) or ok(v), {})
+    # A float's or a vector's quick test costs more than the memo: the memo first.
+    if fam == Family.FLOAT:
+        return remembered(quick_float32_text)
+    if fam == Family.DOUBLE:
+        return remembered(quick_float64_text)
     if fam == Family.VECTOR:
         dims = _meta(dt, "length", False)
-        return lambda v: (quick_vector(v) and (not dims or (v.count(",") + 1 if v != "[]" else 0) == dims)) or ok(v)
+        return remembered(lambda v: quick_vector(v, quick_float32_text)
+                          and (not dims or (v.count(",") + 1 if v != "[]" else 0) == dims))
+    if fam == Family.BINARY:
+        # The rule's own test, without its way there; binary values seldom repeat: no memo.
+        width = _meta(dt, "length", False)
+        fixed = dt.get("mysqlType") == "binary" and width is not None
+
+        def ok_binary(v: Any) -> bool:
+            if v.__class__ is not str:
+                return ok(v)
+            try:
+                raw = base64.b64decode(v, validate=True)
+            except (binascii.Error, ValueError):
+                return False
+            return not fixed or len(raw) == width
+
+        return _known(ok_binary, {})
     if fam not in (Family.INT, Family.BIGINT_UNSIGNED):
         return ok
     bits = _INT_RANGES.get(str(dt.get("mysqlType")), 64)
@@ -316,7 +361,15 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
             return True
         return ok(v)
 
-    return ok_int
+    return _known(ok_int, {})
+
+
+def _known(fn: Callable[[Any], bool], memo: dict[str, bool]) -> Callable[[Any], bool]:
+    """`fn`, with its memo as `fn.known` (what the rule said of the strings met before; an empty
+    dict where `fn` keeps none): the fast path reads it inline before calling `fn`
+    (fastpath._first_test)."""
+    fn.known = memo  # type: ignore[attr-defined]
+    return fn
 
 
 def _has_float(doc: Any) -> bool:
