@@ -25,8 +25,8 @@ import fastavro
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conformance.model.values import go_format_float, parse_vector, quick_float_text
-from conformance.protocols.ticdc_avro.checks.types import quick_float32_text, quick_vector
+from conformance.model.values import go_format_float, parse_vector, quick_float32_text, quick_float_text
+from conformance.protocols.ticdc_avro.checks.types import quick_vector
 
 
 def _rule_accepts(element: str) -> bool:

@@ -368,74 +368,9 @@ _QUICK_EXPR: dict[str, str] = {
     Family.DOUBLE: "{v}.__class__ is float and {isfinite}({v})",
 }
 
-# Vector elements of 7 to 9 significant digits, or of a subnormal or huge float32 (a float32's
-# shortest text mostly has 7 to 9, so
-# `quick_float_text`, which stops at 6, sent most generated vectors to the rule, whose shortest-
-# digits search tries up to nine roundings per element). The rule's test of an element `p`, with
-# x = to_float32(float(p)), is `go_format_float(x, 32, "f") == p`: `float32_shortest(x)` takes
-# the first q in 1..9 whose closest q-digit decimal `f"{x:.{q}g}"` reads back as x, and that
-# must be p. For a canonical p of k digits (k <= 9; those of k <= 6 in 1e-30..1e30 are
-# `quick_float_text`'s) this holds when
-#   (1) p is the closest k-digit decimal to x (`f"{x:.{k-1}e}"` has p's digits and exponent), and
-#   (2) no decimal of fewer digits reads back as x: every such decimal is at most p cut to k-1
-#       digits (`lower`) or at least that plus one unit in its last place (`upper`), `float` is
-#       monotonic, and float(lower) < lo, float(upper) > hi, where lo and hi are the midpoints
-#       between x and its float32 neighbours (exact in a double): below lo or above hi, a double
-#       rounds to another float32.
-# Both sides of a tie or a bound go to the rule (strict comparisons, exact digit match).
-_F32 = struct.Struct("<f")
-_U32 = struct.Struct("<I")
-_ELEMENT = re.compile(r"-?(0|[1-9][0-9]*)(?:\.([0-9]*[1-9]))?")
-
-
-def quick_float32_text(p: str) -> bool:
-    """`parse_vector` surely accepts the element `p` (Go's shortest float32 'f' text): what
-    `model.values.quick_float_text` takes (up to 6 digits of a normal float32), and the texts of
-    up to 9 digits that pass the two tests above (any finite float32 but zero)."""
-    m = _ELEMENT.fullmatch(p)
-    if m is None:
-        return False
-    whole, frac = m.groups("")
-    if whole != "0":
-        exp = len(whole) - 1
-        sig = (whole + frac).rstrip("0")
-    elif frac:
-        sig = frac.lstrip("0")
-        exp = len(sig) - len(frac) - 1
-    else:
-        return p == "0"  # "-0" goes to the rule
-    k = len(sig)
-    if k > 9:
-        return False
-    y = float(p)
-    if y < 0:
-        y = -y
-    if k <= 6 and 1e-30 < y < 1e30:
-        return True  # `quick_float_text`: a normal float32's digits, at most FLT_DIG of them
-    try:
-        x: float = _F32.unpack(_F32.pack(y))[0]
-    except OverflowError:  # beyond float32: the rule says so
-        return False
-    if x == 0.0:
-        return False  # a nonzero text that reads back as zero: the rule says so
-    mant, _, e = f"{x:.{k - 1}e}".partition("e")
-    if mant.replace(".", "") != sig or int(e) != exp:
-        return False
-    if k == 1:
-        return True  # no shorter decimal but zero, which reads back as zero
-    bits = _U32.unpack(_F32.pack(x))[0]
-    unit = exp - k + 2
-    lower = int(sig[:-1])
-    # Midpoints to the float32 neighbours, exact in a double (the largest float32 has an infinite
-    # upper one: the comparison fails, and the rule decides).
-    down: float = _F32.unpack(_U32.pack(bits - 1))[0]
-    up: float = _F32.unpack(_U32.pack(bits + 1))[0]
-    return float(f"{lower}e{unit}") < (x + down) / 2 and float(f"{lower + 1}e{unit}") > (x + up) / 2
-
-
 def quick_vector(text: str) -> bool:
     """A vector text `parse_vector` surely accepts (each element a `quick_float32_text`)."""
-    return values.quick_vector(text, quick_float32_text)
+    return values.quick_vector(text, values.quick_float32_text)
 
 
 _QUICK_FN: dict[str, Any] = {Family.VECTOR: quick_vector}

@@ -13,9 +13,16 @@ from typing import Any
 
 from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ....model import mysql_text
-from ....model.values import Json, go_format_float, parse_vector, quick_float_text, quick_vector, to_float32
+from ....model.values import (
+    Json,
+    go_format_float,
+    parse_vector,
+    quick_float32_text,
+    quick_float_text,
+    quick_vector,
+    to_float32,
+)
 from ...kit import Findings
-from ...ticdc_avro.checks.types import quick_float32_text
 from .. import spec
 from ..checker import RecordEvidence, SourceRow
 from ..decoder import TIMESTAMP, UNSIGNED_BIGINT, render
