@@ -10,7 +10,6 @@ are paired with what was planned (by key), so that values are judged exactly.
 
 from __future__ import annotations
 
-import decimal
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +21,10 @@ from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Event, Gtid
 from ..base import CheckerBase, CheckerMode, Identified
-from ..kit import Located, PartitionLogs, digest, loads_strict
+from ..kit import Located, PartitionLogs, digest
 from . import fastpath, spec
 from .decoder import Column, Message, decode
+from .jsontext import parse_object
 from .spec import CdcOptions
 from .tracker import Planned, RowImage, SchemaEvent, Tracker
 
@@ -216,7 +216,7 @@ class CdcChecker(CheckerBase):
         try:
             text = record.value.decode("utf-8")
             # As jsontext.read parses a value (duplicate keys and NaN refused, exact decimals).
-            obj = loads_strict(text, parse_float=decimal.Decimal)
+            obj = parse_object(text)
             if obj.__class__ is not dict:
                 return False
             kind = lg.kinds.get((obj.get("table_schema"), obj.get("table_name"), tuple(obj)))
