@@ -243,9 +243,7 @@ class CdcChecker(CheckerBase):
         seen.add(key)
         lg.entries.append(Entry(offset, "dml", kind.table, g, n, obj["event_type"], None, None, duplicate,
                                 kind.schema is not None))
-        plan = kind.outcomes.get(variant) or kind.outcome(variant)
-        plan.count += 1
-        self.tally.unsettled.add(plan)
+        self.tally.count(kind.outcomes.get(variant) or kind.outcome(variant))
         self._identity = (record, ((kind.entity, key, q),))
         return True
 
