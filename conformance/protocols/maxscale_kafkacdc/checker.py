@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...checks import compiled
 from ...checks.compiled import FastRules, new_kind
@@ -45,9 +45,9 @@ class KnownSchema:
         return found
 
 
-@dataclass(slots=True)
-class Entry:
-    """One message of a partition's log (what the stream checks need, nothing more)."""
+class Entry(NamedTuple):
+    """One message of a partition's log (what the stream checks need, nothing more; a tuple: one
+    is made for every message, the fast path's with `tuple.__new__`)."""
 
     offset: int
     kind: str | None
@@ -61,6 +61,9 @@ class Entry:
     schema_seen: bool | None = None  # DML: a schema event of its table came before it
 
 
+_new_entry = tuple.__new__  # an Entry from its ten fields, without its constructor's keyword handling
+
+
 @dataclass(slots=True)
 class PartitionLog:
     topic: str
@@ -72,6 +75,8 @@ class PartitionLog:
     # The fast path's kinds of DML event in this partition (fastpath.py), by (table_schema,
     # table_name, the value's keys).
     kinds: dict[tuple[Any, Any, tuple[str, ...]], fastpath.FastKind] = field(default_factory=dict)
+    # The stream checks' first-seen DML events (`checks.stream._dmls`), with the log's length then.
+    dmls: tuple[int, list[Entry]] | None = None
 
 
 @dataclass(slots=True)
@@ -163,27 +168,29 @@ class CdcChecker(CheckerBase):
         if record.offset is None:
             loc = Location(record.topic, record.partition or 0, offset, line=loc.line)
         ev = RecordEvidence(record, loc, msg, self.o, complete=self.mode.complete or lg.first_offset == 0)
-        entry = Entry(offset, msg.kind if msg.ok else None)
         table = msg.table
-        entry.table = table
-        entry.gtid = msg.gtid
+        gtid = msg.gtid
         if msg.kind == "schema":
-            entry.version = msg.version
-            entry.content = schema_content(msg)
-            ident: Hashable = ("s", entry.content, entry.version, str(entry.gtid))
-            entry.duplicate = ident in lg.seen
+            content = schema_content(msg)
+            ident: Hashable = ("s", content, msg.version, str(gtid))
+            duplicate = ident in lg.seen
             lg.seen.add(ident)
             if table is not None:
                 lg.schemas[table] = KnownSchema(msg.version, msg.columns(), offset)
+            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid, version=msg.version, content=content,
+                          duplicate=duplicate)
         elif msg.kind == "dml":
-            entry.event_number = msg.event_number
-            entry.event_type = msg.event_type
-            ident = dml_ident(entry.gtid, entry.event_number, record.key, msg.key_text)
-            entry.duplicate = ident in lg.seen
+            ident = dml_ident(gtid, msg.event_number, record.key, msg.key_text)
+            duplicate = ident in lg.seen
             lg.seen.add(ident)
+            schema_seen = None
             if table is not None:
                 ev.schema = lg.schemas.get(table)
-                entry.schema_seen = ev.schema is not None
+                schema_seen = ev.schema is not None
+            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid, msg.event_number, msg.event_type,
+                          duplicate=duplicate, schema_seen=schema_seen)
+        else:
+            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid)
         lg.entries.append(entry)
         return ev
 
@@ -241,8 +248,8 @@ class CdcChecker(CheckerBase):
         seen = lg.seen
         duplicate = key in seen
         seen.add(key)
-        lg.entries.append(Entry(offset, "dml", kind.table, g, n, obj["event_type"], None, None, duplicate,
-                                kind.schema is not None))
+        lg.entries.append(_new_entry(Entry, (offset, "dml", kind.table, g, n, obj["event_type"], None, None, duplicate,
+                                             kind.schema is not None)))
         self.tally.count(kind.outcomes.get(variant) or kind.outcome(variant))
         self._identity = (record, ((kind.entity, key, q),))
         return True

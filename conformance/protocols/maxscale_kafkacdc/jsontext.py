@@ -79,7 +79,7 @@ def _refuse_constant(name: str) -> Any:
 
 # The strict parse's reader without its duplicate-key hook: the C scanner builds every object
 # itself (no list of pairs, no Python call per object), numbers and constants as `read` has them.
-_scan = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=decimal.Decimal).scan_once
+_scan = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=decimal.Decimal).scan_once  # type: ignore[attr-defined]
 
 
 def parse_object(text: str) -> Any:
