@@ -198,20 +198,35 @@ class CdcChecker(CheckerBase):
 
     def check_record(self, record: Record, loc: Location) -> None:
         ev = self.evidence(record, loc)
+        if self.fast and self._learn(ev):
+            return
         self.run_record_checks(ev)
-        if self.fast:
-            self._learn(ev)
 
-    def _learn(self, ev: RecordEvidence) -> None:
+    def _learn(self, ev: RecordEvidence) -> bool:
+        """Compile the kind of a DML event that has none yet (its rules read only what the kind
+        decides: the record is an example of it); True where the new function accepts the record
+        itself, which is then counted under its variant's outcomes, as `check_fast` counts the
+        kind's further records (the checks need not run on it: the function accepts only records
+        whose every check answers as the variant says)."""
         m = ev.msg
         if m.kind != "dml" or m.obj is None or m.text is None or m.table is None:
-            return
+            return False
         lg = self.logs.of(ev.record.topic, ev.record.partition)
         kind = new_kind(lg.kinds, (*m.table, tuple(m.obj)), ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
         if kind is None:
-            return
+            return False
         assert self.rules is not None
         fastpath.compile_kind(kind, ev, self.record_specs, self.rules, ev.record.topic)
+        if kind.accept is None:
+            return False
+        try:
+            variant = kind.accept(m.obj, m.text, ev.record.key)
+        except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
+            return False
+        if variant is None:
+            return False
+        self.tally.count(kind.outcome(variant))
+        return True
 
     def check_fast(self, record: Record) -> bool:
         self._identity = None

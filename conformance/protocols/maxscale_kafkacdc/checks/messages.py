@@ -152,7 +152,8 @@ def _kafka_key_fast(ev: RecordEvidence, src: Source) -> bool:
         return False
     src.guard(_GTID_OK)
     src.guard("_n >= 0")
-    src.guard("key == f'{_d}-{_s}-{_q}:{_n}'.encode()")
+    # `%d` of an int (the guard above: exactly int) is its decimal text, as str() gives it.
+    src.guard("key == b'%d-%d-%d:%d' % (_d, _s, _q, _n)")
     return True
 
 
