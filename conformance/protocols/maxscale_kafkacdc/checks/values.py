@@ -442,18 +442,25 @@ def temporal_problem(declared: Column, v: str, o: spec.CdcOptions) -> tuple[str,
 #: `fraction_problem` surely accept under every option, recognised without running them (each a
 #: subset of what they accept: `tests/unit/test_fast_paths_json.py` holds them to the rules): a
 #: four-digit year, month and day within 00..12 and 00..31 (any sql_mode's DATE), a clock within
-#: 23:59:59, TIME under 838 hours, a fraction of six digits or none (so no option rewrites the
-#: text), TIMESTAMP's dates of 1971..2037 (inside MariaDB's range in any time zone).
+#: 23:59:59, TIME under 838 hours or its least and greatest values (negative from -00:00:01 on:
+#: no negative zero), a fraction of six digits or none (so no option rewrites the text),
+#: TIMESTAMP's dates of 1971..2037 (inside MariaDB's range in any time zone), its zero value and
+#: the first and last second of its range, YEAR's zero value.
 _CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"
 _DAY = r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
 _TS_DAY = (r"(?:197[1-9]|19[89][0-9]|20[0-2][0-9]|203[0-7])-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
            r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")
+_FRACTION = r"(?:\.[0-9]{6})?"
+_TS_EDGES = rf"(?:0000-00-00 00:00:00|1970-01-01 00:00:01|2038-01-19 03:14:07){_FRACTION}"
+_MINUTES = r":[0-5][0-9]:[0-5][0-9]"
 QUICK_TEXT: dict[str, re.Pattern[str]] = {
     "date": re.compile(_DAY),
     "datetime": re.compile(_DAY + " " + _CLOCK),
-    "timestamp_": re.compile(_TS_DAY + " " + _CLOCK),
-    "time": re.compile(r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"),
-    "year": re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]"),
+    "timestamp_": re.compile(rf"{_TS_DAY} {_CLOCK}|{_TS_EDGES}"),
+    "time": re.compile(rf"(?:[0-9]{{2}}|[0-7][0-9]{{2}}|8[0-2][0-9]|83[0-7]){_MINUTES}{_FRACTION}"
+                       rf"|-(?:0[1-9]|[1-9][0-9]|[1-7][0-9]{{2}}|8[0-2][0-9]|83[0-7]){_MINUTES}{_FRACTION}"
+                       r"|-?838:59:59(?:\.000000)?"),
+    "year": re.compile(r"0000|190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]"),
 }
 # One bound method each, so that the generated code names it once (rules share its answer).
 _QUICK_MATCH = {rt: p.fullmatch for rt, p in QUICK_TEXT.items()}
