@@ -35,10 +35,11 @@ after the watermark (a late event), or, if they never arrive, as `delivery.no-lo
 from __future__ import annotations
 
 import enum
+import operator
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .registry import COMMON, Actor, CheckSpec, Failure, Level, Location, NotApplicable, Scope, Verdict, check
 
@@ -109,9 +110,9 @@ class Version:
         return (self.match, *self.alternates)
 
 
-@dataclass(frozen=True, slots=True)
-class LogEntry:
-    """A decoded message as it sits in the log."""
+class LogEntry(NamedTuple):
+    """A decoded message as it sits in the log (a tuple: a check keeps one for every row message
+    until its topic is judged, and makes one per message in its loop)."""
 
     topic: str
     partition: int
@@ -363,6 +364,9 @@ def _scope_of(e: LogEntry, ts_scope: TsScope) -> Hashable:
     return e.entity if ts_scope == "entity" else None
 
 
+_OFFSET = operator.itemgetter(2)  # a LogEntry's offset
+
+
 def analyse_log(log: Iterable[LogEntry], starts: Mapping[tuple[str, int], int] | None = None, *,
                 ts_scope: TsScope = "partition") -> DeliveryReport:
     """What the log alone can tell, without the workload (see the module docstring).
@@ -371,32 +375,41 @@ def analyse_log(log: Iterable[LogEntry], starts: Mapping[tuple[str, int], int] |
     smallest offset given): below it, a replayed copy's original cannot be seen, so a finding
     there says that it may be a replay rather than a reorder."""
     rep = DeliveryReport()
-    logs: dict[tuple[str, int], list[LogEntry]] = defaultdict(list)
-    for e in log:
-        logs[(e.topic, e.partition)].append(e)
+    logs: dict[tuple[str, int], list[LogEntry]] = {}
+    run: list[LogEntry] = []
+    run_topic: str | None = None
+    run_part: int | None = None
+    for e in log:  # a partition's messages mostly come in a run: its list is looked up once a run
+        if e[1] != run_part or e[0] != run_topic:
+            run_topic, run_part = e[0], e[1]
+            run = logs.setdefault((run_topic, run_part), [])
+        run.append(e)
     # (topic, entity) -> partition -> offset of its first message there
     where: dict[tuple[str, Hashable], dict[int, int]] = defaultdict(dict)
+    per_entity = ts_scope == "entity"
     for (topic, part), entries in sorted(logs.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        entries.sort(key=lambda e: e.offset)
+        entries.sort(key=_OFFSET)
         start = (starts or {}).get((topic, part), entries[0].offset)
         hint = (f"offsets below {start} of this partition were not read: if this message repeats one of them (a "
                 "replay after a restart), it is a duplicate, not a reorder") if start > 0 else None
         copies: dict[tuple[Hashable, ...], int] = {}
         scope_max: dict[Hashable, tuple[int, int]] = {}  # scope -> (largest first-seen commit ts, its offset)
         key_max: dict[Hashable, tuple[int, int]] = {}  # entity -> (largest first-seen commit ts, its offset)
-        for e in entries:
-            if e.entity is None:
+        first_at: dict[Hashable, int] = {}  # entity -> offset of its first message in this partition
+        for _t, _p, offset, entity, match, ts, fingerprint in entries:
+            if entity is None:
                 rep.unattributed += 1
                 continue
-            where[(topic, e.entity)].setdefault(part, e.offset)
-            if e.ts is None:
+            if entity not in first_at:
+                first_at[entity] = offset
+            if ts is None:
                 # Without a commit ts the same content may well be a new version (a key deleted
                 # again: the same tombstone): neither de-duplicated nor ordered.
                 rep.delivered += 1
                 continue
             # A message whose version cannot be read (match None) is told apart by its bytes.
-            ident: tuple[Hashable, ...] = ((e.entity, e.match) if e.match is not None
-                                           else (e.entity, None, e.fingerprint or e.offset))
+            ident: tuple[Hashable, ...] = ((entity, match) if match is not None
+                                           else (entity, None, fingerprint or offset))
             n = copies.get(ident, 0)
             copies[ident] = n + 1
             if n:
@@ -404,24 +417,26 @@ def analyse_log(log: Iterable[LogEntry], starts: Mapping[tuple[str, int], int] |
                 continue
             rep.delivered += 1
             rep.with_ts += 1
-            scope = _scope_of(e, ts_scope)
+            scope = entity if per_entity else None
             top = scope_max.get(scope)
-            if top is not None and e.ts < top[0]:
-                rep.findings.append(Finding(Anomaly.COMMIT_TS_REGRESSION, e.entity,
-                                            f"commit ts {e.ts} after {top[0]}{_SCOPE_WORDS[ts_scope]} (offset "
-                                            f"{top[1]})", topic, part, e.offset, hint))
-            if top is None or e.ts >= top[0]:
-                scope_max[scope] = (e.ts, e.offset)
-            prev = key_max.get(e.entity)
-            if prev is not None and e.ts < prev[0]:
-                rep.findings.append(Finding(Anomaly.REORDERED_WITHIN_KEY, e.entity,
-                                            f"commit ts {e.ts} first appears after commit ts {prev[0]} of the same key "
-                                            f"(offset {prev[1]})", topic, part, e.offset, hint))
-            if prev is None or e.ts >= prev[0]:
-                key_max[e.entity] = (e.ts, e.offset)
+            if top is not None and ts < top[0]:
+                rep.findings.append(Finding(Anomaly.COMMIT_TS_REGRESSION, entity,
+                                            f"commit ts {ts} after {top[0]}{_SCOPE_WORDS[ts_scope]} (offset "
+                                            f"{top[1]})", topic, part, offset, hint))
+            if top is None or ts >= top[0]:
+                scope_max[scope] = (ts, offset)
+            prev = key_max.get(entity)
+            if prev is not None and ts < prev[0]:
+                rep.findings.append(Finding(Anomaly.REORDERED_WITHIN_KEY, entity,
+                                            f"commit ts {ts} first appears after commit ts {prev[0]} of the same key "
+                                            f"(offset {prev[1]})", topic, part, offset, hint))
+            if prev is None or ts >= prev[0]:
+                key_max[entity] = (ts, offset)
         for ident, n in copies.items():
             if n > 1:
                 rep.findings.append(Finding(Anomaly.DUPLICATED, ident[0], f"seen {n} times", topic, part))
+        for entity, offset in first_at.items():
+            where[(topic, entity)][part] = offset
     for (topic, ent), parts in where.items():
         if len(parts) > 1:
             rep.findings.append(Finding(Anomaly.KEY_IN_SEVERAL_PARTITIONS, ent, "seen in " + ", ".join(

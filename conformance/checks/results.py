@@ -203,6 +203,11 @@ class Tally:
             self.settle()
         return self._checks
 
+    def count(self, plan: RecordPlan) -> None:
+        """One more record of `plan`'s kind: its checks are counted when the tally is next read."""
+        plan.count += 1
+        self.unsettled.add(plan)
+
     def settle(self) -> None:
         """Add what record plans counted since the last call to the checks' tallies."""
         while self.unsettled:

@@ -338,7 +338,11 @@ def log_entry(identify: Any, topic: str, partition: int, offset: int, key: bytes
         return None
     ent, match, ts = ident
     # The bytes tell apart messages whose version could not be read (match None).
-    return LogEntry(topic, partition, offset, ent, match, ts, fingerprint(topic, key, value) if match is None else None)
+    return _new_entry(LogEntry, (topic, partition, offset, ent, match, ts,
+                                 fingerprint(topic, key, value) if match is None else None))
+
+
+_new_entry = tuple.__new__  # a LogEntry from its seven fields, without its constructor's keyword handling
 
 
 class DeliveryLogs:
@@ -361,14 +365,33 @@ class DeliveryLogs:
         """One message; `known`: its identity where the checker worked it out already (its fast
         path, with the decode), in a 1-tuple (None: identify it here)."""
         tp = (topic, partition)
-        if tp not in self.first or offset < self.first[tp]:
+        first = self.first.get(tp)
+        if first is None or offset < first:
             self.first[tp] = offset
         entry = log_entry(self._identify, topic, partition, offset, key, value, known)
         if entry is not None:
-            self.entries.setdefault(topic, []).append(entry)
+            entries = self.entries.get(topic)
+            if entries is None:
+                entries = self.entries[topic] = []
+            entries.append(entry)
 
     def add_record(self, r: Record, known: tuple[Identified] | None = None) -> None:
-        self.add(r.topic, r.partition or 0, r.offset or 0, r.key, r.value, known)
+        """`add` for a record (what a check loop calls for every record: `add`'s steps, inline)."""
+        topic, partition, offset = r.topic, r.partition or 0, r.offset or 0
+        tp = (topic, partition)
+        first = self.first.get(tp)
+        if first is None or offset < first:
+            self.first[tp] = offset
+        ident = self._identify(topic, r.key, r.value) if known is None else known[0]
+        if ident is None:
+            return
+        ent, match, ts = ident
+        entry = _new_entry(LogEntry, (topic, partition, offset, ent, match, ts,
+                                      fingerprint(topic, r.key, r.value) if match is None else None))
+        entries = self.entries.get(topic)
+        if entries is None:
+            entries = self.entries[topic] = []
+        entries.append(entry)
 
     def judge(self, tally: Tally, starts: Mapping[tuple[str, int], int] | None = None) -> DeliverySummary:
         """Judge every topic seen since the last call (and forget its messages); `starts` are

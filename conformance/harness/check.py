@@ -36,7 +36,7 @@ from typing import Any
 from ..checks.common import CAPTURE_RECORD_FORMAT, ENCODER_NO_CRASH, ENCODER_RESPONSIVE
 from ..checks.delivery import LogEntry
 from ..checks.registry import Actor, Failure, Location
-from ..checks.results import Tally
+from ..checks.results import RecordPlan, Tally
 from ..checks.source import SOURCE_CHECKS
 from ..encoders.spi import Record
 from ..protocols import get_protocol
@@ -142,7 +142,7 @@ class LogCheck:
     """`check_log` one item at a time, for callers that interleave their own work (a Spark task
     yields the identities of the records it checks as it goes)."""
 
-    __slots__ = ("checker", "delivery", "n", "tally")
+    __slots__ = ("checker", "delivery", "tally", "_read")
 
     def __init__(self, suite: ProtocolSuite, options: Mapping[str, str], registry: Any, tally: Tally, *,
                  partitions: int | None = None, delivery: DeliveryLogs | None = None, complete: bool = False) -> None:
@@ -150,19 +150,27 @@ class LogCheck:
                                      partitions=partitions)
         self.tally = tally
         self.delivery = delivery
-        self.n = 0
+        # Every record read is counted a pass of capture.record-format under one plan (settled
+        # when the tally is read, as the checkers' record plans are); its count is `n`.
+        self._read = RecordPlan()
+        self._read.fixed = [(CAPTURE_RECORD_FORMAT, None)]
+
+    @property
+    def n(self) -> int:
+        """How many records were checked so far."""
+        return self._read.count
 
     def add(self, line: int | None, item: Record | BadLine) -> None:
         if isinstance(item, BadLine):
             bad_line(self.tally, item)
             return
-        self.n += 1
-        self.tally.passed(CAPTURE_RECORD_FORMAT)
-        if not self.checker.check_fast(item):
-            self.checker.check_record(item, Location(topic=item.topic, partition=item.partition,
-                                                     offset=item.offset, line=line))
+        self.tally.count(self._read)
+        checker = self.checker
+        if not checker.check_fast(item):
+            checker.check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset,
+                                                line=line))
         if self.delivery is not None:
-            self.delivery.add_record(item, self.checker.identity(item))
+            self.delivery.add_record(item, checker.identity(item))
 
     def finish(self) -> int:
         """Run the stream checks; returns how many records were checked."""

@@ -236,8 +236,7 @@ class CheckerBase(Checker):
             except Exception:  # noqa: BLE001 - an odd record: every check runs and says what is wrong
                 key = plan = None
             if plan is not None:
-                plan.count += 1
-                self.tally.unsettled.add(plan)
+                self.tally.count(plan)
                 for s in plan.live:
                     self.tally.evaluate(s, evidence)
                 return plan
@@ -271,8 +270,7 @@ class CheckerBase(Checker):
         if len(self._plans) >= MAX_PLANS:
             self._plans.clear()
         self._plans[key] = plan
-        plan.count = 1
-        self.tally.unsettled.add(plan)
+        self.tally.count(plan)
         return plan
 
     def run_event_checks(self, evidence: Any) -> None:

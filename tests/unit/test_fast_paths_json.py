@@ -107,7 +107,15 @@ def _texts() -> st.SearchStrategy[str]:
                                               "59", "60", "99", "837", "838", "839", "1900", "1901", "1970", "1971",
                                               "2037", "2038", "2155", "2156", "0000"]))
     frac = st.sampled_from(["", ".5", ".123456", ".1234567", ".000000", ".12345"])
+    # The edges QUICK_TEXT names one by one (the zero values, the ends of TIMESTAMP's and TIME's
+    # ranges) and their neighbours, with each fraction.
+    edges = st.builds(lambda e, f: e + f, st.sampled_from([
+        "0000-00-00 00:00:00", "0000-00-00 00:00:01", "0000-01-01 00:00:00", "1970-01-01 00:00:01",
+        "1970-01-01 00:00:00", "1969-12-31 23:59:59", "2038-01-19 03:14:07", "2038-01-19 03:14:08", "838:59:59",
+        "-838:59:59", "839:00:00", "-839:00:00", "838:59:60", "-00:00:00", "-00:00:01", "-000:00:00", "-0:00:00",
+        "-01:00:00", "-100:00:00", "-837:59:59", "0000", "000", "00000", "-0000"]), frac)
     return st.one_of(
+        edges,
         st.builds(lambda y, mo, d, h, mi, s, f: f"{y}-{mo}-{d} {h}:{mi}:{s}{f}", part, part, part, part, part, part, frac),
         st.builds(lambda y, mo, d: f"{y}-{mo}-{d}", part, part, part),
         st.builds(lambda neg, h, mi, s, f: f"{neg}{h}:{mi}:{s}{f}", st.sampled_from(["", "-"]), part, part, part, frac),
@@ -145,3 +153,12 @@ def test_maxscale_quick_temporal_texts_cover_the_common_values() -> None:
     assert not QUICK_TEXT["timestamp_"].fullmatch("2024-02-29 00:00:00")  # to the rule: a leap day
     assert QUICK_TEXT["time"].fullmatch("837:59:59.999999") and not QUICK_TEXT["time"].fullmatch("-00:00:01")
     assert QUICK_TEXT["year"].fullmatch("2155") and not QUICK_TEXT["year"].fullmatch("1900")
+    # The edges the realistic workload writes often (each would otherwise run its rule).
+    assert QUICK_TEXT["time"].fullmatch("-12:34:56.123456") and QUICK_TEXT["time"].fullmatch("-837:59:59")
+    assert QUICK_TEXT["time"].fullmatch("838:59:59.000000") and QUICK_TEXT["time"].fullmatch("-838:59:59")
+    assert not QUICK_TEXT["time"].fullmatch("-00:00:00") and not QUICK_TEXT["time"].fullmatch("-000:00:00")
+    assert QUICK_TEXT["timestamp_"].fullmatch("0000-00-00 00:00:00.000000")
+    assert QUICK_TEXT["timestamp_"].fullmatch("1970-01-01 00:00:01") and QUICK_TEXT["timestamp_"].fullmatch(
+        "2038-01-19 03:14:07.999999")
+    assert not QUICK_TEXT["timestamp_"].fullmatch("2038-01-19 03:14:08")
+    assert QUICK_TEXT["year"].fullmatch("0000")

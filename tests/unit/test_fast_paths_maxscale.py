@@ -8,9 +8,13 @@ mutants and the property)."""
 
 from __future__ import annotations
 
+import decimal
 import random
 from typing import Any
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_fast_paths import _records, assert_parity  # type: ignore[import-not-found]
 
 from conformance.checks import compiled
@@ -19,9 +23,11 @@ from conformance.harness.capture import DeliveryLogs
 from conformance.harness.check import LogCheck, capture_tally
 from conformance.model.events import Gtid
 from conformance.protocols import get_protocol
+from conformance.protocols.kit import loads_strict
 from conformance.protocols.maxscale_kafkacdc import delivery, spec
 from conformance.protocols.maxscale_kafkacdc.checker import dml_ident
 from conformance.protocols.maxscale_kafkacdc.decoder import decode
+from conformance.protocols.maxscale_kafkacdc.jsontext import parse_object
 
 MAXSCALE = "maxscale-kafkacdc"
 
@@ -104,3 +110,60 @@ def test_replays_are_told_alike_on_and_off_the_fast_path() -> None:
     assert on == off
     assert on_entries == off_entries
     assert assert_parity(MAXSCALE, {}, None, mixed) > 0
+
+
+# -- the parse without the duplicate-key hook (jsontext.parse_object) ---------------------------------------
+
+def _same_parse(text: str) -> None:
+    """`parse_object` gives what the strict parse gives (the same keys in the same order, values of
+    the same types), or refuses where it refuses (`jsontext.read` catches ValueError, which
+    DuplicateKey is, and RecursionError; which refusal comes first may differ: the fast path
+    hands every refused text to the checks)."""
+    refused = (ValueError, RecursionError)
+    try:
+        want: Any = repr(loads_strict(text, parse_float=decimal.Decimal))
+    except refused:
+        want = "refused"
+    try:
+        got: Any = repr(parse_object(text))
+    except refused:
+        got = "refused"
+    assert got == want, text
+
+
+@pytest.mark.parametrize("text", [
+    '{"a":1,"a":2}', '{"a":1,"b":2,"a":3}', '{"a":":","a":1}', '{"a":":x","b":":y","a":1}',
+    '{"a":"\\":","a":1}', '{"a":"x\\\\","a":1}', '{"a" :1,"a":2}', '{"a":1, "a" :2}', '{"a":1,"a"\t:2}', '{"a":1,"a"\n:2}', '{"a":1,"a"\r:2}',
+    '{"a":{"b":1,"b":2}}', '{"a":[{"b":1,"b":2}]}', '{"a":{},"b":[]}', '{"a":{"b":1},"c":":"}',
+    '{"a":"\\u003a","a":1}', '{"\\u0061":1,"a":2}', '{"a":NaN}', '{"a":1.50}', '{"a":1e5,"b":-0.0}',
+    '{"a":1} ', ' {"a":1}', '{"a":1}x', '[1,2]', '"a"', '{"a":1', '{"a":"\x01"}', '{}', '{"":1,"":2}',
+    '{"a":1}\n', '{"a":1,"b":"\\"","b":2}', '{":":1,":":2}', '{"a:":1,"a:":2}', '{"a":":","b":":"}',
+])
+def test_parse_object_is_the_strict_parse(text: str) -> None:
+    _same_parse(text)
+
+
+def _json_texts() -> st.SearchStrategy[str]:
+    """Texts near MaxScale's: compact objects over few keys (so keys repeat), strings with colons,
+    quotes, backslashes, escapes and spaces, nested objects and arrays, whitespace now and then."""
+    key = st.sampled_from(["a", "b", ":", "a:", " a", "\\u0061", "\\\"", "c d"]).map(lambda k: f'"{k}"')
+    string = st.sampled_from(["", ":", ":x", "x:", "\\\"", "\\\":", "\\\\", "\\u003a", "\\u0022", " : ", "a b",
+                              "\\t", "\\n"]).map(lambda s: f'"{s}"')
+    scalar = st.one_of(string, st.sampled_from(["1", "-2", "1.50", "1e3", "null", "true", "NaN"]))
+    sep = st.sampled_from([":", ":", ":", " :", ": ", "\t:", "\n:", "\r:"])
+    comma = st.sampled_from([",", ",", ",", ", ", "\n,"])
+
+    def obj(values: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        pairs = st.lists(st.tuples(key, sep, values), max_size=5)
+        return st.builds(lambda ps, c: "{" + c.join(k + s + v for k, s, v in ps) + "}", pairs, comma)
+
+    value = st.recursive(scalar, lambda inner: st.one_of(
+        obj(inner), st.lists(inner, max_size=3).map(lambda xs: "[" + ",".join(xs) + "]")), max_leaves=8)
+    return st.builds(lambda o, pad: pad[0] + o + pad[1], obj(value),
+                     st.sampled_from([("", ""), ("", ""), ("", ""), (" ", ""), ("", " "), ("", "\n")]))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_json_texts())
+def test_parse_object_is_the_strict_parse_over_generated_texts(text: str) -> None:
+    _same_parse(text)

@@ -10,10 +10,9 @@ are paired with what was planned (by key), so that values are judged exactly.
 
 from __future__ import annotations
 
-import decimal
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...checks import compiled
 from ...checks.compiled import FastRules, new_kind
@@ -22,9 +21,10 @@ from ...checks.results import Tally
 from ...encoders.spi import Record
 from ...model.events import Event, Gtid
 from ..base import CheckerBase, CheckerMode, Identified
-from ..kit import Located, PartitionLogs, digest, loads_strict
+from ..kit import Located, PartitionLogs, digest
 from . import fastpath, spec
 from .decoder import Column, Message, decode
+from .jsontext import parse_object
 from .spec import CdcOptions
 from .tracker import Planned, RowImage, SchemaEvent, Tracker
 
@@ -45,9 +45,9 @@ class KnownSchema:
         return found
 
 
-@dataclass(slots=True)
-class Entry:
-    """One message of a partition's log (what the stream checks need, nothing more)."""
+class Entry(NamedTuple):
+    """One message of a partition's log (what the stream checks need, nothing more; a tuple: one
+    is made for every message, the fast path's with `tuple.__new__`)."""
 
     offset: int
     kind: str | None
@@ -61,6 +61,9 @@ class Entry:
     schema_seen: bool | None = None  # DML: a schema event of its table came before it
 
 
+_new_entry = tuple.__new__  # an Entry from its ten fields, without its constructor's keyword handling
+
+
 @dataclass(slots=True)
 class PartitionLog:
     topic: str
@@ -72,6 +75,8 @@ class PartitionLog:
     # The fast path's kinds of DML event in this partition (fastpath.py), by (table_schema,
     # table_name, the value's keys).
     kinds: dict[tuple[Any, Any, tuple[str, ...]], fastpath.FastKind] = field(default_factory=dict)
+    # The stream checks' first-seen DML events (`checks.stream._dmls`), with the log's length then.
+    dmls: tuple[int, list[Entry]] | None = None
 
 
 @dataclass(slots=True)
@@ -163,27 +168,29 @@ class CdcChecker(CheckerBase):
         if record.offset is None:
             loc = Location(record.topic, record.partition or 0, offset, line=loc.line)
         ev = RecordEvidence(record, loc, msg, self.o, complete=self.mode.complete or lg.first_offset == 0)
-        entry = Entry(offset, msg.kind if msg.ok else None)
         table = msg.table
-        entry.table = table
-        entry.gtid = msg.gtid
+        gtid = msg.gtid
         if msg.kind == "schema":
-            entry.version = msg.version
-            entry.content = schema_content(msg)
-            ident: Hashable = ("s", entry.content, entry.version, str(entry.gtid))
-            entry.duplicate = ident in lg.seen
+            content = schema_content(msg)
+            ident: Hashable = ("s", content, msg.version, str(gtid))
+            duplicate = ident in lg.seen
             lg.seen.add(ident)
             if table is not None:
                 lg.schemas[table] = KnownSchema(msg.version, msg.columns(), offset)
+            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid, version=msg.version, content=content,
+                          duplicate=duplicate)
         elif msg.kind == "dml":
-            entry.event_number = msg.event_number
-            entry.event_type = msg.event_type
-            ident = dml_ident(entry.gtid, entry.event_number, record.key, msg.key_text)
-            entry.duplicate = ident in lg.seen
+            ident = dml_ident(gtid, msg.event_number, record.key, msg.key_text)
+            duplicate = ident in lg.seen
             lg.seen.add(ident)
+            schema_seen = None
             if table is not None:
                 ev.schema = lg.schemas.get(table)
-                entry.schema_seen = ev.schema is not None
+                schema_seen = ev.schema is not None
+            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid, msg.event_number, msg.event_type,
+                          duplicate=duplicate, schema_seen=schema_seen)
+        else:
+            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid)
         lg.entries.append(entry)
         return ev
 
@@ -191,20 +198,35 @@ class CdcChecker(CheckerBase):
 
     def check_record(self, record: Record, loc: Location) -> None:
         ev = self.evidence(record, loc)
+        if self.fast and self._learn(ev):
+            return
         self.run_record_checks(ev)
-        if self.fast:
-            self._learn(ev)
 
-    def _learn(self, ev: RecordEvidence) -> None:
+    def _learn(self, ev: RecordEvidence) -> bool:
+        """Compile the kind of a DML event that has none yet (its rules read only what the kind
+        decides: the record is an example of it); True where the new function accepts the record
+        itself, which is then counted under its variant's outcomes, as `check_fast` counts the
+        kind's further records (the checks need not run on it: the function accepts only records
+        whose every check answers as the variant says)."""
         m = ev.msg
         if m.kind != "dml" or m.obj is None or m.text is None or m.table is None:
-            return
+            return False
         lg = self.logs.of(ev.record.topic, ev.record.partition)
         kind = new_kind(lg.kinds, (*m.table, tuple(m.obj)), ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
         if kind is None:
-            return
+            return False
         assert self.rules is not None
         fastpath.compile_kind(kind, ev, self.record_specs, self.rules, ev.record.topic)
+        if kind.accept is None:
+            return False
+        try:
+            variant = kind.accept(m.obj, m.text, ev.record.key)
+        except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
+            return False
+        if variant is None:
+            return False
+        self.tally.count(kind.outcome(variant))
+        return True
 
     def check_fast(self, record: Record) -> bool:
         self._identity = None
@@ -216,7 +238,7 @@ class CdcChecker(CheckerBase):
         try:
             text = record.value.decode("utf-8")
             # As jsontext.read parses a value (duplicate keys and NaN refused, exact decimals).
-            obj = loads_strict(text, parse_float=decimal.Decimal)
+            obj = parse_object(text)
             if obj.__class__ is not dict:
                 return False
             kind = lg.kinds.get((obj.get("table_schema"), obj.get("table_name"), tuple(obj)))
@@ -241,11 +263,9 @@ class CdcChecker(CheckerBase):
         seen = lg.seen
         duplicate = key in seen
         seen.add(key)
-        lg.entries.append(Entry(offset, "dml", kind.table, g, n, obj["event_type"], None, None, duplicate,
-                                kind.schema is not None))
-        plan = kind.outcomes.get(variant) or kind.outcome(variant)
-        plan.count += 1
-        self.tally.unsettled.add(plan)
+        lg.entries.append(_new_entry(Entry, (offset, "dml", kind.table, g, n, obj["event_type"], None, None, duplicate,
+                                             kind.schema is not None)))
+        self.tally.count(kind.outcomes.get(variant) or kind.outcome(variant))
         self._identity = (record, ((kind.entity, key, q),))
         return True
 

@@ -23,7 +23,8 @@ key spells its value's place) and as its delivery match (`delivery.match`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,27 @@ _LOCALS = {"domain": "_d", "server_id": "_s", "sequence": "_q", "event_number": 
 def read_field(src: Source, name: str) -> str:
     """The local holding the value's field `name` (a key of every value of the kind), read once."""
     return src.value(f"obj[{src.const(name, 'n')}]", name=_LOCALS.get(name))
+
+
+#: One reader of each tuple of keys met (kinds alike share it, and so share their text).
+_GETTERS: dict[tuple[str, ...], Callable[[dict[str, Any]], tuple[Any, ...]]] = {}
+
+
+def read_group(src: Source, names: Sequence[str]) -> str:
+    """The local holding the tuple of the values of `names` (keys of every value of the kind; at
+    least one), read at once. Rules that judge many columns alike loop over such a tuple, the
+    columns' own data in constant tuples beside it: so the generated text depends on which groups
+    a kind has, not on its columns one by one, and kinds of many tables share one text (and one
+    `compile`)."""
+    key = tuple(names)
+    if len(key) == 1:
+        return src.value(f"(obj[{src.const(key[0], 'n')}],)", "g")
+    getter = _GETTERS.get(key)
+    if getter is None:
+        if len(_GETTERS) >= MAX_KINDS:
+            _GETTERS.clear()
+        getter = _GETTERS[key] = operator.itemgetter(*key)
+    return src.value(f"{src.const(getter, 'get')}(obj)", "g")
 
 
 def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], rules: FastRules, topic: str) -> None:

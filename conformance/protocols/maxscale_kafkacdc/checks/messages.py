@@ -11,7 +11,7 @@ from ...kit import Findings, brief
 from .. import spec
 from ..checker import EventEvidence, RecordEvidence
 from ..decoder import Column, is_int
-from ..fastpath import read_field
+from ..fastpath import read_group
 from ..jsontext import whitespace_outside_strings
 from ..spec import NOTES, SEED
 from ..tracker import SchemaEvent
@@ -68,12 +68,12 @@ def _message_compact_fast(ev: RecordEvidence, src: Source) -> bool:
     numbers = {name for name, d, _v in _declared_columns(ev)
                if d is not None and d.real_type is not None and spec.json_family(d.real_type) != "string"}
     sp = src.fresh("sp")
-    src.line(f"{sp} = {sum(k.count(' ') for k in obj)}")
-    for k in obj:
-        if k in spec.DML_FIXED or k in numbers:
-            continue
-        v = read_field(src, k)
-        src.line(f"if {v}.__class__ is str: {sp} += {v}.count(' ')")
+    src.line(f"{sp} = {src.const(sum(k.count(' ') for k in obj), 'ks')}")
+    names = [k for k in obj if k not in spec.DML_FIXED and k not in numbers]
+    if names:
+        x = src.fresh("x")
+        src.line(f"for {x} in {read_group(src, names)}:")
+        src.line(f"if {x}.__class__ is str: {sp} += {x}.count(' ')", 2)
     ws = src.const(whitespace_outside_strings, "ws")
     src.guard(f"({sp} == text.count(' ') and '\\\\u0020' not in text and '\\t' not in text and '\\n' not in text "
               f"and '\\r' not in text) or {ws}(text) is None")
@@ -152,7 +152,8 @@ def _kafka_key_fast(ev: RecordEvidence, src: Source) -> bool:
         return False
     src.guard(_GTID_OK)
     src.guard("_n >= 0")
-    src.guard("key == f'{_d}-{_s}-{_q}:{_n}'.encode()")
+    # `%d` of an int (the guard above: exactly int) is its decimal text, as str() gives it.
+    src.guard("key == b'%d-%d-%d:%d' % (_d, _s, _q, _n)")
     return True
 
 

@@ -79,7 +79,12 @@ def _same(a: object, b: object) -> bool:
 
 
 def _dmls(lg: PartitionLog) -> list[Entry]:
-    return [e for e in _firsts(lg) if e.kind == "dml" and e.gtid is not None and e.event_number is not None]
+    """The first-seen DML events with a GTID and event number (worked out once per log: two checks
+    read them)."""
+    if lg.dmls is None or lg.dmls[0] != len(lg.entries):
+        lg.dmls = (len(lg.entries), [e for e in lg.entries if not e.duplicate and e.kind == "dml" and e.gtid is not None
+                                     and e.event_number is not None])
+    return lg.dmls[1]
 
 
 @check("stream.update-pairs", level=Level.MUST, scope=Scope.STREAM,
@@ -91,10 +96,11 @@ def update_pairs(ev: StreamEvidence, lg: PartitionLog) -> Findings:
     """In the de-duplicated stream, every update_before is immediately followed by its update_after
     (same GTID and table, event_number + 1), and every update_after immediately preceded by it."""
     rows = _dmls(lg)
+    last = len(rows) - 1
     for i, e in enumerate(rows):
-        nxt = rows[i + 1] if i + 1 < len(rows) else None
-        prev = rows[i - 1] if i else None
-        if e.event_type == "update_before":
+        t = e.event_type
+        if t == "update_before":
+            nxt = rows[i + 1] if i < last else None
             if nxt is None:
                 if ev.complete:
                     yield Failure("an update_before without its update_after", expected="update_after next",
@@ -106,7 +112,8 @@ def update_pairs(ev: StreamEvidence, lg: PartitionLog) -> Findings:
                               expected=f"update_after {e.gtid}:{(e.event_number or 0) + 1}",
                               actual=f"{nxt.event_type} {nxt.gtid}:{nxt.event_number}", location=_at(ev, lg, e))
                 return
-        elif e.event_type == "update_after":
+        elif t == "update_after":
+            prev = rows[i - 1] if i else None
             if prev is None:
                 if ev.from_start(lg):
                     yield Failure("an update_after without its update_before", expected="update_before first",
@@ -128,21 +135,22 @@ def update_pairs(ev: StreamEvidence, lg: PartitionLog) -> Findings:
 def event_numbers(ev: StreamEvidence, lg: PartitionLog) -> Findings:
     """Within a GTID the DML events' event_numbers start at 1 and go up by one (with match/exclude:
     go up, gaps allowed)."""
-    rows = _dmls(lg)
-    for i, e in enumerate(rows):
-        prev = rows[i - 1] if i else None
+    filtered = ev.o.filtered
+    prev: Entry | None = None
+    for e in _dmls(lg):
         n = e.event_number or 0
-        if prev is None or not _same(prev.gtid, e.gtid):
-            if n != 1 and not ev.o.filtered and (prev is not None or ev.from_start(lg)):
+        if prev is None or not (prev.gtid is e.gtid or prev.gtid == e.gtid):  # `_same`, inline
+            if n != 1 and not filtered and (prev is not None or ev.from_start(lg)):
                 yield Failure("a transaction's first event_number is not 1", expected=1, actual=n,
                               location=_at(ev, lg, e))
                 return
-            continue
-        p = prev.event_number or 0
-        if (n != p + 1) if not ev.o.filtered else (n <= p):
-            yield Failure(f"event_number {n} after {p} in {e.gtid}",
-                          expected=p + 1 if not ev.o.filtered else f"> {p}", actual=n, location=_at(ev, lg, e))
-            return
+        else:
+            p = prev.event_number or 0
+            if (n != p + 1) if not filtered else (n <= p):
+                yield Failure(f"event_number {n} after {p} in {e.gtid}",
+                              expected=p + 1 if not filtered else f"> {p}", actual=n, location=_at(ev, lg, e))
+                return
+        prev = e
 
 
 # == what each source event gives (needs the workload) ====================================================

@@ -17,7 +17,7 @@ from ...kit import Findings, brief
 from .. import spec
 from ..checker import RecordEvidence
 from ..decoder import Column, is_int
-from ..fastpath import read_field
+from ..fastpath import read_group
 from ..spec import NOTES, SEED
 from ..tracker import row_values
 from .common import NO_SOURCE_ROW, NOT_DML, _dml, _row, check, fast
@@ -91,9 +91,6 @@ def _declared(ev: RecordEvidence) -> list[tuple[str, Column]]:
     return [(name, d) for name, d, _v in _columns(ev) if d is not None and d.real_type is not None]
 
 
-_read = read_field
-
-
 #: A JSON value of each family `value.json-type` accepts (None aside), by the parsed value's class.
 _FAMILY_TEST = {"integer": "{v}.__class__ is int", "string": "{v}.__class__ is str",
                 "number": "{v}.__class__ is int or {v}.__class__ is {dec}"}
@@ -107,12 +104,18 @@ def _json_type_fast(ev: RecordEvidence, src: Source) -> NotApplicable | bool:
     if not declared:
         return NotApplicable(_NO_DECLARED)
     dec = src.const(decimal.Decimal, "Decimal")
+    families: dict[str, list[str]] = {}
     for name, d in declared:
-        test = _FAMILY_TEST.get(spec.json_family(d.real_type or ""))
-        if test is None:
+        family = spec.json_family(d.real_type or "")
+        if family not in _FAMILY_TEST:
             return False
-        v = _read(src, name)
-        src.guard(f"{v} is None or " + test.format(v=v, dec=dec))
+        families.setdefault(family, []).append(name)
+    for family, test in _FAMILY_TEST.items():  # a loop over each family's columns
+        names = families.get(family)
+        if names:
+            x = src.fresh("x")
+            src.line(f"for {x} in {read_group(src, names)}:")
+            src.line(f"if not ({x} is None or {test.format(v=x, dec=dec)}): return None", 2)
     return True
 
 
@@ -439,18 +442,25 @@ def temporal_problem(declared: Column, v: str, o: spec.CdcOptions) -> tuple[str,
 #: `fraction_problem` surely accept under every option, recognised without running them (each a
 #: subset of what they accept: `tests/unit/test_fast_paths_json.py` holds them to the rules): a
 #: four-digit year, month and day within 00..12 and 00..31 (any sql_mode's DATE), a clock within
-#: 23:59:59, TIME under 838 hours, a fraction of six digits or none (so no option rewrites the
-#: text), TIMESTAMP's dates of 1971..2037 (inside MariaDB's range in any time zone).
+#: 23:59:59, TIME under 838 hours or its least and greatest values (negative from -00:00:01 on:
+#: no negative zero), a fraction of six digits or none (so no option rewrites the text),
+#: TIMESTAMP's dates of 1971..2037 (inside MariaDB's range in any time zone), its zero value and
+#: the first and last second of its range, YEAR's zero value.
 _CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"
 _DAY = r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
 _TS_DAY = (r"(?:197[1-9]|19[89][0-9]|20[0-2][0-9]|203[0-7])-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
            r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")
+_FRACTION = r"(?:\.[0-9]{6})?"
+_TS_EDGES = rf"(?:0000-00-00 00:00:00|1970-01-01 00:00:01|2038-01-19 03:14:07){_FRACTION}"
+_MINUTES = r":[0-5][0-9]:[0-5][0-9]"
 QUICK_TEXT: dict[str, re.Pattern[str]] = {
     "date": re.compile(_DAY),
     "datetime": re.compile(_DAY + " " + _CLOCK),
-    "timestamp_": re.compile(_TS_DAY + " " + _CLOCK),
-    "time": re.compile(r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{6})?"),
-    "year": re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]"),
+    "timestamp_": re.compile(rf"{_TS_DAY} {_CLOCK}|{_TS_EDGES}"),
+    "time": re.compile(rf"(?:[0-9]{{2}}|[0-7][0-9]{{2}}|8[0-2][0-9]|83[0-7]){_MINUTES}{_FRACTION}"
+                       rf"|-(?:0[1-9]|[1-9][0-9]|[1-7][0-9]{{2}}|8[0-2][0-9]|83[0-7]){_MINUTES}{_FRACTION}"
+                       r"|-?838:59:59(?:\.000000)?"),
+    "year": re.compile(r"0000|190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]"),
 }
 # One bound method each, so that the generated code names it once (rules share its answer).
 _QUICK_MATCH = {rt: p.fullmatch for rt, p in QUICK_TEXT.items()}
@@ -470,15 +480,14 @@ def _temporal_fast(tokens: frozenset[str], absent: str, judge: Callable[[Column,
         seen = src.fresh("seen")
         src.line(f"{seen} = False")
         j, o = src.const(judge, "judge"), src.const(ev.o, "o")
-        for name, d in cols:
-            v = _read(src, name)
-            quick = _QUICK_MATCH[(d.real_type or "").lower()]
-            # Shared by the rules that read the same column (a DATETIME's temporal and fraction).
-            ok = src.value(f"{v}.__class__ is str and {src.const(quick, 'quick')}({v}) is not None", "ok")
-            src.line(f"if {ok}: {seen} = True")
-            src.line(f"elif {v}.__class__ is str:")
-            src.line(f"{seen} = True", 2)
-            src.line(f"if {j}({src.const(d, 'col')}, {v}, {o}) is not None: return None", 2)
+        # A loop over the columns, each with its quick recogniser and declared column.
+        quicks = src.const(tuple(_QUICK_MATCH[(d.real_type or "").lower()] for _name, d in cols), "quicks")
+        declared = src.const(tuple(d for _name, d in cols), "cols")
+        x, q, c = src.fresh("x"), src.fresh("q"), src.fresh("c")
+        src.line(f"for {x}, {q}, {c} in zip({read_group(src, [name for name, _d in cols])}, {quicks}, {declared}):")
+        src.line(f"if {x}.__class__ is str:", 2)
+        src.line(f"{seen} = True", 3)
+        src.line(f"if {q}({x}) is None and {j}({c}, {x}, {o}) is not None: return None", 3)
         return Seen(seen, reason)
 
     return rule
@@ -598,12 +607,16 @@ _NO_INTEGER = "no integer column whose declared type is known"
 def _integer_range_fast(ev: RecordEvidence, src: Source) -> NotApplicable | bool:
     if _dml(ev) is None or ev.source is not None:
         return False
-    judged = False
+    names, bounds = [], []
     for name, d in _declared(ev):
         b = integer_range(d.real_type or "", bool(d.unsigned), bigint_wrap=ev.o.bigint_wrap)
-        if b is None:
-            continue
-        judged = True
-        v = _read(src, name)
-        src.guard(f"{v}.__class__ is not int or {b[0]} <= {v} <= {b[1]}")
-    return True if judged else NotApplicable(_NO_INTEGER)
+        if b is not None:
+            names.append(name)
+            bounds.append(b)
+    if not names:
+        return NotApplicable(_NO_INTEGER)
+    # A loop over the columns, each with its (least, greatest) value.
+    x, lo, hi = src.fresh("x"), src.fresh("lo"), src.fresh("hi")
+    src.line(f"for {x}, ({lo}, {hi}) in zip({read_group(src, names)}, {src.const(tuple(bounds), 'bounds')}):")
+    src.line(f"if {x}.__class__ is int and not {lo} <= {x} <= {hi}: return None", 2)
+    return True
