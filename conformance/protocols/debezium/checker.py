@@ -251,8 +251,7 @@ class DebeziumChecker(CheckerBase):
         assert kind is not None
         if not fastpath.compile_kind(kind, ev, self.record_specs):
             return False
-        kind.plan.count += 1
-        self.tally.unsettled.add(kind.plan)
+        self.tally.count(kind.plan)
         return True
 
     def check_fast(self, record: Record) -> bool:
@@ -280,8 +279,7 @@ class DebeziumChecker(CheckerBase):
         offset = record.offset if record.offset is not None else len(lg)
         lg.append(Entry(offset, "tombstone" if m.tombstone else k[8], key_text_of(m.key)))
         plan = kind.plan
-        plan.count += 1
-        self.tally.unsettled.add(plan)
+        self.tally.count(plan)
         self._known = (record, known)
         return True
 

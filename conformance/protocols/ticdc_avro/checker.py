@@ -146,12 +146,10 @@ class AvroChecker(CheckerBase):
             return False
         plan, stream = kind.plan, kind.stream
         assert plan is not None and stream is not None  # set with `accept`
-        plan.count += 1
-        self.tally.unsettled.add(plan)
+        self.tally.count(plan)
         if variant:
             out = kind.outcomes.get(variant) or kind.outcome(variant)
-            out.count += 1
-            self.tally.unsettled.add(out)
+            self.tally.count(out)
         else:
             plan.fast += 1
         stream.records += 1

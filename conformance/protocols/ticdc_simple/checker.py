@@ -226,8 +226,7 @@ class SimpleChecker(CheckerBase):
         fastpath.compile_kind(kind, ev, self.record_specs, k)
         if kind.accept is None:
             return False
-        kind.plan.count += 1
-        self.tally.unsettled.add(kind.plan)
+        self.tally.count(kind.plan)
         return True
 
     def check_fast(self, record: Record) -> bool:
@@ -299,8 +298,7 @@ class SimpleChecker(CheckerBase):
         """A record the fast path took: its entry in the partition's log, counted under its
         kind's plan, and kept for `identity`."""
         lg.entries.append(entry)
-        plan.count += 1
-        self.tally.unsettled.add(plan)
+        self.tally.count(plan)
         self._accepted = accepted
         return True
 
