@@ -321,7 +321,8 @@ def check_topics(spec: LiveSpec, suite: ProtocolSuite, options: Mapping[str, str
     the caller checked before) now and then."""
     from itertools import chain
 
-    from .kafka_source import read_packed_records, read_range
+    from .kafka_records import read_packed_records
+    from .kafka_source import read_range
 
     parts: dict[tuple[str, int], Iterable[Record]]
     if len(pack) == 1:

@@ -95,8 +95,6 @@ from ..errors import InfrastructureError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from ..encoders.spi import Record
-
 __all__ = [
     "BATCH_ROWS",
     "DEFAULT_TIMEOUT_S",
@@ -846,36 +844,6 @@ def read_packed(bootstrap: str, ranges: Sequence[PartitionRange], config: Mappin
                 yield from flush(tp)
         for tp in sorted(held):  # complete without reaching their last offset (markers, compaction)
             yield from flush(tp)
-    finally:
-        reader.close()
-
-
-def read_packed_records(bootstrap: str, ranges: Sequence[PartitionRange], config: Mapping[str, str] | None = None,
-                        *, timeout: float = DEFAULT_TIMEOUT_S) -> Iterator[tuple[tuple[str, int], list[Record]]]:
-    """`read_packed` for a reader in Python (a check task, the in-process check): each
-    topic-partition's records as `Record`s, whole and in offset order, once it is complete, with
-    no Arrow batch in between (building one and reading it back cost more than the record checks
-    of many protocols). Raises KafkaSourceError if a partition's offsets do not increase, as
-    `topic_partition_runs` does."""
-    from ..encoders.spi import new_record
-
-    reader = LogReader(bootstrap, config, timeout=timeout)
-    held: dict[tuple[str, int], list[Record]] = {}
-    ends = {(r.topic, r.partition): r.high for r in ranges if not r.empty}
-    try:
-        for topic, partition, offset, key, value, headers, ts in reader.read_many(ranges):
-            tp = (topic, partition)
-            records = held.get(tp)
-            if records is None:
-                records = held[tp] = []
-            elif offset <= records[-1].offset:  # type: ignore[operator]  # offsets are set here
-                raise KafkaSourceError(f"{SOURCE_NAME}: offsets of {topic}[{partition}] out of order "
-                                       f"({offset} after {records[-1].offset}): records were reordered upstream")
-            records.append(new_record(topic, key, value, partition, tuple(headers), ts, offset))
-            if offset + 1 >= ends[tp]:
-                yield tp, held.pop(tp)
-        for tp in sorted(held):  # complete without reaching their last offset (markers, compaction)
-            yield tp, held.pop(tp)
     finally:
         reader.close()
 

@@ -204,7 +204,8 @@ def test_packed_records_without_arrow_are_the_arrow_readings_records(
     """`read_packed_records` (a check task's reader) gives each topic-partition whole, in offset
     order, with exactly the records `records_of` makes of `read_packed`'s Arrow batches (null and
     empty keys and values, headers with null values and repeated names)."""
-    from conformance.harness.kafka_source import read_packed, read_packed_records
+    from conformance.harness.kafka_records import read_packed_records
+    from conformance.harness.kafka_source import read_packed
     from conformance.harness.runners import records_of
 
     ranges = plan_ranges(kafka.bootstrap, TOPICS)
