@@ -36,6 +36,7 @@ from types import CodeType
 from typing import Any
 
 from .registry import CheckRegistry, CheckSpec, NotApplicable
+from .results import RecordPlan
 
 ENV = "CONFORMANCE_FAST_PATH"
 _OFF = frozenset({"0", "off", "false", "no"})
@@ -233,6 +234,18 @@ def variant_outcomes(specs: list[CheckSpec], answers: list[Answer], variant: int
             out.append((s.id, a.reason if variant >> bit & 1 else None))
             bit += 1
     return out
+
+
+def variant_plan(outcomes: dict[int, RecordPlan], specs: list[CheckSpec], answers: list[Answer],
+                 variant: int) -> RecordPlan:
+    """The outcomes of the records of one variant of a kind, as a plan whose checks are all fixed
+    (the tally counts them when it is read, as it counts a plan's): made once per variant met,
+    kept in the kind's `outcomes`."""
+    plan = outcomes.get(variant)
+    if plan is None:
+        plan = outcomes[variant] = RecordPlan()
+        plan.fixed = variant_outcomes(specs, answers, variant)
+    return plan
 
 
 def kind_answers(specs: list[CheckSpec], ev: Any, known: Callable[[str], bool]) -> list[tuple[str, str | None]] | None:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.compiled import Answer, FastRules, Source, variant_expression, variant_outcomes
+from ...checks.compiled import Answer, FastRules, Source, variant_expression, variant_plan
 from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from ..kit import digest
@@ -57,11 +57,7 @@ class FastKind:
     def outcome(self, variant: int) -> RecordPlan:
         """The outcomes of the records of one variant, as a plan whose checks are all fixed (the
         tally counts them when it is read, as it counts a plan's)."""
-        plan = self.outcomes.get(variant)
-        if plan is None:
-            plan = self.outcomes[variant] = RecordPlan()
-            plan.fixed = variant_outcomes(self.specs, self.answers, variant)
-        return plan
+        return variant_plan(self.outcomes, self.specs, self.answers, variant)
 
 
 #: The fixed fields the generated code reads into locals (see `checks.common.fast`).

@@ -30,7 +30,7 @@ from typing import Any
 
 import fastavro
 
-from ...checks.compiled import Answer, Source, variant_expression, variant_outcomes
+from ...checks.compiled import Answer, Source, variant_expression, variant_plan
 from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from .checks.common import FAST
@@ -74,12 +74,8 @@ class FastKind:
     def outcome(self, variant: int) -> RecordPlan:
         """The live checks' outcomes on the records of one variant, as a plan whose checks are
         all fixed (the tally counts them when it is read, as it counts a plan's)."""
-        plan = self.outcomes.get(variant)
-        if plan is None:
-            assert self.specs is not None and self.answers is not None  # a kind with variants
-            plan = self.outcomes[variant] = RecordPlan()
-            plan.fixed = variant_outcomes(self.specs, self.answers, variant)
-        return plan
+        assert self.specs is not None and self.answers is not None  # a kind with variants
+        return variant_plan(self.outcomes, self.specs, self.answers, variant)
 
 
 def kind_of(topic: str, key: bytes | None, value: bytes | None) -> Kind | None:
