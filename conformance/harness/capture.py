@@ -360,23 +360,10 @@ class DeliveryLogs:
         self.entries: dict[str, list[LogEntry]] = {}
         self.first: dict[tuple[str, int], int] = {}  # smallest offset seen, control messages included
 
-    def add(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
-            known: tuple[Identified] | None = None) -> None:
-        """One message; `known`: its identity where the checker worked it out already (its fast
-        path, with the decode), in a 1-tuple (None: identify it here)."""
-        tp = (topic, partition)
-        first = self.first.get(tp)
-        if first is None or offset < first:
-            self.first[tp] = offset
-        entry = log_entry(self._identify, topic, partition, offset, key, value, known)
-        if entry is not None:
-            entries = self.entries.get(topic)
-            if entries is None:
-                entries = self.entries[topic] = []
-            entries.append(entry)
-
     def add_record(self, r: Record, known: tuple[Identified] | None = None) -> None:
-        """`add` for a record (what a check loop calls for every record: `add`'s steps, inline)."""
+        """One message; `known`: its identity where the checker worked it out already (its fast
+        path, with the decode), in a 1-tuple (None: identify it here). `log_entry`'s steps, inline:
+        a check loop calls this for every record."""
         topic, partition, offset = r.topic, r.partition or 0, r.offset or 0
         tp = (topic, partition)
         first = self.first.get(tp)
