@@ -123,6 +123,14 @@ class LogEntry(NamedTuple):
     fingerprint: Hashable | None = None  # e.g. hash of key + value bytes
 
 
+#: A `LogEntry`'s seven fields in a plain tuple, which is what a long log keeps: the collector
+#: stops tracking a plain tuple of atomic values the first time it meets one, while a tuple
+#: subclass (a NamedTuple) stays tracked, and every later collection walks it again (a capture's
+#: hundreds of thousands of entries, held until their topic is judged). `analyse_log` reads
+#: either by position.
+LogRow = tuple[str, int, int, Hashable | None, Hashable | None, int | None, Hashable | None]
+
+
 #: What commit-ts order a partition promises: "partition", all its row messages (a protocol
 #: whose topic holds one table: TiCDC Avro, whose subjects are per topic); "entity", each
 #: entity's messages (TiCDC Simple, whose entity is a table: TiCDC orders each table's events,
@@ -367,7 +375,7 @@ def _scope_of(e: LogEntry, ts_scope: TsScope) -> Hashable:
 _OFFSET = operator.itemgetter(2)  # a LogEntry's offset
 
 
-def analyse_log(log: Iterable[LogEntry], starts: Mapping[tuple[str, int], int] | None = None, *,
+def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | None = None, *,
                 ts_scope: TsScope = "partition") -> DeliveryReport:
     """What the log alone can tell, without the workload (see the module docstring).
 
@@ -375,8 +383,8 @@ def analyse_log(log: Iterable[LogEntry], starts: Mapping[tuple[str, int], int] |
     smallest offset given): below it, a replayed copy's original cannot be seen, so a finding
     there says that it may be a replay rather than a reorder."""
     rep = DeliveryReport()
-    logs: dict[tuple[str, int], list[LogEntry]] = {}
-    run: list[LogEntry] = []
+    logs: dict[tuple[str, int], list[LogRow]] = {}
+    run: list[LogRow] = []
     run_topic: str | None = None
     run_part: int | None = None
     for e in log:  # a partition's messages mostly come in a run: its list is looked up once a run
@@ -389,7 +397,7 @@ def analyse_log(log: Iterable[LogEntry], starts: Mapping[tuple[str, int], int] |
     per_entity = ts_scope == "entity"
     for (topic, part), entries in sorted(logs.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         entries.sort(key=_OFFSET)
-        start = (starts or {}).get((topic, part), entries[0].offset)
+        start = (starts or {}).get((topic, part), entries[0][2])
         hint = (f"offsets below {start} of this partition were not read: if this message repeats one of them (a "
                 "replay after a restart), it is a duplicate, not a reorder") if start > 0 else None
         copies: dict[tuple[Hashable, ...], int] = {}

@@ -28,6 +28,7 @@ from ..checks.delivery import (
     DeliveryEvidence,
     DeliveryReport,
     LogEntry,
+    LogRow,
     analyse_log,
     delivery_checks,
 )
@@ -309,7 +310,7 @@ class DeliverySummary:
         return out
 
 
-def judge_log(protocol: str, options: Mapping[str, str], topic: str, entries: Iterable[LogEntry], tally: Tally,
+def judge_log(protocol: str, options: Mapping[str, str], topic: str, entries: Iterable[LogRow], tally: Tally,
               starts: Mapping[tuple[str, int], int] | None = None) -> DeliverySummary:
     """The log-only delivery checks over one topic's identified messages; `tally` needs those
     checks (`log_only_checks`). Returns the counts for the notes."""
@@ -321,7 +322,7 @@ def judge_log(protocol: str, options: Mapping[str, str], topic: str, entries: It
         tally.evaluate(s, ev)
     summary = DeliverySummary()
     summary.add(report, with_source=False)
-    for p in sorted({e.partition for e in entries}):
+    for p in sorted({e[1] for e in entries}):
         start = (starts or {}).get((topic, p), 0)
         if start > 0 and len(summary.partial) < summary.PARTIAL_LIMIT:
             summary.partial.append(f"{topic}[{p}] from offset {start}")
@@ -349,7 +350,7 @@ class DeliveryLogs:
     """The messages of a log as the log-only delivery analysis wants them, one topic apart from
     another: each message is identified as it streams by (a protocol's identifier may learn from
     the stream, e.g. Simple's handle keys from its schemas, so feed each partition in offset
-    order) and kept as a small `LogEntry` until its topic is judged."""
+    order) and kept as a small tuple (a `LogRow`) until its topic is judged."""
 
     def __init__(self, protocol: str, options: Mapping[str, str], registry: Any) -> None:
         self.protocol = protocol
@@ -357,7 +358,7 @@ class DeliveryLogs:
         # One identifier for every topic: identifiers key what they learn by topic, and their
         # caches (Avro: parsed schemas) are worth sharing.
         self._identify = get_protocol(protocol).identifier(self.options, registry)
-        self.entries: dict[str, list[LogEntry]] = {}
+        self.entries: dict[str, list[LogRow]] = {}  # plain tuples: see `LogRow`
         self.first: dict[tuple[str, int], int] = {}  # smallest offset seen, control messages included
 
     def add_record(self, r: Record, known: tuple[Identified] | None = None) -> None:
@@ -373,8 +374,8 @@ class DeliveryLogs:
         if ident is None:
             return
         ent, match, ts = ident
-        entry = _new_entry(LogEntry, (topic, partition, offset, ent, match, ts,
-                                      fingerprint(topic, r.key, r.value) if match is None else None))
+        entry = (topic, partition, offset, ent, match, ts,
+                 fingerprint(topic, r.key, r.value) if match is None else None)
         entries = self.entries.get(topic)
         if entries is None:
             entries = self.entries[topic] = []

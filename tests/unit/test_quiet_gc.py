@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from conformance.checks.delivery import LogEntry
 from conformance.encoders.spi import Record
 from conformance.harness import check
 from conformance.harness.capture import DeliveryLogs
@@ -138,3 +139,20 @@ def test_check_log_runs_its_loop_quiet() -> None:
     assert check_log(suite, options, None, _items(seen), tally, delivery=DeliveryLogs(suite.name, options, None)) == 1
     assert seen == [QUIET_GC_THRESHOLD, QUIET_GC_THRESHOLD]
     assert gc.get_threshold() == before
+
+
+def test_a_logs_kept_rows_leave_the_collectors_walks() -> None:
+    """What `DeliveryLogs` keeps of every row message until its topic is judged is a plain tuple
+    of atomic values, which the collector stops tracking the first time it meets one: the later
+    collections of a long check do not walk hundreds of thousands of them again (a NamedTuple, a
+    tuple subclass, would stay tracked). The rows read back as `LogEntry` fields, by position."""
+    suite = get_protocol("ticdc-simple")
+    options = suite.resolve_options({})
+    logs = DeliveryLogs(suite.name, options, None)
+    known = (("e", b"m", 7),)
+    for off in range(3):
+        logs.add_record(Record(topic="t", partition=1, offset=off, key=None, value=b"{}"), known)
+    rows = logs.entries["t"]
+    assert [tuple(r) for r in rows] == [tuple(LogEntry("t", 1, off, "e", b"m", 7, None)) for off in range(3)]
+    gc.collect()
+    assert all(type(r) is tuple and not gc.is_tracked(r) for r in rows)
