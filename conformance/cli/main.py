@@ -147,6 +147,9 @@ def _parser() -> argparse.ArgumentParser:
                         "adopted. MariaDB: FILE:POS (SHOW MASTER STATUS) or a GTID state (@@gtid_binlog_pos), taken "
                         "before applying the file; PostgreSQL: slot:NAME[:PUBLICATION], a pgoutput slot of its own "
                         "(and a publication) made before applying it")
+    c.add_argument("--jobs", type=_jobs_arg, default=None, metavar="N",
+                   help="with --input: check the capture in N processes, whole topics each (default: one per core for "
+                        "a capture of 4 MiB or more, else 1; the counts and outcomes are those of one process)")
     c.add_argument("--combo", type=int, default=None, metavar="N",
                    help="a run's dump of several option combinations: judge the one made with the options given here "
                         "(the c<N> of its topics' prefix; the run's closing line names each)")
@@ -581,6 +584,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
+def _jobs_arg(text: str) -> int | None:
+    """--jobs: a positive number, or auto (None)."""
+    if text == "auto":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of processes (or auto)")
+    return n
+
+
 def _registry_arg(args: argparse.Namespace, protocol: ProtocolSuite, options: Mapping[str, str]) -> str | None:
     """--registry, required by the protocols (and options) that use a registry, else ignored."""
     needs = protocol.needs_registry(options)
@@ -594,10 +610,12 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..harness.capture import count_lines, finish_log_only
-    from ..harness.check import capture_tally, check_file
+    from ..harness.check import capture_tally
+    from ..harness.check_jobs import check_file_jobs, resolve_jobs
     from ..infra.registry import DumpFormatError, open_registry
 
     path = Path(args.input)
+    workers = 1
     if path.is_dir():
         raise UsageError(f"--input {path} is a directory; pass a records.jsonl capture file")
     if not path.is_file():
@@ -613,14 +631,18 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
     section = Section(protocol.name, f"capture:{path.name}", "capture", options, describe_options(options, protocol),
                       tally)
     try:
+        # The bar refreshes as the check reports (no refresh thread: `--jobs` forks this process).
         with (open_registry(registry_spec) if registry_spec is not None else contextlib.nullcontext()) as registry, \
                 Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                         console=console, transient=True, disable=not console.is_terminal) as progress:
+                         console=console, transient=True, disable=not console.is_terminal,
+                         auto_refresh=False) as progress:
             # The bar's total costs a read of the whole file: only where the bar is shown.
-            task = progress.add_task("records", total=count_lines(path) if console.is_terminal else None)
-            section.records, delivery = check_file(protocol, options, registry, path, tally,
-                                                   progress=lambda n: progress.update(task, completed=n),
-                                                   complete=args.complete, keep=_combo_filter(args.combo))
+            task = progress.add_task("lines", total=count_lines(path) if console.is_terminal else None)
+            jobs = resolve_jobs(args.jobs, path, registry_spec)
+            section.records, delivery, workers = check_file_jobs(
+                protocol, options, registry, path, tally, jobs,
+                progress=lambda n: progress.update(task, completed=n, refresh=True),
+                complete=args.complete, keep=_combo_filter(args.combo))
             section.notes.extend(delivery.notes())
             if export is not None:
                 from ..harness.capture import BadLine, read_records
@@ -637,7 +659,7 @@ def _check_file(args: argparse.Namespace, protocol: ProtocolSuite, options: dict
         # A gate that passes on nothing hides a broken capture: say so, and do not pass.
         report.errors.append(f"{path} holds no records: nothing was checked (who must act: whoever wrote the "
                              "capture)")
-    return section, str(path)
+    return section, str(path) + (f" by {workers} processes, whole topics each" if workers > 1 else "")
 
 
 def _check_kafka(args: argparse.Namespace, protocol: ProtocolSuite, options: dict[str, str], report: Report,

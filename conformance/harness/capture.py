@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import binascii
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,27 +190,55 @@ def _quick(obj: dict[str, Any]) -> Record | None:
     return new_record(topic, key, value, partition, headers, ts, offset)
 
 
-def read_records(path: Path) -> Iterator[tuple[int, Record | BadLine]]:
+def read_records(path: Path, *, mine: Callable[[str], bool] | None = None,
+                 bad_lines: bool = True) -> Iterator[tuple[int, Record | BadLine]]:
     """(line number, record or what is wrong with the line). Blank lines are skipped. A line
     orjson reads (so valid UTF-8) into a record `_quick` proves well-formed is taken as it is;
-    every other line is decoded, parsed and explained as `parse_line` does."""
+    every other line is decoded, parsed and explained as `parse_line` does.
+
+    A share of the lines, for one of several readers of the file (`check_jobs`): with `mine`,
+    only the lines of the topics it takes (a line orjson reads as an object with a string
+    `topic` is taken or skipped by that topic before anything else is read of it, whatever it
+    turns out to be; any other line by the topic of its record), and with `bad_lines` off, no
+    line that is not a record and names no topic orjson can read. Readers that split the topics
+    between them, exactly one of them with `bad_lines`, see every line once."""
     with path.open("rb") as fh:
         for n, raw in enumerate(fh, start=1):
-            rec = _quick_line(raw)
+            owned = mine is None  # the line is this reader's whatever it turns out to be
+            if mine is None:
+                rec = _quick_line(raw)
+            else:
+                try:
+                    obj = _loads(raw)
+                except _JSONDecodeError:
+                    obj = None
+                rec = None
+                if obj.__class__ is dict:
+                    topic = obj.get("topic")
+                    if topic.__class__ is str:
+                        if not mine(topic):
+                            continue
+                        owned = True
+                    rec = _quick(obj)
             if rec is not None:
                 yield n, rec
                 continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                yield n, BadLine(n, f"not UTF-8 ({e.reason} at byte {e.start})", raw[:80].decode("latin-1"))
+                if owned or bad_lines:
+                    yield n, BadLine(n, f"not UTF-8 ({e.reason} at byte {e.start})", raw[:80].decode("latin-1"))
                 continue
             if not text.strip():
                 continue
             try:
-                yield n, _explained(text)
+                got = _explained(text)
             except ValueError as e:
-                yield n, BadLine(n, str(e), text.strip()[:120])
+                if owned or bad_lines:
+                    yield n, BadLine(n, str(e), text.strip()[:120])
+                continue
+            if owned or (mine is not None and mine(got.topic)):
+                yield n, got
 
 
 def count_lines(path: Path) -> int:

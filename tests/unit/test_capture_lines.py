@@ -128,3 +128,34 @@ def test_the_quick_reading_refuses_what_it_cannot_prove() -> None:
                       ("headers", [["a", "A"]]), ("topic", "")]:
         assert _quick({**base, name: bad}) is None, (name, bad)
     assert _quick({k: v for k, v in base.items() if k != "key"}) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_lines() | st.sampled_from(["", "[1]", "{", '{"topic": "\\ud800"}', '{"topic": 7}', "NaN",
+                                            '{"topic": "a", "partition": -1}', '{"topic": "\\u0061", "x": NaN}',
+                                            # records only the standard library reads (orjson refuses NaN
+                                            # and lone surrogates): dealt by their record's topic
+                                            '{"topic": "a", "partition": 0, "offset": 1, "key": null, '
+                                            '"value": null, "x": NaN}',
+                                            '{"topic": "\\ud800", "partition": 0, "offset": 2, "key": null, '
+                                            '"value": null}']),
+                max_size=8),
+       st.sampled_from([b"", b"\xff", b"\xed\xa0\x80"]), st.integers(1, 3), st.integers(0, 2**16))
+def test_readers_sharing_a_file_by_topic_see_every_line_once(tmp_path_factory: pytest.TempPathFactory,
+                                                             texts: list[str], junk: bytes, workers: int,
+                                                             salt: int) -> None:
+    """`--jobs`: each reader takes the lines of its topics (`mine`), one of them also the lines
+    that name none (`bad_lines`); together they read exactly what one reader reads, each line once
+    and as one reader reads it, whichever way the topics are dealt."""
+    lines = [t.encode() for t in texts] + ([junk + b'{"topic": "a", "partition": 0, "offset": 0, "key": null, '
+                                                    b'"value": null}'] if junk else [])
+    path = tmp_path_factory.mktemp("cap") / "records.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    def owner(topic: str) -> int:
+        return (hash(topic) ^ salt) % workers
+
+    want = [(n, repr(r)) for n, r in read_records(path)]
+    got = sorted((n, repr(r)) for i in range(workers)
+                 for n, r in read_records(path, mine=lambda t, i=i: owner(t) == i, bad_lines=i == 0))  # type: ignore[misc]
+    assert got == want

@@ -1,0 +1,228 @@
+"""A capture checked by several processes at once (`conformance check --input FILE --jobs N`).
+
+A capture's topics are independent of each other for every check the suite makes of a log
+alone: a checker keeps its state per topic (kinds, schemas, streams), the stream checks judge
+a topic's partitions, the delivery analysis judges each topic apart. The Spark check of live
+topics relies on the same fact (whole topics per task, `check._per_topic`). So the topics are
+dealt out to N workers, each a fork of this process: it reads the whole file, checks the lines
+of its own topics (`capture.read_records(mine=...)`: another worker's line is skipped once
+orjson has read its topic, before its bytes are decoded) with its own checker and delivery
+log, and sends back its tally, its delivery summary and its count, which are merged here in
+worker order. Lines that are not records and name no topic are the first worker's. The counts,
+outcomes and findings are those of one process; where a check keeps only its first
+`MAX_DISTINCT_FAILURES` distinct findings, which ones may differ.
+
+Topics are dealt largest first to the least loaded worker (their sizes from a first reading of
+the file, topics only). Only where `os.fork` exists and the process runs no other thread (a
+fork copies one thread: a lock another thread held stays held in the child); elsewhere, and for
+an in-process embedded registry, one process checks the capture as before.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+import traceback
+from collections import Counter
+from collections.abc import Callable, Mapping
+from multiprocessing.connection import Connection, Pipe, wait
+from pathlib import Path
+from typing import Any, cast
+
+import orjson
+
+from ..checks.results import Tally
+from ..protocols.base import ProtocolSuite
+from .capture import DeliveryLogs, DeliverySummary, read_records
+from .check import check_log
+
+#: `--jobs auto` checks a capture smaller than this in one process: forking, reading the file
+#: once more and merging cost more than a second core saves (~20k records of a realistic shape).
+AUTO_MIN_BYTES = 4 << 20
+#: How often (in lines read) a worker says how far it got.
+PROGRESS_EVERY = 8192
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS says, else all)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def why_one_process(registry_spec: str | None) -> str | None:
+    """Why a capture cannot be checked by forked workers here (None: it can)."""
+    if not hasattr(os, "fork") or sys.platform in ("win32", "emscripten", "wasi"):
+        return "no fork() on this platform"
+    if threading.active_count() > 1:
+        return "this process runs other threads (a fork would copy their locks held)"
+    if registry_spec is not None and registry_spec.startswith("embedded://"):
+        return "an embedded registry runs in this process"
+    return None
+
+
+def resolve_jobs(requested: int | None, path: Path, registry_spec: str | None) -> int:
+    """The workers for `--jobs`: N as asked (None: auto, the usable cores for a capture of at
+    least `AUTO_MIN_BYTES`), one where forking is not possible here."""
+    if why_one_process(registry_spec) is not None:
+        return 1
+    if requested is not None:
+        return max(1, requested)
+    try:
+        big = path.stat().st_size >= AUTO_MIN_BYTES
+    except OSError:
+        big = False
+    return usable_cores() if big else 1
+
+
+def topic_sizes(path: Path) -> Counter[str]:
+    """Lines per topic, for the lines orjson reads as an object with a string `topic` (the
+    lines `read_records(mine=...)` deals by topic before reading anything else of them)."""
+    sizes: Counter[str] = Counter()
+    loads, error = orjson.loads, orjson.JSONDecodeError
+    with path.open("rb") as fh:
+        for raw in fh:
+            try:
+                obj = loads(raw)
+            except error:
+                continue
+            if obj.__class__ is dict:
+                topic = obj.get("topic")
+                if topic.__class__ is str:
+                    sizes[topic] += 1
+    return sizes
+
+
+def deal(sizes: Mapping[str, int], workers: int) -> dict[str, int]:
+    """Each topic's worker: largest topics first, each to the least loaded worker so far (ties
+    to the lowest index; topics of equal size by name), so the workers end at about the same time."""
+    load = [0] * workers
+    out: dict[str, int] = {}
+    for topic, n in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])):
+        w = min(range(workers), key=load.__getitem__)
+        out[topic] = w
+        load[w] += n
+    return out
+
+
+def check_file_jobs(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path: Path, tally: Tally,
+                    jobs: int, *, progress: Callable[[int], None] | None = None, complete: bool = False,
+                    keep: Callable[[str], bool] | None = None) -> tuple[int, DeliverySummary, int]:
+    """`check.check_file` by up to `jobs` forked workers, whole topics each (see the module's
+    docstring); the merged tally goes into `tally`. `progress` gets the lines every worker has
+    read past. One worker (or one topic) is `check_file` itself. Returns the records checked,
+    the delivery summary and how many processes checked them."""
+    from .check import check_file
+
+    if jobs > 1:
+        owner = deal({t: n for t, n in topic_sizes(path).items() if keep is None or keep(t)}, jobs)
+        jobs = min(jobs, len(set(owner.values())))
+    if jobs <= 1:
+        n, summary = check_file(suite, options, registry, path, tally, progress=progress, complete=complete, keep=keep)
+        return n, summary, 1
+    conns: dict[Connection, int] = {}
+    pids: list[int] = []
+    for i in range(jobs):
+        recv, send = Pipe(duplex=False)
+        pid = os.fork()
+        if pid == 0:  # the worker: check its share, send the outcome, leave without the parent's cleanup
+            recv.close()
+            code = 0
+            try:
+                send.send(("done", _work(suite, options, registry, path, tally, i, owner, complete, keep, send)))
+            except BaseException:  # noqa: BLE001 - the parent says what happened
+                code = 1
+                try:
+                    send.send(("error", traceback.format_exc()))
+                except BaseException:  # noqa: BLE001, S110 - the parent sees the pipe close
+                    pass
+            finally:
+                os._exit(code)
+        send.close()
+        conns[recv] = i
+        pids.append(pid)
+    return (*_gather(conns, pids, tally, progress), jobs)
+
+
+def _work(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path: Path, tally: Tally, i: int,
+          owner: Mapping[str, int], complete: bool, keep: Callable[[str], bool] | None,
+          send: Connection) -> tuple[int, bytes, DeliverySummary]:
+    """Worker `i`'s share: its topics' lines (and, for the first, the lines that name none)
+    checked into a fresh tally of the same set-up (the parent's, as it was when forked)."""
+
+    from ..infra.registry.client import RegistryClient
+
+    if isinstance(registry, RegistryClient):
+        registry.close()  # its pooled connections are the parent's sockets: this worker opens its own
+
+    def mine(topic: str) -> bool:
+        return owner.get(topic, 0) == i and (keep is None or keep(topic))
+
+    logs = DeliveryLogs(suite.name, options, registry)
+    mark = [PROGRESS_EVERY]
+
+    def lines() -> Any:
+        for n, item in read_records(path, mine=mine, bad_lines=i == 0):
+            if n >= mark[0]:
+                send.send(("progress", n))
+                mark[0] = n + PROGRESS_EVERY
+            yield n, item
+
+    n = check_log(suite, options, registry, lines(), tally, delivery=logs, complete=complete)
+    summary = logs.judge(tally)
+    return n, pickle.dumps(tally, protocol=pickle.HIGHEST_PROTOCOL), summary
+
+
+def _gather(conns: dict[Connection, int], pids: list[int], tally: Tally,
+            progress: Callable[[int], None] | None) -> tuple[int, DeliverySummary]:
+    """The workers' outcomes merged in worker order; an error in one is raised here, with its
+    traceback, after every worker has ended."""
+    at = dict.fromkeys(conns.values(), 0)
+    done: dict[int, tuple[int, bytes, DeliverySummary]] = {}
+    errors: list[str] = []
+    open_conns = list(conns)
+    while open_conns:
+        for c in cast(list[Connection], wait(open_conns)):
+            i = conns[c]
+            try:
+                kind, body = c.recv()
+            except EOFError:
+                if i not in done:
+                    errors.append(f"check worker {i} ended without an answer (killed, or out of memory?)")
+                open_conns.remove(c)
+                continue
+            if kind == "progress":
+                at[i] = body
+                if progress is not None:
+                    progress(min(at.values()))
+            elif kind == "done":
+                done[i] = body
+            else:
+                errors.append(f"check worker {i} failed:\n{body}")
+    for pid in pids:
+        os.waitpid(pid, 0)
+    if errors:
+        raise RuntimeError("\n".join(errors))
+    total = 0
+    summary = DeliverySummary()
+    partial: list[str] = []
+    for i in sorted(done):
+        n, blob, part = done[i]
+        tally.merge(pickle.loads(blob))  # noqa: S301 - our own forked worker's tally
+        partial += part.partial  # each worker's first ones in topic order: together, the first overall
+        part.partial = []
+        summary.merge(part)
+        total += n
+    summary.partial = sorted(partial, key=_topic_partition)[:summary.PARTIAL_LIMIT]
+    return total, summary
+
+
+def _topic_partition(note: str) -> tuple[str, int]:
+    """`topic[p] from offset N` (a `DeliverySummary.partial` note) as (topic, p), the order one
+    process writes them in."""
+    head = note.rsplit(" from offset ", 1)[0]
+    topic, _, p = head.rpartition("[")
+    return topic, int(p.rstrip("]") or 0)

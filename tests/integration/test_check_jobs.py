@@ -1,0 +1,96 @@
+"""`conformance check --input FILE --jobs N`: a capture checked by N forked processes, whole
+topics each, reports exactly what one process reports (every count, outcome, finding and note),
+for every protocol, on a reference capture and on one broken every way a capture can be (a
+partition sent backwards, a replayed line, a flipped byte, lines that are no records). The CLI
+runs as a subprocess: a fresh process with no other thread, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cli.main import main
+from conformance.harness.check_jobs import _topic_partition, deal
+
+SHAPE_ARGS = ["--examples", "6", "--no-matrix", "--no-spark", "--kafka", "none"]
+OPTIONS = {"ticdc-avro": ["--option", "enable-tidb-extension=true"]}
+
+
+def _capture(tmp_path_factory: pytest.TempPathFactory, protocol: str) -> Path:
+    d = tmp_path_factory.mktemp(f"jobs-{protocol}")
+    rec = d / "records.jsonl"
+    code = main(["run", "--protocol", protocol, "--seed", "7", *SHAPE_ARGS, *OPTIONS.get(protocol, []),
+                 "--report-dir", str(d / "rep"), "--dump-records", str(rec)])
+    assert code == 0
+    return rec
+
+
+def _broken(records: Path) -> Path:
+    """The capture with one partition backwards, a line replayed at its end, a byte flipped in a
+    value, and three lines that are no records (not JSON, not UTF-8, a record without a topic)."""
+    lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+    by_tp: dict[tuple[str, int], list[int]] = {}
+    for i, r in enumerate(lines):
+        by_tp.setdefault((r["topic"], r["partition"]), []).append(i)
+    at = max(by_tp.values(), key=len)
+    out = list(lines)
+    for i, j in zip(at, reversed(at), strict=True):
+        out[i] = {**lines[j], "offset": lines[i]["offset"]}
+    out.append({**lines[at[0]], "offset": max(r["offset"] for r in lines if r["partition"] == lines[at[0]]["partition"]
+                                               and r["topic"] == lines[at[0]]["topic"]) + 1})
+    victim = next(i for i, r in enumerate(out) if r["value"] and i not in at)
+    import base64
+
+    raw = bytearray(base64.b64decode(out[victim]["value"]))
+    raw[len(raw) // 2] ^= 0x5A
+    out[victim] = {**out[victim], "value": base64.b64encode(bytes(raw)).decode()}
+    path = records.with_name("broken.jsonl")
+    body = "".join(json.dumps(r) + "\n" for r in out).encode()
+    path.write_bytes(body + b"{not json\n" + b"\xff\xfe\n" + b'{"partition": 0, "offset": 9, "key": null, "value": null}\n')
+    return path
+
+
+def _check(records: Path, protocol: str, jobs: int, tmp_path: Path) -> tuple[dict[str, Any], str]:
+    report = tmp_path / f"r{jobs}.json"
+    registry = ["--registry", str(records.with_name("records.registry.json"))] if protocol == "ticdc-avro" else []
+    proc = subprocess.run([sys.executable, "-m", "conformance", "check", "--protocol", protocol, "--input", str(records),
+                           *registry, *OPTIONS.get(protocol, []), "--jobs", str(jobs), "--report-json", str(report)],
+                          capture_output=True, text=True, check=False, env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    data = json.loads(report.read_text())
+    for k in ("duration_s", "started", "command", "environment", "tool", "configuration"):
+        data.pop(k)
+    for run in data["runs"]:
+        run.pop("duration_s", None)
+    return data, proc.stdout
+
+
+@pytest.mark.parametrize("protocol", ["ticdc-avro", "ticdc-simple", "maxscale-kafkacdc", "debezium"])
+def test_n_processes_report_what_one_reports(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
+                                             protocol: str) -> None:
+    clean = _capture(tmp_path_factory, protocol)
+    for records, verdict in ((clean, "pass"), (_broken(clean), "fail")):
+        one, _ = _check(records, protocol, 1, tmp_path)
+        assert one["verdict"] == verdict
+        for jobs in (2, 3):
+            many, out = _check(records, protocol, jobs, tmp_path)
+            assert f"by {jobs} processes" in out, out  # the topics were shared out: the test is not vacuous
+            assert many == one
+
+
+def test_topics_are_dealt_largest_first_to_the_least_loaded() -> None:
+    assert deal({"a": 5, "b": 4, "c": 3, "d": 3, "e": 1}, 2) == {"a": 0, "b": 1, "c": 1, "d": 0, "e": 1}
+    assert deal({"x": 1, "y": 1}, 3) == {"x": 0, "y": 1}
+    assert deal({}, 2) == {}
+
+
+def test_partial_notes_sort_as_one_process_writes_them() -> None:
+    notes = ["t[10] from offset 3", "t[2] from offset 5", "a-b[0] from offset 1", "a[1] from offset 2"]
+    assert sorted(notes, key=_topic_partition) == ["a[1] from offset 2", "a-b[0] from offset 1",
+                                                   "t[2] from offset 5", "t[10] from offset 3"]
