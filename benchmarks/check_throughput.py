@@ -26,7 +26,9 @@ and, where installed, msgspec with `Decimal` floats are measured beside it as co
                       with a fresh process's caches (`--warm`: round after round in this
                       process, the later rounds finding the earlier rounds' compiled kinds);
    * check CLI         `conformance check ... --report-json` as a subprocess: wall time,
-                      interpreter start, JSONL parsing and reports included.
+                      interpreter start, JSONL parsing and reports included; as a user runs it
+                      (`--jobs` left to its default: one process per core for a capture of
+                      4 MiB or more, whole topics each), and in one process (`--jobs 1`).
 
 3. Prints a table (best and median of R rounds, records/s, ratios to the baseline) and writes
    `reports/bench/check_throughput.json`. With `--profile`, profiles one in-process check
@@ -488,8 +490,10 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
     msgspec = None if avro else msgspec_loads()
     if msgspec is not None:
         baselines["baseline_msgspec"] = lambda: json_baseline(records, msgspec[1], which)
-    times: dict[str, list[float]] = {**{k: [] for k in baselines}, "check_inprocess": [], "check_cli": []}
+    times: dict[str, list[float]] = {**{k: [] for k in baselines}, "check_inprocess": [], "check_cli": [],
+                                     "check_cli_1": []}
     cli_reported: list[float] = []
+    cli1_reported: list[float] = []
     for rnd in range(1, args.repeat + 1):
         line = f"round {rnd}/{args.repeat}:"
         for k, fn in baselines.items():
@@ -509,23 +513,30 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
             times["check_cli"].append(s)
             cli_reported.append(reported)
             line += f", check CLI {s:.2f} s (its own check loop {reported:.2f} s)"
+            s, reported = timed(lambda: check_cli([*cmd, "--jobs", "1"], workdir))
+            times["check_cli_1"].append(s)
+            cli1_reported.append(reported)
+            line += f", check CLI --jobs 1 {s:.2f} s (its own check loop {reported:.2f} s)"
         print(line, flush=True)
     if not cmd:
-        del times["check_cli"]
+        del times["check_cli"], times["check_cli_1"]
 
     results = {k: summary(v, n) for k, v in times.items()}
     if cli_reported:
         results["check_cli"]["cli_reported_duration_s"] = cli_reported
+        results["check_cli_1"]["cli_reported_duration_s"] = cli1_reported
     rat = {f"check_inprocess/{k}": ratios(times["check_inprocess"], times[k]) for k in baselines}
     if cmd:
         rat["check_cli/baseline"] = ratios(times["check_cli"], times["baseline"])
         rat["check_cli/check_inprocess"] = ratios(times["check_cli"], times["check_inprocess"])
+        rat["check_cli_1/baseline"] = ratios(times["check_cli_1"], times["baseline"])
 
     base_label = "baseline (fastavro)" if avro else "baseline (strict stdlib json)"
     labels = {"baseline": base_label, "baseline_stripped": "baseline, decoder's schemas",
               "baseline_fast_json": f"context: {json_parser.split()[0]}",
               "baseline_msgspec": f"context: {msgspec[0] if msgspec else 'msgspec'}, Decimal",
-              "check_inprocess": "check in-process", "check_cli": "check CLI (subprocess)"}
+              "check_inprocess": "check in-process", "check_cli": "check CLI (subprocess)",
+              "check_cli_1": "check CLI --jobs 1"}
     parts_what = "Avro parts" if avro else "JSON documents"
     print(f"\n{protocol}: {n} records ({keys} keys + {values} values = {keys + values} {parts_what}, "
           f"{in_bytes / 1e6:.1f} MB, {gen['schemas']} schema ids); best and median of {args.repeat} rounds")
