@@ -133,10 +133,10 @@ def check_file_jobs(suite: ProtocolSuite, options: Mapping[str, str], registry: 
             code = 0
             try:
                 send.send(("done", _work(suite, options, registry, path, tally, i, owner, complete, keep, send)))
-            except BaseException:  # noqa: BLE001 - the parent says what happened
+            except BaseException as e:  # noqa: BLE001 - the parent raises it
                 code = 1
                 try:
-                    send.send(("error", traceback.format_exc()))
+                    send.send(("error", (_portable(e), traceback.format_exc())))
                 except BaseException:  # noqa: BLE001, S110 - the parent sees the pipe close
                     pass
             finally:
@@ -183,6 +183,7 @@ def _gather(conns: dict[Connection, int], pids: list[int], tally: Tally,
     at = dict.fromkeys(conns.values(), 0)
     done: dict[int, tuple[int, bytes, DeliverySummary]] = {}
     errors: list[str] = []
+    raised: BaseException | None = None  # the first worker's exception, as one process would raise it
     open_conns = list(conns)
     while open_conns:
         for c in cast(list[Connection], wait(open_conns)):
@@ -201,9 +202,15 @@ def _gather(conns: dict[Connection, int], pids: list[int], tally: Tally,
             elif kind == "done":
                 done[i] = body
             else:
-                errors.append(f"check worker {i} failed:\n{body}")
+                exc, text = body
+                errors.append(f"check worker {i} failed:\n{text}")
+                if raised is None and exc is not None:
+                    raised = exc
     for pid in pids:
         os.waitpid(pid, 0)
+    if raised is not None:
+        raised.add_note("\n".join(errors))  # where, in the worker
+        raise raised
     if errors:
         raise RuntimeError("\n".join(errors))
     total = 0
@@ -218,6 +225,16 @@ def _gather(conns: dict[Connection, int], pids: list[int], tally: Tally,
         total += n
     summary.partial = sorted(partial, key=_topic_partition)[:summary.PARTIAL_LIMIT]
     return total, summary
+
+
+def _portable(e: BaseException) -> BaseException | None:
+    """`e` if it survives pickling (the parent raises it as one process would have: an
+    unreachable registry is the same infrastructure error), else None."""
+    try:
+        pickle.loads(pickle.dumps(e))  # noqa: S301 - our own bytes, just made
+    except Exception:  # noqa: BLE001 - an exception that cannot travel: its traceback text does
+        return None
+    return e
 
 
 def _topic_partition(note: str) -> tuple[str, int]:

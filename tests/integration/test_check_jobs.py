@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,19 @@ def _capture(tmp_path_factory: pytest.TempPathFactory, protocol: str) -> Path:
                  "--report-dir", str(d / "rep"), "--dump-records", str(rec)])
     assert code == 0
     return rec
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A reference capture per protocol, made once per module (per test process)."""
+    made: dict[str, Path] = {}
+
+    def get(protocol: str) -> Path:
+        if protocol not in made:
+            made[protocol] = _capture(tmp_path_factory, protocol)
+        return made[protocol]
+
+    return get
 
 
 def _broken(records: Path) -> Path:
@@ -72,9 +86,8 @@ def _check(records: Path, protocol: str, jobs: int, tmp_path: Path, *extra: str)
 
 
 @pytest.mark.parametrize("protocol", ["ticdc-avro", "ticdc-simple", "maxscale-kafkacdc", "debezium"])
-def test_n_processes_report_what_one_reports(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
-                                             protocol: str) -> None:
-    clean = _capture(tmp_path_factory, protocol)
+def test_n_processes_report_what_one_reports(captures: Callable[[str], Path], tmp_path: Path, protocol: str) -> None:
+    clean = captures(protocol)
     # A run's dump is complete (what must follow a message is judged at its end too); the broken
     # copy is read as any window of the stream.
     for records, verdict, extra in ((clean, "pass", ["--complete"]), (_broken(clean), "fail", [])):
@@ -96,3 +109,37 @@ def test_partial_notes_sort_as_one_process_writes_them() -> None:
     notes = ["t[10] from offset 3", "t[2] from offset 5", "a-b[0] from offset 1", "a[1] from offset 2"]
     assert sorted(notes, key=_topic_partition) == ["a[1] from offset 2", "a-b[0] from offset 1",
                                                    "t[2] from offset 5", "t[10] from offset 3"]
+
+
+_UNREACHABLE = """
+import sys
+from pathlib import Path
+from conformance.harness.check import capture_tally
+from conformance.harness.check_jobs import check_file_jobs
+from conformance.infra.registry.errors import RegistryUnavailable
+from conformance.protocols import get_protocol
+
+class Gone:
+    def schema_by_id(self, schema_id, *a, **k):
+        raise RegistryUnavailable("registry at http://127.0.0.1:1 refused the connection")
+    def subjects_for_id(self, schema_id, *a, **k):
+        raise RegistryUnavailable("registry at http://127.0.0.1:1 refused the connection")
+
+suite = get_protocol("ticdc-avro")
+options = suite.resolve_options({"enable-tidb-extension": "true"})
+for jobs in (1, 2):
+    try:
+        check_file_jobs(suite, options, Gone(), Path(sys.argv[1]), capture_tally(suite, "x"), jobs)
+        print(jobs, "no error")
+    except BaseException as e:
+        print(jobs, type(e).__name__, "worker" in "".join(getattr(e, "__notes__", [])))
+"""
+
+
+def test_a_workers_error_is_raised_as_one_process_raises_it(captures: Callable[[str], Path]) -> None:
+    """A registry that stops answering is an infrastructure error whichever process met it (the
+    CLI reports it as one, saying who must act), with the worker's traceback in a note."""
+    records = captures("ticdc-avro")
+    proc = subprocess.run([sys.executable, "-c", _UNREACHABLE, str(records)], capture_output=True, text=True,
+                          check=False)
+    assert proc.stdout.split("\n")[:2] == ["1 RegistryDown False", "2 RegistryDown True"], proc.stdout + proc.stderr
