@@ -148,8 +148,8 @@ def _parser() -> argparse.ArgumentParser:
                         "before applying the file; PostgreSQL: slot:NAME[:PUBLICATION], a pgoutput slot of its own "
                         "(and a publication) made before applying it")
     c.add_argument("--jobs", type=_jobs_arg, default=None, metavar="N",
-                   help="with --input: check the capture in N processes, whole topics each (default: one per core for "
-                        "a capture of 4 MiB or more, else 1; the counts and outcomes are those of one process)")
+                   help="with --input: check the capture in N processes, whole topics each (default on Linux: one per "
+                        "core for a capture of 4 MiB or more, else 1; counts and outcomes are those of one process)")
     c.add_argument("--combo", type=int, default=None, metavar="N",
                    help="a run's dump of several option combinations: judge the one made with the options given here "
                         "(the c<N> of its topics' prefix; the run's closing line names each)")

@@ -66,11 +66,13 @@ def why_one_process(registry_spec: str | None) -> str | None:
 
 def resolve_jobs(requested: int | None, path: Path, registry_spec: str | None) -> int:
     """The workers for `--jobs`: N as asked (None: auto, the usable cores for a capture of at
-    least `AUTO_MIN_BYTES`), one where forking is not possible here."""
+    least `AUTO_MIN_BYTES`, on Linux), one where forking is not possible here."""
     if why_one_process(registry_spec) is not None:
         return 1
     if requested is not None:
         return max(1, requested)
+    if not sys.platform.startswith("linux"):
+        return 1  # macOS's system libraries are not all safe across fork(): there, only when asked
     try:
         big = path.stat().st_size >= AUTO_MIN_BYTES
     except OSError:
