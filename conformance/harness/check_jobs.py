@@ -12,19 +12,22 @@ worker order. Lines that are not records and name no topic are the first worker'
 outcomes and findings are those of one process; where a check keeps only its first
 `MAX_DISTINCT_FAILURES` distinct findings, which ones may differ.
 
-Topics are dealt largest first to the least loaded worker (their sizes from a first reading of
-the file, topics only). Only where `os.fork` exists and the process runs no other thread (a
-fork copies one thread: a lock another thread held stays held in the child); elsewhere, and for
-an in-process embedded registry, one process checks the capture as before.
+Topics are dealt largest first to the least loaded worker, by their sizes in the file's first
+lines (a first reading, topics only); a topic first met later goes where a hash of its name
+says. Only where `os.fork` exists and the process runs no other thread (a fork copies one
+thread: a lock another thread held stays held in the child); elsewhere, and for an in-process
+embedded registry, one process checks the capture as before.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import sys
 import threading
 import traceback
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection, Pipe, wait
@@ -41,6 +44,9 @@ from .check import check_log
 #: `--jobs auto` checks a capture smaller than this in one process: forking, reading the file
 #: once more and merging cost more than a second core saves (~20k records of a realistic shape).
 AUTO_MIN_BYTES = 4 << 20
+#: Topics are dealt by their sizes in the first this many lines (a second reading of a whole
+#: large capture would cost more than a better deal saves; later topics are dealt by a hash).
+SIZES_FROM_LINES = 250_000
 #: How often (in lines read) a worker says how far it got.
 PROGRESS_EVERY = 8192
 
@@ -80,13 +86,16 @@ def resolve_jobs(requested: int | None, path: Path, registry_spec: str | None) -
     return usable_cores() if big else 1
 
 
-def topic_sizes(path: Path) -> Counter[str]:
+def topic_sizes(path: Path, limit: int | None = None) -> tuple[Counter[str], bool]:
     """Lines per topic, for the lines orjson reads as an object with a string `topic` (the
-    lines `read_records(mine=...)` deals by topic before reading anything else of them)."""
+    lines `read_records(mine=...)` deals by topic before reading anything else of them), in the
+    first `limit` lines (all by default); and whether those were all the file's lines."""
     sizes: Counter[str] = Counter()
     loads, error = orjson.loads, orjson.JSONDecodeError
+    read = 0
     with path.open("rb") as fh:
-        for raw in fh:
+        for raw in itertools.islice(fh, limit):
+            read += 1
             try:
                 obj = loads(raw)
             except error:
@@ -95,7 +104,18 @@ def topic_sizes(path: Path) -> Counter[str]:
                 topic = obj.get("topic")
                 if topic.__class__ is str:
                     sizes[topic] += 1
-    return sizes
+        whole = limit is None or read < limit or not fh.readline()
+    return sizes, whole
+
+
+def owner_of(dealt: Mapping[str, int], workers: int) -> Callable[[str], int]:
+    """Each topic's worker: as dealt, and for a topic the first reading did not meet (beyond
+    `SIZES_FROM_LINES`), one picked by a hash of its name that every worker computes alike."""
+    def owner(topic: str) -> int:
+        w = dealt.get(topic)
+        return w if w is not None else zlib.crc32(topic.encode("utf-8", "surrogatepass")) % workers
+
+    return owner
 
 
 def deal(sizes: Mapping[str, int], workers: int) -> dict[str, int]:
@@ -120,11 +140,14 @@ def check_file_jobs(suite: ProtocolSuite, options: Mapping[str, str], registry: 
     from .check import check_file
 
     if jobs > 1:
-        owner = deal({t: n for t, n in topic_sizes(path).items() if keep is None or keep(t)}, jobs)
-        jobs = min(jobs, len(set(owner.values())))
+        sizes, whole = topic_sizes(path, SIZES_FROM_LINES)
+        dealt = deal({t: n for t, n in sizes.items() if keep is None or keep(t)}, jobs)
+        if whole:  # no topic left to meet: no more workers than topics
+            jobs = min(jobs, len(set(dealt.values())))
     if jobs <= 1:
         n, summary = check_file(suite, options, registry, path, tally, progress=progress, complete=complete, keep=keep)
         return n, summary, 1
+    owner = owner_of(dealt, jobs)
     conns: dict[Connection, int] = {}
     pids: list[int] = []
     for i in range(jobs):
@@ -150,7 +173,7 @@ def check_file_jobs(suite: ProtocolSuite, options: Mapping[str, str], registry: 
 
 
 def _work(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path: Path, tally: Tally, i: int,
-          owner: Mapping[str, int], complete: bool, keep: Callable[[str], bool] | None,
+          owner: Callable[[str], int], complete: bool, keep: Callable[[str], bool] | None,
           send: Connection) -> tuple[int, bytes, DeliverySummary]:
     """Worker `i`'s share: its topics' lines (and, for the first, the lines that name none)
     checked into a fresh tally of the same set-up (the parent's, as it was when forked)."""
@@ -161,7 +184,7 @@ def _work(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path:
         registry.close()  # its pooled connections are the parent's sockets: this worker opens its own
 
     def mine(topic: str) -> bool:
-        return owner.get(topic, 0) == i and (keep is None or keep(topic))
+        return owner(topic) == i and (keep is None or keep(topic))
 
     logs = DeliveryLogs(suite.name, options, registry)
     mark = [PROGRESS_EVERY]

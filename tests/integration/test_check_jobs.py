@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from conformance.cli.main import main
+from conformance.harness import check_jobs
 from conformance.harness.check_jobs import _topic_partition, deal
 
 SHAPE_ARGS = ["--examples", "6", "--no-matrix", "--no-spark", "--kafka", "none"]
@@ -143,3 +145,40 @@ def test_a_workers_error_is_raised_as_one_process_raises_it(captures: Callable[[
     proc = subprocess.run([sys.executable, "-c", _UNREACHABLE, str(records)], capture_output=True, text=True,
                           check=False)
     assert proc.stdout.split("\n")[:2] == ["1 RegistryDown False", "2 RegistryDown True"], proc.stdout + proc.stderr
+
+
+_FEW_SIZES = """
+import json, sys
+from pathlib import Path
+from conformance.harness import check_jobs
+from conformance.harness.check import capture_tally
+from conformance.protocols import get_protocol
+
+check_jobs.SIZES_FROM_LINES = 5  # most topics are first met beyond the first reading: dealt by hash
+suite = get_protocol(sys.argv[2])
+options = suite.resolve_options({})
+out = []
+for jobs in (1, 3):
+    tally = capture_tally(suite, "x")
+    n, summary, workers = check_jobs.check_file_jobs(suite, options, None, Path(sys.argv[1]), tally, jobs)
+    out.append({"n": n, "workers": workers, "notes": summary.notes(), "checks": [t.to_json() for t in tally]})
+print(json.dumps(out))
+"""
+
+
+def test_topics_beyond_the_first_reading_are_dealt_by_their_names(captures: Callable[[str], Path]) -> None:
+    """Topics the first reading did not meet go where a hash of their name says, the same in every
+    worker: still every line once, the same report."""
+    records = _broken(captures("ticdc-simple"))
+    proc = subprocess.run([sys.executable, "-c", _FEW_SIZES, str(records), "ticdc-simple"], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    one, many = json.loads(proc.stdout)
+    assert many["workers"] == 3 and one["workers"] == 1
+    assert {**many, "workers": 1} == one
+
+
+def test_a_topics_worker_is_the_one_it_was_dealt_or_its_names_hash() -> None:
+    owner = check_jobs.owner_of({"a": 1, "b": 0}, 3)
+    assert (owner("a"), owner("b")) == (1, 0)
+    assert owner("never met") == zlib.crc32(b"never met") % 3 == check_jobs.owner_of({}, 3)("never met")
