@@ -78,6 +78,18 @@ def _avro_parts(ev: RecordEvidence) -> list[tuple[str, Any]]:
             if on and p.raw is not None and p.avro is not None]
 
 
+def avro_parts_key(ev: RecordEvidence) -> tuple[Any, ...]:
+    """All that the Avro schema checks read of a record: each Avro part's schema id, whether it
+    resolved and whether the body decoded (a schema id's view, its Connect schema and its
+    subjects are the checker's, one per id). A record plan's key: the checks run once per key."""
+    return tuple((part, p.avro.schema_id, p.avro.schema is not None, p.ok) for part, p in _avro_parts(ev))
+
+
+def topic_avro_parts_key(ev: RecordEvidence) -> tuple[Any, ...]:
+    """`avro_parts_key` and the topic (the subjects a part's schema must be under)."""
+    return (ev.record.topic, avro_parts_key(ev))
+
+
 @check("avro.framing", level=Level.MUST, scope=Scope.RECORD,
        clause=f"{AVRO}; the id is one the registry knows, and the body is exactly one datum of that schema")
 def avro_framing(ev: RecordEvidence) -> Findings:
@@ -102,7 +114,8 @@ _NO_DECODABLE_AVRO = NotApplicable("no decodable Avro part")
 
 @check("avro.subject", level=Level.MUST, scope=Scope.RECORD,
        clause="Confluent AvroConverter with the default key.subject.name.strategy / value.subject.name.strategy "
-              "(TopicNameStrategy): a key's schema is registered under <topic>-key, a value's under <topic>-value")
+              "(TopicNameStrategy): a key's schema is registered under <topic>-key, a value's under <topic>-value",
+       cache_key=topic_avro_parts_key)
 def avro_subject(ev: RecordEvidence) -> Findings:
     """Each Avro key's and value's schema id is registered under <topic>-key / <topic>-value."""
     parts = [(part, p) for part, p in _avro_parts(ev) if p.avro.schema_id is not None and p.avro.schema is not None]
@@ -125,7 +138,8 @@ def avro_subject(ev: RecordEvidence) -> Findings:
        clause="Confluent AvroConverter (AvroData, connect.meta.data=true): a Connect struct is a record named after "
               "it, int8/int16 carry connect.type, connect.name/version/parameters/default/doc carry the Connect "
               "schema, Decimal is bytes with logicalType decimal, an optional schema is a union with null (null "
-              "first unless the schema has a default) and its field defaults to null")
+              "first unless the schema has a default) and its field defaults to null",
+       cache_key=avro_parts_key)
 def avro_schema(ev: RecordEvidence) -> Findings:
     """The registered Avro schema is exactly what the Avro converter makes of the Connect schema it stands for."""
     from . import connect_avro
