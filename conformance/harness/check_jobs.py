@@ -51,12 +51,38 @@ SIZES_FROM_LINES = 250_000
 PROGRESS_EVERY = 8192
 
 
+#: `--jobs auto` forks at most this many: every worker reads every line's topic, so past a few
+#: workers that reading costs more than another worker's share saves.
+AUTO_MAX_JOBS = 8
+
+
 def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS says, else all)."""
+    """The cores this process may use: its CPU affinity (where the OS says, else all cores),
+    within a cgroup's CPU quota (a container limited to 2 CPUs on a 64-core host has 2)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    quota = _cgroup_cpus()
+    return max(1, min(cores, quota)) if quota is not None else cores
+
+
+def _cgroup_cpus(root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The CPUs a cgroup quota allows this process (v2 `cpu.max`, v1 `cpu.cfs_quota_us`), rounded
+    up; None where there is none or it cannot be read."""
+    try:
+        quota, _, period = (root / "cpu.max").read_text().partition(" ")
+        if quota == "max":
+            return None
+        return -(-int(quota) // int(period))
+    except (OSError, ValueError):
+        pass
+    try:
+        q = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        p = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return -(-q // p) if q > 0 and p > 0 else None
 
 
 def why_one_process(registry_spec: str | None) -> str | None:
@@ -71,8 +97,8 @@ def why_one_process(registry_spec: str | None) -> str | None:
 
 
 def resolve_jobs(requested: int | None, path: Path, registry_spec: str | None) -> int:
-    """The workers for `--jobs`: N as asked (None: auto, the usable cores for a capture of at
-    least `AUTO_MIN_BYTES`, on Linux), one where forking is not possible here."""
+    """The workers for `--jobs`: N as asked (None: auto, the usable cores up to `AUTO_MAX_JOBS`
+    for a capture of at least `AUTO_MIN_BYTES`, on Linux), one where forking is not possible here."""
     if why_one_process(registry_spec) is not None:
         return 1
     if requested is not None:
@@ -83,7 +109,7 @@ def resolve_jobs(requested: int | None, path: Path, registry_spec: str | None) -
         big = path.stat().st_size >= AUTO_MIN_BYTES
     except OSError:
         big = False
-    return usable_cores() if big else 1
+    return min(usable_cores(), AUTO_MAX_JOBS) if big else 1
 
 
 def topic_sizes(path: Path, limit: int | None = None) -> tuple[Counter[str], bool]:

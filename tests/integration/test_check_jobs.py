@@ -182,3 +182,21 @@ def test_a_topics_worker_is_the_one_it_was_dealt_or_its_names_hash() -> None:
     owner = check_jobs.owner_of({"a": 1, "b": 0}, 3)
     assert (owner("a"), owner("b")) == (1, 0)
     assert owner("never met") == zlib.crc32(b"never met") % 3 == check_jobs.owner_of({}, 3)("never met")
+
+
+def test_a_cgroup_quota_bounds_the_cores(tmp_path: Path) -> None:
+    """A container allowed 2.5 CPUs of a big host runs 3 workers at most, not one per host core."""
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cpu.max").write_text("250000 100000\n")
+    assert check_jobs._cgroup_cpus(v2) == 3
+    (v2 / "cpu.max").write_text("max 100000\n")
+    assert check_jobs._cgroup_cpus(v2) is None
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("200000\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert check_jobs._cgroup_cpus(v1) == 2
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert check_jobs._cgroup_cpus(v1) is None
+    assert check_jobs._cgroup_cpus(tmp_path / "none") is None
