@@ -222,11 +222,47 @@ def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
 def _inlined(test: Any) -> Any:
     """The value test as `compile_kind` writes it into a kind's function."""
     from conformance.checks.compiled import Source
-    from conformance.protocols.ticdc_simple.fastpath import _first_test
+    from conformance.protocols.ticdc_simple.fastpath import _column_test
 
     src = Source("t", ("v",))
-    src.line(f"return bool({_first_test(src, test, 'v')}{src.const(test, 'ok')}(v))")
-    return src.build()
+    src.line(_column_test(src, "v", test))
+    src.line("return True")
+    fn = src.build()
+    return lambda v: v is not None and fn(v) is True
+
+
+def test_simple_unruled_columns_take_strings_only() -> None:
+    """A column no value rule reads is tested as a string (or null, which the generated code
+    passes before any test): nothing else, whatever its memo holds."""
+    from conformance.protocols.ticdc_simple.fastpath import _STRING
+
+    inlined = _inlined(_STRING)
+    for v in ["", "x", "1", "\x00", "[1]", "٣"]:
+        assert inlined(v) and inlined(v), v
+    for v in [0, 1, -1, 1.5, True, False, [], ["x"], {}, {"location": "UTC", "value": "x"}, b"x", ("x",)]:
+        assert not inlined(v) and not _STRING(v), v
+
+
+def test_simple_column_tests_are_one_text_for_every_test() -> None:
+    """`_column_test` writes the same line for any value test (kinds of one layout share their
+    compiled code), each column's test, memo and miss answer bound to names of its own."""
+    from conformance.checks.compiled import Source
+    from conformance.protocols.ticdc_simple.checks.values import value_ok
+    from conformance.protocols.ticdc_simple.fastpath import _STRING, _column_test
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    tests = [_STRING, value_ok("int", {"mysqlType": "int"}, o), value_ok("text", {"mysqlType": "varchar"}, o),
+             value_ok("timestamp", {"mysqlType": "timestamp"}, o)]
+    lines, sources = [], []
+    for t in tests:
+        src = Source("accept", ("obj",))
+        lines.append((_column_test(src, "_v1", t), _column_test(src, "_v2", t)))
+        sources.append(src)
+    assert len(set(lines)) == 1
+    for t, src in zip(tests, sources, strict=True):
+        bound = [x for x in src.consts.values() if x is t]
+        assert len(bound) == 2 and sum(x is t.known for x in src.consts.values()) == 2, src.consts
 
 
 # -- the fast path's delivery identity ----------------------------------------------------------------------

@@ -303,7 +303,7 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     text or YEAR `quick_text` recognises nothing more; a binary string is decoded as the rule
     decodes it (no memo)."""
     if fam == Family.TEXT:
-        return _known(lambda v: v.__class__ is str, {})  # the rule asks nothing more of text
+        return string_test()  # the rule asks nothing more of text
 
     memo: dict[str, bool] = {}
 
@@ -371,12 +371,20 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     return _known(ok_int, {})
 
 
-def _known(fn: Callable[[Any], bool], memo: dict[str, bool]) -> Callable[[Any], bool]:
+def _known(fn: Callable[[Any], bool], memo: dict[str, bool], miss: bool | None = None) -> Callable[[Any], bool]:
     """`fn`, with its memo as `fn.known` (what the rule said of the strings met before; an empty
-    dict where `fn` keeps none): the fast path reads it inline before calling `fn`
-    (fastpath._first_test)."""
+    dict where `fn` keeps none) and `fn.miss`, what the memo answers for a string it does not know
+    (True: `fn` accepts every string; None: ask `fn`): the fast path reads them inline before
+    calling `fn` (fastpath._column_test)."""
     fn.known = memo  # type: ignore[attr-defined]
+    fn.miss = miss  # type: ignore[attr-defined]
     return fn
+
+
+def string_test() -> Callable[[Any], bool]:
+    """A value test that accepts every string and nothing else (TEXT's rule): its memo answers
+    True for any string, so the fast path never calls it for one."""
+    return _known(lambda v: v.__class__ is str, {}, True)
 
 
 def _has_float(doc: Any) -> bool:
