@@ -243,6 +243,27 @@ def test_simple_unruled_columns_take_strings_only() -> None:
         assert not inlined(v) and not _STRING(v), v
 
 
+def test_simple_value_tests_are_shared_by_data_type_and_options() -> None:
+    """`_value_ok` gives the test of one (family, dataType text, options) to every column that
+    asks, by the dataType object or by an equal one, and another test where any of the three
+    differs."""
+    from conformance.protocols.ticdc_simple import fastpath
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o, o2 = SimpleOptions(), SimpleOptions(time_zone="Asia/Shanghai")
+    dt = {"mysqlType": "int", "unsigned": True}
+    t = fastpath._value_ok("int", dt, o)
+    assert fastpath._value_ok("int", dt, o) is t
+    assert fastpath._value_ok("int", {"unsigned": True, "mysqlType": "int"}, o) is t
+    for other in [("int", {"mysqlType": "int"}, o), ("bigint-unsigned", dt, o), ("int", dt, o2),
+                  ("int", {"mysqlType": "tinyint", "unsigned": True}, o)]:
+        assert fastpath._value_ok("int", dt, o) is t  # the last asked of `dt`, each time
+        assert fastpath._value_ok(*other) is not t, other
+    assert t("4294967295") and not t("4294967296") and not t("-1")
+    small = fastpath._value_ok("int", {"mysqlType": "tinyint"}, o)
+    assert small("127") and not small("128") and fastpath._value_ok("int", dt, o) is t
+
+
 def test_simple_column_tests_are_one_text_for_every_test() -> None:
     """`_column_test` writes the same line for any value test (kinds of one layout share their
     compiled code), each column's test, memo and miss answer bound to names of its own."""
