@@ -219,6 +219,24 @@ def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
     assert ok(v) == want and ok(v) == want, (fam, dt, v)
 
 
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(st.text(alphabet="ABCDab019+/=-_ \n\x00é", max_size=14),
+                 st.binary(max_size=7).map(lambda b: base64.b64encode(b).decode()),
+                 st.tuples(st.binary(max_size=7), st.sampled_from(["=", "==", "A", "\n", " ", "é", "-"]), st.integers(0, 12))
+                 .map(lambda t: (e := base64.b64encode(t[0]).decode())[:t[2]] + t[1] + e[t[2]:])),
+       st.sampled_from([{"mysqlType": "binary", "length": 2}, {"mysqlType": "binary"}, {"mysqlType": "varbinary"},
+                        {"mysqlType": "blob"}, {"mysqlType": "binary", "length": 0}, {"mysqlType": "binary", "length": 5}]))
+def test_simple_binary_test_is_the_rule(v: str, dt: dict[str, Any]) -> None:
+    """The binary value test (binascii's strict decode, directly) says what the rule says
+    (`base64.b64decode(validate=True)`): base64 texts, padding anywhere, other characters."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    want = format_problem("binary", dt, v, o, False) is None
+    assert value_ok("binary", dt, o)(v) == want and _inlined(value_ok("binary", dt, o))(v) == want, (v, dt)
+
+
 def _inlined(test: Any) -> Any:
     """The value test as `compile_kind` writes it into a kind's function."""
     from conformance.checks.compiled import Source
