@@ -237,6 +237,32 @@ def test_simple_binary_test_is_the_rule(v: str, dt: dict[str, Any]) -> None:
     assert value_ok("binary", dt, o)(v) == want and _inlined(value_ok("binary", dt, o))(v) == want, (v, dt)
 
 
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Shanghai"])
+@pytest.mark.parametrize("dt", [{"mysqlType": "timestamp"}, {"mysqlType": "timestamp", "decimal": 3},
+                                {"mysqlType": "timestamp", "decimal": "x"}])
+def test_simple_timestamp_objects_are_remembered_by_both_strings(zone: str, dt: dict[str, Any]) -> None:
+    """One TIMESTAMP test asked about many objects in turn (each answer the memo keeps is for its
+    location and value both): what the rule says of each, in any order, asked again."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions(time_zone=zone)
+    texts = ["2024-01-01 00:00:00", "2024-01-01 00:00:00.123", "2038-01-19 03:14:08", "1970-01-01 00:00:00",
+             "2037-12-31 23:59:59", "bad", ""]
+    objects: list[Any] = [{"location": loc, "value": t} for loc in ["UTC", "Asia/Shanghai", "", "Etc/UTC", "Mars/Base"]
+                          for t in texts]
+    objects += [{"value": t, "location": "UTC"} for t in texts]
+    objects += [{"location": "UTC", "value": "2024-01-01 00:00:00", "x": 1}, {"location": "UTC"},
+                {"location": "UTC", "valu": "2024-01-01 00:00:00"}, {"location": 1, "value": "2024-01-01 00:00:00"},
+                {"location": "UTC", "value": None}, "2024-01-01 00:00:00", None, 0]
+    for seed in range(3):
+        test = value_ok("timestamp", dt, o)
+        order = objects * 2
+        random.Random(seed).shuffle(order)
+        for v in order:
+            assert test(v) == (format_problem("timestamp", dt, v, o, False) is None), (v, dt, zone)
+
+
 def _inlined(test: Any) -> Any:
     """The value test as `compile_kind` writes it into a kind's function."""
     from conformance.checks.compiled import Source

@@ -324,12 +324,28 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
 
     ok = remembered()
     quick_ = quick_text(fam, dt)
-    if quick_ is not None and fam == Family.TIMESTAMP:
+    if fam == Family.TIMESTAMP:
         zone = o.time_zone  # the location the rule surely accepts (any, where the option is UTC)
-        match_ = quick_.fullmatch
-        return _known(lambda v: ((v.__class__ is dict and len(v) == 2 and v.get("location") == zone
-                                  and zone.__class__ is str and zone != "" and (t := v.get("value")).__class__ is str
-                                  and match_(t) is not None) or ok(v)), {})
+        match_ = quick_.fullmatch if quick_ is not None else None
+        # What the rule said of each {location, value} object of two strings met before (the rule
+        # reads nothing else of such an object): keyed by the two strings.
+        pairs: dict[tuple[str, str], bool] = {}
+
+        def ok_timestamp(v: Any) -> bool:
+            if v.__class__ is dict and len(v) == 2:
+                loc, t = v.get("location"), v.get("value")
+                if loc.__class__ is str and t.__class__ is str:
+                    if match_ is not None and loc == zone and zone != "" and match_(t) is not None:
+                        return True
+                    got = pairs.get((loc, t))
+                    if got is None:
+                        if len(pairs) >= _MEMO_MAX:
+                            pairs.clear()
+                        got = pairs[(loc, t)] = format_problem(fam, dt, v, o, False) is None
+                    return got
+            return ok(v)
+
+        return _known(ok_timestamp, {})
     if quick_ is not None:
         match = quick_.fullmatch
         return _known(lambda v: (v.__class__ is str and match(v) is not None) or ok(v), {})
