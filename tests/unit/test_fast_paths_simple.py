@@ -199,7 +199,7 @@ _DECIMAL = st.one_of(st.from_regex(r"-?[0-9]{1,9}(\.[0-9]{1,9})?", fullmatch=Tru
                  st.lists(_DECIMAL, max_size=3).map(lambda xs: "[" + ",".join(xs) + "]"),
                  st.binary(max_size=4).map(lambda b: base64.b64encode(b).decode()),
                  st.from_regex(r"[A-Za-z0-9+/=]{0,9}", fullmatch=True),
-                 st.sampled_from([*_VALUE_EDITS, "٣", "-", "+1", " 1", "1 ", "16777217", "9007199254740993", "0.30000000000000004", "1e-45"]), st.integers(), st.none(),
+                 st.sampled_from([*_VALUE_EDITS, "٣", "-٣", "²", "-²", "1²", "１", "-", "--1", "+1", " 1", "1 ", "-0", "007", "16777217", "9007199254740993", "0.30000000000000004", "1e-45"]), st.integers(), st.none(),
                  st.fixed_dictionaries({"location": st.just("UTC"), "value": st.just("2024-01-01 00:00:00")})),
        st.sampled_from(_DATA_TYPES))
 def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
@@ -261,6 +261,31 @@ def test_simple_timestamp_objects_are_remembered_by_both_strings(zone: str, dt: 
         random.Random(seed).shuffle(order)
         for v in order:
             assert test(v) == (format_problem("timestamp", dt, v, o, False) is None), (v, dt, zone)
+
+
+def test_simple_int_texts_at_their_edges() -> None:
+    """The integer value tests say what the rule says of every integer type's bounds (±1, with
+    a sign, leading zeros, 18 to 21 digits) and of texts that are nearly integers (other signs,
+    spaces, non-ASCII digits)."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    odd = ["", "-", "--1", "+1", "+0", " 1", "1 ", "1_0", "0x1", "1.0", "1e3", "٣", "-٣", "²", "-²", "1²", "１", "-0",
+           "007", "-007", "0" * 25 + "1", "9" * 18, "-" + "9" * 18, "9" * 19, "-" + "9" * 19, "1" + "0" * 20]
+    for t in ["tinyint", "smallint", "mediumint", "int", "bigint"]:
+        for unsigned in (False, True):
+            dt = {"mysqlType": t, "unsigned": unsigned}
+            fam = schema_family(dt)
+            assert fam is not None
+            bits = {"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}[t]
+            lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+            texts = odd + [str(n) for b in (lo, hi) for n in (b - 1, b, b + 1)]
+            texts += ["-" + str(n).lstrip("-").zfill(22) for n in (lo, hi)] + [str(hi).zfill(22)]
+            ok, inlined = value_ok(fam, dt, o), _inlined(value_ok(fam, dt, o))
+            for v in texts:
+                want = format_problem(fam, dt, v, o, False) is None
+                assert ok(v) == want and ok(v) == want and inlined(v) == want and inlined(v) == want, (dt, v)
 
 
 def _inlined(test: Any) -> Any:
