@@ -288,6 +288,26 @@ def test_simple_int_texts_at_their_edges() -> None:
                 assert ok(v) == want and ok(v) == want and inlined(v) == want and inlined(v) == want, (dt, v)
 
 
+@pytest.mark.parametrize("dt", [{"mysqlType": "int"}, {"mysqlType": "bigint", "unsigned": True},
+                                {"mysqlType": "decimal", "length": 5, "decimal": 1}, {"mysqlType": "decimal"},
+                                {"mysqlType": "bit", "length": 8}, {"mysqlType": "enum", "elements": ["a", "b", "c"]},
+                                {"mysqlType": "set", "elements": ["a", "b"]}, {"mysqlType": "year"},
+                                {"mysqlType": "float"}, {"mysqlType": "double"}])
+def test_simple_number_rules_take_ascii_digits_only(dt: dict[str, Any]) -> None:
+    """TiCDC writes numbers with ASCII digits: the rules refuse other decimal digits (Python's
+    `\\d`, `int` and `float` take them), and the value tests say so too."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    fam = schema_family(dt)
+    assert fam is not None
+    for v in ["٣", "١", "-٣", "１", "2０", "1.٥", "٢٠٢٤", "১"]:
+        assert format_problem(fam, dt, v, o, False) is not None, (dt, v)
+        assert not value_ok(fam, dt, o)(v) and not _inlined(value_ok(fam, dt, o))(v), (dt, v)
+    assert any(format_problem(fam, dt, v, o, False) is None for v in ["1", "1.0", "2024"]), dt
+
+
 def _inlined(test: Any) -> Any:
     """The value test as `compile_kind` writes it into a kind's function."""
     from conformance.checks.compiled import Source

@@ -143,7 +143,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
     unsigned = dt.get("unsigned") is True
     fsp = _temporal_fsp(dt, avro)
     if fam in (Family.INT, Family.BIGINT_UNSIGNED):
-        if not re.fullmatch(r"-?\d+", v):
+        if not re.fullmatch(r"-?[0-9]+", v):
             return "not a decimal integer"
         bits = _INT_RANGES.get(str(mt), 64)
         lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
@@ -151,7 +151,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
         if n is None or not lo <= n <= hi:
             return f"outside {mt}{' unsigned' if unsigned else ''} [{lo}, {hi}]"
     elif fam in (Family.FLOAT, Family.DOUBLE):
-        if not re.fullmatch(r"-?\d+(\.\d+)?", v):
+        if not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", v):
             return "not 'f'-formatted (no exponent)"
         x = float(v)
         if fam == Family.FLOAT:
@@ -166,7 +166,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             if go_format_float(x, 64, "f") != v:
                 return "not the shortest rendering of a float64"
     elif fam == Family.DECIMAL:
-        if not re.fullmatch(r"-?\d+(\.\d+)?", v):
+        if not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", v):
             return "not a decimal number"
         digits = len(v.lstrip("-").replace(".", "").lstrip("0") or "0")
         precision = _meta(dt, "length", avro)
@@ -178,7 +178,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
         if scale is not None and (len(v.split(".")[1]) if "." in v else 0) != scale:
             return f"not {scale} fractional digits (the column's scale)"
     elif fam in (Family.BIT, Family.ENUM, Family.SET, Family.YEAR):
-        if not re.fullmatch(r"\d+", v):
+        if not re.fullmatch(r"[0-9]+", v):
             return "not an unsigned decimal integer"
         n = _decimal_int(v)
         if n is None or n >= 1 << 64:
