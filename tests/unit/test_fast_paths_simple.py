@@ -328,8 +328,9 @@ def test_simple_unruled_columns_take_strings_only() -> None:
     inlined = _inlined(_STRING)
     for v in ["", "x", "1", "\x00", "[1]", "٣"]:
         assert inlined(v) and inlined(v), v
-    for v in [0, 1, -1, 1.5, True, False, [], ["x"], {}, {"location": "UTC", "value": "x"}, b"x", ("x",)]:
-        assert not inlined(v) and not _STRING(v), v
+    others: list[Any] = [0, 1, -1, 1.5, True, False, [], ["x"], {}, {"location": "UTC", "value": "x"}, b"x", ("x",)]
+    for x in others:
+        assert not inlined(x) and not _STRING(x), x
 
 
 def test_simple_value_tests_are_shared_by_data_type_and_options() -> None:
@@ -372,7 +373,8 @@ def test_simple_column_tests_are_one_text_for_every_test() -> None:
     assert len(set(lines)) == 1
     for t, src in zip(tests, sources, strict=True):
         bound = [x for x in src.consts.values() if x is t]
-        assert len(bound) == 2 and sum(x is t.known for x in src.consts.values()) == 2, src.consts
+        known = t.known  # type: ignore[attr-defined]
+        assert len(bound) == 2 and sum(x is known for x in src.consts.values()) == 2, src.consts
 
 
 # -- the fast path's delivery identity ----------------------------------------------------------------------
