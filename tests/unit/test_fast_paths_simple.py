@@ -638,20 +638,54 @@ def test_simple_plain_kinds_take_only_strings_and_nulls(monkeypatch: pytest.Monk
     from conformance.protocols.ticdc_simple import checker as simple_checker
 
     seen = {True: 0, False: 0}
-    original = simple_checker.SimpleChecker._accept
+    original = simple_checker.SimpleChecker.check_fast
 
-    def accept(self: Any, lg: Any, entry: Any, plan: Any, accepted: Any) -> bool:
-        kind, obj = accepted[1], accepted[3]
-        if kind is not None:
+    def check_fast(self: Any, record: Any) -> bool:
+        took = original(self, record)
+        if took and self._accepted[1] is not None:
+            kind, obj = self._accepted[1], self._accepted[3]
             seen[kind.plain] += 1
             for part in ("data", "old"):
                 row = obj.get(part)
                 if kind.plain and isinstance(row, dict):
                     assert all(v is None or v.__class__ is str for v in row.values()), row
-        return original(self, lg, entry, plan, accepted)
+        return took
 
-    monkeypatch.setattr(simple_checker.SimpleChecker, "_accept", accept)
+    monkeypatch.setattr(simple_checker.SimpleChecker, "check_fast", check_fast)
     for seed in ("fast", "options"):
         records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {}, seed=seed)
         assert_parity(SIMPLE, {}, registry, records)
     assert seen[True] and seen[False], seen
+
+
+def test_simple_check_fast_finds_the_kinds_kind_of_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check_fast` keys a message as `fastpath.kind_of` does (inline there): on the reference's
+    records, every message whose kind was compiled before it is taken (none of them is a replay,
+    every one passes its checks), and under the kind `kind_of` names."""
+    import orjson
+
+    from conformance.protocols.ticdc_simple import checker as simple_checker
+    from conformance.protocols.ticdc_simple import fastpath
+
+    counts = {"taken": 0, "known": 0}
+    original = simple_checker.SimpleChecker.check_fast
+
+    def check_fast(self: Any, record: Any) -> bool:
+        lg = self.logs.logs.get((record.topic, record.partition or 0))
+        obj = orjson.loads(record.value) if record.value is not None else None
+        k = fastpath.kind_of(obj) if isinstance(obj, dict) else None
+        known = lg is not None and k is not None and lg.kinds.get(k) is not None \
+            and lg.kinds[k].accept is not None
+        took = original(self, record)
+        counts["known"] += known
+        counts["taken"] += took
+        assert took == known, (k, record.offset)
+        if took:
+            assert self._accepted[2] == k and self._accepted[1] in (None, lg.kinds[k])
+        return took
+
+    monkeypatch.setattr(simple_checker.SimpleChecker, "check_fast", check_fast)
+    for seed in ("fast", "options"):
+        records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {}, seed=seed)
+        assert_parity(SIMPLE, {}, registry, records)
+    assert counts["taken"] > 100, counts
