@@ -199,7 +199,7 @@ _DECIMAL = st.one_of(st.from_regex(r"-?[0-9]{1,9}(\.[0-9]{1,9})?", fullmatch=Tru
                  st.lists(_DECIMAL, max_size=3).map(lambda xs: "[" + ",".join(xs) + "]"),
                  st.binary(max_size=4).map(lambda b: base64.b64encode(b).decode()),
                  st.from_regex(r"[A-Za-z0-9+/=]{0,9}", fullmatch=True),
-                 st.sampled_from([*_VALUE_EDITS, "٣", "-", "+1", " 1", "1 ", "16777217", "9007199254740993", "0.30000000000000004", "1e-45"]), st.integers(), st.none(),
+                 st.sampled_from([*_VALUE_EDITS, "٣", "-٣", "²", "-²", "1²", "１", "-", "--1", "+1", " 1", "1 ", "-0", "007", "16777217", "9007199254740993", "0.30000000000000004", "1e-45"]), st.integers(), st.none(),
                  st.fixed_dictionaries({"location": st.just("UTC"), "value": st.just("2024-01-01 00:00:00")})),
        st.sampled_from(_DATA_TYPES))
 def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
@@ -219,14 +219,162 @@ def test_simple_value_test_is_the_rule(v: Any, dt: dict[str, Any]) -> None:
     assert ok(v) == want and ok(v) == want, (fam, dt, v)
 
 
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(st.text(alphabet="ABCDab019+/=-_ \n\x00é", max_size=14),
+                 st.binary(max_size=7).map(lambda b: base64.b64encode(b).decode()),
+                 st.tuples(st.binary(max_size=7), st.sampled_from(["=", "==", "A", "\n", " ", "é", "-"]), st.integers(0, 12))
+                 .map(lambda t: (e := base64.b64encode(t[0]).decode())[:t[2]] + t[1] + e[t[2]:])),
+       st.sampled_from([{"mysqlType": "binary", "length": 2}, {"mysqlType": "binary"}, {"mysqlType": "varbinary"},
+                        {"mysqlType": "blob"}, {"mysqlType": "binary", "length": 0}, {"mysqlType": "binary", "length": 5}]))
+def test_simple_binary_test_is_the_rule(v: str, dt: dict[str, Any]) -> None:
+    """The binary value test (binascii's strict decode, directly) says what the rule says
+    (`base64.b64decode(validate=True)`): base64 texts, padding anywhere, other characters."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    want = format_problem("binary", dt, v, o, False) is None
+    assert value_ok("binary", dt, o)(v) == want and _inlined(value_ok("binary", dt, o))(v) == want, (v, dt)
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Shanghai"])
+@pytest.mark.parametrize("dt", [{"mysqlType": "timestamp"}, {"mysqlType": "timestamp", "decimal": 3},
+                                {"mysqlType": "timestamp", "decimal": "x"}])
+def test_simple_timestamp_objects_are_remembered_by_both_strings(zone: str, dt: dict[str, Any]) -> None:
+    """One TIMESTAMP test asked about many objects in turn (each answer the memo keeps is for its
+    location and value both): what the rule says of each, in any order, asked again."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions(time_zone=zone)
+    texts = ["2024-01-01 00:00:00", "2024-01-01 00:00:00.123", "2038-01-19 03:14:08", "1970-01-01 00:00:00",
+             "2037-12-31 23:59:59", "bad", ""]
+    objects: list[Any] = [{"location": loc, "value": t} for loc in ["UTC", "Asia/Shanghai", "", "Etc/UTC", "Mars/Base"]
+                          for t in texts]
+    objects += [{"value": t, "location": "UTC"} for t in texts]
+    objects += [{"location": "UTC", "value": "2024-01-01 00:00:00", "x": 1}, {"location": "UTC"},
+                {"location": "UTC", "valu": "2024-01-01 00:00:00"}, {"location": 1, "value": "2024-01-01 00:00:00"},
+                {"location": "UTC", "value": None}, "2024-01-01 00:00:00", None, 0]
+    for seed in range(3):
+        test = value_ok("timestamp", dt, o)
+        order = objects * 2
+        random.Random(seed).shuffle(order)
+        for v in order:
+            assert test(v) == (format_problem("timestamp", dt, v, o, False) is None), (v, dt, zone)
+
+
+def test_simple_int_texts_at_their_edges() -> None:
+    """The integer value tests say what the rule says of every integer type's bounds (±1, with
+    a sign, leading zeros, 18 to 21 digits) and of texts that are nearly integers (other signs,
+    spaces, non-ASCII digits)."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    odd = ["", "-", "--1", "+1", "+0", " 1", "1 ", "1_0", "0x1", "1.0", "1e3", "٣", "-٣", "²", "-²", "1²", "１", "-0",
+           "007", "-007", "0" * 25 + "1", "9" * 18, "-" + "9" * 18, "9" * 19, "-" + "9" * 19, "1" + "0" * 20]
+    for t in ["tinyint", "smallint", "mediumint", "int", "bigint"]:
+        for unsigned in (False, True):
+            dt = {"mysqlType": t, "unsigned": unsigned}
+            fam = schema_family(dt)
+            assert fam is not None
+            bits = {"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}[t]
+            lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+            texts = odd + [str(n) for b in (lo, hi) for n in (b - 1, b, b + 1)]
+            texts += ["-" + str(n).lstrip("-").zfill(22) for n in (lo, hi)] + [str(hi).zfill(22)]
+            ok, inlined = value_ok(fam, dt, o), _inlined(value_ok(fam, dt, o))
+            for v in texts:
+                want = format_problem(fam, dt, v, o, False) is None
+                assert ok(v) == want and ok(v) == want and inlined(v) == want and inlined(v) == want, (dt, v)
+
+
+@pytest.mark.parametrize("dt", [{"mysqlType": "int"}, {"mysqlType": "bigint", "unsigned": True},
+                                {"mysqlType": "decimal", "length": 5, "decimal": 1}, {"mysqlType": "decimal"},
+                                {"mysqlType": "bit", "length": 8}, {"mysqlType": "enum", "elements": ["a", "b", "c"]},
+                                {"mysqlType": "set", "elements": ["a", "b"]}, {"mysqlType": "year"},
+                                {"mysqlType": "float"}, {"mysqlType": "double"}])
+def test_simple_number_rules_take_ascii_digits_only(dt: dict[str, Any]) -> None:
+    """TiCDC writes numbers with ASCII digits: the rules refuse other decimal digits (Python's
+    `\\d`, `int` and `float` take them), and the value tests say so too."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    fam = schema_family(dt)
+    assert fam is not None
+    for v in ["٣", "١", "-٣", "１", "2０", "1.٥", "٢٠٢٤", "১"]:
+        assert format_problem(fam, dt, v, o, False) is not None, (dt, v)
+        assert not value_ok(fam, dt, o)(v) and not _inlined(value_ok(fam, dt, o))(v), (dt, v)
+    assert any(format_problem(fam, dt, v, o, False) is None for v in ["1", "1.0", "2024"]), dt
+
+
 def _inlined(test: Any) -> Any:
     """The value test as `compile_kind` writes it into a kind's function."""
     from conformance.checks.compiled import Source
-    from conformance.protocols.ticdc_simple.fastpath import _first_test
+    from conformance.protocols.ticdc_simple.fastpath import _column_test
 
     src = Source("t", ("v",))
-    src.line(f"return bool({_first_test(src, test, 'v')}{src.const(test, 'ok')}(v))")
-    return src.build()
+    src.line(_column_test(src, "v", test))
+    src.line("return True")
+    fn = src.build()
+    return lambda v: v is not None and fn(v) is True
+
+
+def test_simple_unruled_columns_take_strings_only() -> None:
+    """A column no value rule reads is tested as a string (or null, which the generated code
+    passes before any test): nothing else, whatever its memo holds."""
+    from conformance.protocols.ticdc_simple.fastpath import _STRING
+
+    inlined = _inlined(_STRING)
+    for v in ["", "x", "1", "\x00", "[1]", "٣"]:
+        assert inlined(v) and inlined(v), v
+    others: list[Any] = [0, 1, -1, 1.5, True, False, [], ["x"], {}, {"location": "UTC", "value": "x"}, b"x", ("x",)]
+    for x in others:
+        assert not inlined(x) and not _STRING(x), x
+
+
+def test_simple_value_tests_are_shared_by_data_type_and_options() -> None:
+    """`_value_ok` gives the test of one (family, dataType text, options) to every column that
+    asks, by the dataType object or by an equal one, and another test where any of the three
+    differs."""
+    from conformance.protocols.ticdc_simple import fastpath
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o, o2 = SimpleOptions(), SimpleOptions(time_zone="Asia/Shanghai")
+    dt = {"mysqlType": "int", "unsigned": True}
+    t = fastpath._value_ok("int", dt, o)
+    assert fastpath._value_ok("int", dt, o) is t
+    assert fastpath._value_ok("int", {"unsigned": True, "mysqlType": "int"}, o) is t
+    for other in [("int", {"mysqlType": "int"}, o), ("bigint-unsigned", dt, o), ("int", dt, o2),
+                  ("int", {"mysqlType": "tinyint", "unsigned": True}, o)]:
+        assert fastpath._value_ok("int", dt, o) is t  # the last asked of `dt`, each time
+        assert fastpath._value_ok(*other) is not t, other
+    assert t("4294967295") and not t("4294967296") and not t("-1")
+    small = fastpath._value_ok("int", {"mysqlType": "tinyint"}, o)
+    assert small("127") and not small("128") and fastpath._value_ok("int", dt, o) is t
+
+
+def test_simple_column_tests_are_one_text_for_every_test() -> None:
+    """`_column_test` writes the same line for any value test (kinds of one layout share their
+    compiled code), each column's test, memo and miss answer bound to names of its own."""
+    from conformance.checks.compiled import Source
+    from conformance.protocols.ticdc_simple.checks.values import value_ok
+    from conformance.protocols.ticdc_simple.fastpath import _STRING, _column_test
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    o = SimpleOptions()
+    tests = [_STRING, value_ok("int", {"mysqlType": "int"}, o), value_ok("text", {"mysqlType": "varchar"}, o),
+             value_ok("timestamp", {"mysqlType": "timestamp"}, o)]
+    lines, sources = [], []
+    for t in tests:
+        src = Source("accept", ("obj",))
+        lines.append((_column_test(src, "_v1", t), _column_test(src, "_v2", t)))
+        sources.append(src)
+    assert len(set(lines)) == 1
+    for t, src in zip(tests, sources, strict=True):
+        bound = [x for x in src.consts.values() if x is t]
+        known = t.known  # type: ignore[attr-defined]
+        assert len(bound) == 2 and sum(x is known for x in src.consts.values()) == 2, src.consts
 
 
 # -- the fast path's delivery identity ----------------------------------------------------------------------
@@ -490,20 +638,54 @@ def test_simple_plain_kinds_take_only_strings_and_nulls(monkeypatch: pytest.Monk
     from conformance.protocols.ticdc_simple import checker as simple_checker
 
     seen = {True: 0, False: 0}
-    original = simple_checker.SimpleChecker._accept
+    original = simple_checker.SimpleChecker.check_fast
 
-    def accept(self: Any, lg: Any, entry: Any, plan: Any, accepted: Any) -> bool:
-        kind, obj = accepted[1], accepted[3]
-        if kind is not None:
+    def check_fast(self: Any, record: Any) -> bool:
+        took = original(self, record)
+        if took and self._accepted[1] is not None:
+            kind, obj = self._accepted[1], self._accepted[3]
             seen[kind.plain] += 1
             for part in ("data", "old"):
                 row = obj.get(part)
                 if kind.plain and isinstance(row, dict):
                     assert all(v is None or v.__class__ is str for v in row.values()), row
-        return original(self, lg, entry, plan, accepted)
+        return took
 
-    monkeypatch.setattr(simple_checker.SimpleChecker, "_accept", accept)
+    monkeypatch.setattr(simple_checker.SimpleChecker, "check_fast", check_fast)
     for seed in ("fast", "options"):
         records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {}, seed=seed)
         assert_parity(SIMPLE, {}, registry, records)
     assert seen[True] and seen[False], seen
+
+
+def test_simple_check_fast_finds_the_kinds_kind_of_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check_fast` keys a message as `fastpath.kind_of` does (inline there): on the reference's
+    records, every message whose kind was compiled before it is taken (none of them is a replay,
+    every one passes its checks), and under the kind `kind_of` names."""
+    import orjson
+
+    from conformance.protocols.ticdc_simple import checker as simple_checker
+    from conformance.protocols.ticdc_simple import fastpath
+
+    counts = {"taken": 0, "known": 0}
+    original = simple_checker.SimpleChecker.check_fast
+
+    def check_fast(self: Any, record: Any) -> bool:
+        lg = self.logs.logs.get((record.topic, record.partition or 0))
+        obj = orjson.loads(record.value) if record.value is not None else None
+        k = fastpath.kind_of(obj) if isinstance(obj, dict) else None
+        known = lg is not None and k is not None and lg.kinds.get(k) is not None \
+            and lg.kinds[k].accept is not None
+        took = original(self, record)
+        counts["known"] += known
+        counts["taken"] += took
+        assert took == known, (k, record.offset)
+        if took:
+            assert self._accepted[2] == k and self._accepted[1] in (None, lg.kinds[k])
+        return took
+
+    monkeypatch.setattr(simple_checker.SimpleChecker, "check_fast", check_fast)
+    for seed in ("fast", "options"):
+        records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {}, seed=seed)
+        assert_parity(SIMPLE, {}, registry, records)
+    assert counts["taken"] > 100, counts

@@ -250,14 +250,27 @@ class SimpleChecker(CheckerBase):
             if obj is None:
                 return False
         try:
-            k = fastpath.kind_of(obj)
-            kind = lg.kinds.get(k) if k is not None else None
+            typ = obj.get("type")
+            # `fastpath.kind_of`, inline (check_fast must find the kinds `_first_of_kind` keyed by it:
+            # tests/unit/test_fast_paths_simple.py holds the two to each other).
+            if typ == "WATERMARK":
+                k: Any = ("WATERMARK", tuple(obj))
+            else:
+                d, o, h = obj.get("data"), obj.get("old"), obj.get("handleKeyOnly")
+                if h is not None and h is not True:
+                    return False
+                db, table, version = obj.get("database"), obj.get("table"), obj.get("schemaVersion")
+                if db.__class__ is not str or table.__class__ is not str or version.__class__ is not int \
+                        or typ.__class__ is not str:
+                    return False
+                k = (db, table, version, typ, tuple(obj), tuple(d) if d.__class__ is dict else None,
+                     tuple(o) if o.__class__ is dict else None, h is True)
+            kind = lg.kinds.get(k)
             if kind is None or kind.accept is None or not kind.accept(obj, record.key, value):
                 return False
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
-        assert k is not None
-        if len(k) == 2:  # a WATERMARK: the partition's log, as `evidence` keeps it
+        if typ == "WATERMARK":  # the partition's log, as `evidence` keeps it
             self._seq += 1
             ts = obj["commitTs"]
             entry = Entry(self._seq, record.offset if record.offset is not None else len(lg.entries), "WATERMARK",
@@ -274,25 +287,27 @@ class SimpleChecker(CheckerBase):
             got = p0.schemas.get(key) if p0 is not None else None
         if got is not kind.schema:
             return False
-        typ = k[3]
         # `replay_digest`, whose `frozen` leaves an int (commitTs) and strings as they are, and
         # takes an object whose values are strings or null as its items.
-        d, o = obj.get("data"), obj.get("old")
         cts = obj["commitTs"]
         if kind.plain:
-            digest = hash((cts, typ, key[0], key[1], tuple(d.items()) if d.__class__ is dict else frozen(d),
+            digest = hash((cts, typ, db, table, tuple(d.items()) if d.__class__ is dict else frozen(d),
                            tuple(o.items()) if o.__class__ is dict else frozen(o)))
         else:
-            digest = hash((cts, typ, key[0], key[1], frozen(d), frozen(o)))
-        if digest in lg.seen_dml:
+            digest = hash((cts, typ, db, table, frozen(d), frozen(o)))
+        seen = lg.seen_dml
+        if digest in seen:
             return False  # a replay: its evidence has no schema (the checks judge it)
-        # The partition's log, as `evidence` keeps it for a DML.
+        # The partition's log, as `evidence` keeps it for a DML; `_accept`, inline.
         self._seq += 1
         offset = record.offset if record.offset is not None else len(lg.entries)
-        entry = Entry(self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, key[2],
-                      kind.table_id if kind.table_id is not None else obj["tableID"], kind.schema is not None)
-        lg.seen_dml.add(digest)
-        return self._accept(lg, entry, kind.plan, (record, kind, k, obj))
+        lg.entries.append(Entry(self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, version,
+                                kind.table_id if kind.table_id is not None else obj["tableID"],
+                                kind.schema is not None))
+        seen.add(digest)
+        self.tally.count(kind.plan)
+        self._accepted = (record, kind, k, obj)
+        return True
 
     def _accept(self, lg: Any, entry: Entry, plan: Any, accepted: tuple[Record, Any, Any, dict[str, Any]]) -> bool:
         """A record the fast path took: its entry in the partition's log, counted under its

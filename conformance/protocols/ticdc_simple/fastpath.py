@@ -52,7 +52,7 @@ from ..kit import Identified, digest
 from . import codec, delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
 from .checks.messages import handle_key_names
-from .checks.values import value_columns, value_ok
+from .checks.values import string_test, value_columns, value_ok
 from .decoder import integer
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
@@ -182,18 +182,20 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     plain = True
     for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
         for name in names or ():
-            v = src.fresh("v")
-            src.line(f"{v} = {rows[part]}[{src.const(name, 'n')}]")
+            # Every column is written alike, its name and test bound to names of its own (not
+            # shared with another column's, even where the objects are): the text depends on the
+            # number of columns only, and kinds of as many columns share their compiled code.
+            v, n = src.fresh("v"), src.fresh("n")
+            src.consts[n] = name
+            src.line(f"{v} = {rows[part]}[{n}]")
             fam = fam_of.get(name)
             if fam is None or P + f"value.{fam}" not in live:
                 # No value rule reads it: a string or null (what Simple writes), nothing that nests.
-                src.line(f"if {v} is not None and {v}.__class__ is not str: return None")
+                src.line(_column_test(src, v, _STRING))
                 continue
             # The value test takes only a string or (TIMESTAMP) an object of two strings.
             plain = plain and fam != spec.Family.TIMESTAMP
-            test = _value_ok(fam, vc.data_types[name], ev.o)
-            ok = src.const(test, "ok")
-            src.line(f"if {v} is not None and not ({_first_test(src, test, v)}{ok}({v})): return None")
+            src.line(_column_test(src, v, _value_ok(fam, vc.data_types[name], ev.o)))
     src.line("return True")
     kind.accept = src.build()
     kind.plan.fixed = got
@@ -231,24 +233,42 @@ _SCALAR = frozenset({str, bool, int, type(None)})
 #: `value_ok` functions, shared by the kinds whose column has the same family, dataType and options
 #: (table versions come and go; their columns' types, and so their values' memos, stay).
 _OK: dict[tuple[str, str, Any], Callable[[Any], bool]] = {}
+#: The same, by the dataType object (the kinds of one table version, INSERT, UPDATE and DELETE, read
+#: one schema): id(dt) → (dt, family, options, test); holding dt, so that its id is not reused.
+_OK_BY_DT: dict[int, tuple[Any, str, Any, Callable[[Any], bool]]] = {}
 
 
 def _value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
+    got = _OK_BY_DT.get(id(dt))
+    if got is not None and got[0] is dt and got[1] == fam and got[2] is o:
+        return got[3]
     key = (fam, json.dumps(dt, sort_keys=True), o)  # dt is JSON from the stream: its text says all of it
-    got = _OK.get(key)
-    if got is None:
+    test = _OK.get(key)
+    if test is None:
         if len(_OK) >= MAX_KINDS:
             _OK.clear()
-        got = _OK[key] = value_ok(fam, dt, o)
-    return got
+        test = _OK[key] = value_ok(fam, dt, o)
+    if len(_OK_BY_DT) >= MAX_KINDS:
+        _OK_BY_DT.clear()
+    _OK_BY_DT[id(dt)] = (dt, fam, o, test)
+    return test
 
 
-def _first_test(src: Source, test: Callable[[Any], bool], v: str) -> str:
-    """`values.value_ok`'s memo of `test` (`test.known`: what the rule said of strings met
-    before; an empty one where the test keeps none), written inline before the call (`... or
-    test(v)`): a string the memo accepted costs no call. The same text for every test, so that
-    kinds of one layout share their compiled code (`Source.build`)."""
-    return f"({v}.__class__ is str and {src.const(test.known, 'known')}.get({v})) or "  # type: ignore[attr-defined]
+def _column_test(src: Source, v: str, test: Callable[[Any], bool]) -> str:
+    """The line testing the local `v` (a column's value: null, or what `test` accepts), with
+    `values.value_ok`'s memo of `test` inline before the call (`test.known`: what the rule said
+    of strings met before, `test.miss` what it answers for a string it does not know): a string
+    the memo accepted costs no call. The same text for every test (the objects bound to names of
+    their own), so that kinds of one layout share their compiled code (`Source.build`)."""
+    known, miss, ok = src.fresh("known"), src.fresh("miss"), src.fresh("ok")
+    src.consts[known] = test.known  # type: ignore[attr-defined]
+    src.consts[miss] = test.miss  # type: ignore[attr-defined]
+    src.consts[ok] = test
+    return f"if {v} is not None and not (({v}.__class__ is str and {known}.get({v}, {miss})) or {ok}({v})): return None"
+
+
+#: The test of a column no value rule reads: a string (or null), nothing else.
+_STRING = string_test()
 
 
 def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:

@@ -143,7 +143,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
     unsigned = dt.get("unsigned") is True
     fsp = _temporal_fsp(dt, avro)
     if fam in (Family.INT, Family.BIGINT_UNSIGNED):
-        if not re.fullmatch(r"-?\d+", v):
+        if not re.fullmatch(r"-?[0-9]+", v):
             return "not a decimal integer"
         bits = _INT_RANGES.get(str(mt), 64)
         lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
@@ -151,7 +151,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
         if n is None or not lo <= n <= hi:
             return f"outside {mt}{' unsigned' if unsigned else ''} [{lo}, {hi}]"
     elif fam in (Family.FLOAT, Family.DOUBLE):
-        if not re.fullmatch(r"-?\d+(\.\d+)?", v):
+        if not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", v):
             return "not 'f'-formatted (no exponent)"
         x = float(v)
         if fam == Family.FLOAT:
@@ -166,7 +166,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
             if go_format_float(x, 64, "f") != v:
                 return "not the shortest rendering of a float64"
     elif fam == Family.DECIMAL:
-        if not re.fullmatch(r"-?\d+(\.\d+)?", v):
+        if not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", v):
             return "not a decimal number"
         digits = len(v.lstrip("-").replace(".", "").lstrip("0") or "0")
         precision = _meta(dt, "length", avro)
@@ -178,7 +178,7 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
         if scale is not None and (len(v.split(".")[1]) if "." in v else 0) != scale:
             return f"not {scale} fractional digits (the column's scale)"
     elif fam in (Family.BIT, Family.ENUM, Family.SET, Family.YEAR):
-        if not re.fullmatch(r"\d+", v):
+        if not re.fullmatch(r"[0-9]+", v):
             return "not an unsigned decimal integer"
         n = _decimal_int(v)
         if n is None or n >= 1 << 64:
@@ -238,9 +238,9 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
     return None
 
 
-# The fast path's test of one JSON value (fastpath.py): a decimal integer this short needs no
-# more than the range test the rule makes.
-_QUICK_INT = re.compile(r"-?[0-9]{1,18}")
+# The fast path's test of one JSON value (fastpath.py): a decimal integer this short (`-?[0-9]+`,
+# fewer characters than this) needs no more than the range test the rule makes.
+_QUICK_INT_LEN = 19
 _MEMO_MAX = 4096
 
 # Temporal texts the rules surely accept (each a subset of what its rule accepts, held to it by
@@ -303,7 +303,7 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     text or YEAR `quick_text` recognises nothing more; a binary string is decoded as the rule
     decodes it (no memo)."""
     if fam == Family.TEXT:
-        return _known(lambda v: v.__class__ is str, {})  # the rule asks nothing more of text
+        return string_test()  # the rule asks nothing more of text
 
     memo: dict[str, bool] = {}
 
@@ -324,12 +324,28 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
 
     ok = remembered()
     quick_ = quick_text(fam, dt)
-    if quick_ is not None and fam == Family.TIMESTAMP:
+    if fam == Family.TIMESTAMP:
         zone = o.time_zone  # the location the rule surely accepts (any, where the option is UTC)
-        match_ = quick_.fullmatch
-        return _known(lambda v: ((v.__class__ is dict and len(v) == 2 and v.get("location") == zone
-                                  and zone.__class__ is str and zone != "" and (t := v.get("value")).__class__ is str
-                                  and match_(t) is not None) or ok(v)), {})
+        match_ = quick_.fullmatch if quick_ is not None else None
+        # What the rule said of each {location, value} object of two strings met before (the rule
+        # reads nothing else of such an object): keyed by the two strings.
+        pairs: dict[tuple[str, str], bool] = {}
+
+        def ok_timestamp(v: Any) -> bool:
+            if v.__class__ is dict and len(v) == 2:
+                loc, t = v.get("location"), v.get("value")
+                if loc.__class__ is str and t.__class__ is str:
+                    if match_ is not None and loc == zone and zone != "" and match_(t) is not None:
+                        return True
+                    got = pairs.get((loc, t))
+                    if got is None:
+                        if len(pairs) >= _MEMO_MAX:
+                            pairs.clear()
+                        got = pairs[(loc, t)] = format_problem(fam, dt, v, o, False) is None
+                    return got
+            return ok(v)
+
+        return _known(ok_timestamp, {})
     if quick_ is not None:
         match = quick_.fullmatch
         return _known(lambda v: (v.__class__ is str and match(v) is not None) or ok(v), {})
@@ -346,12 +362,14 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
         # The rule's own test, without its way there; binary values seldom repeat: no memo.
         width = _meta(dt, "length", False)
         fixed = dt.get("mysqlType") == "binary" and width is not None
+        a2b_base64 = binascii.a2b_base64
 
         def ok_binary(v: Any) -> bool:
             if v.__class__ is not str:
                 return ok(v)
             try:
-                raw = base64.b64decode(v, validate=True)
+                # What `base64.b64decode(v, validate=True)` runs (Python >= 3.11), without its way there.
+                raw = a2b_base64(v, strict_mode=True)
             except (binascii.Error, ValueError):
                 return False
             return not fixed or len(raw) == width
@@ -361,22 +379,30 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
         return ok
     bits = _INT_RANGES.get(str(dt.get("mysqlType")), 64)
     lo, hi = (0, (1 << bits) - 1) if dt.get("unsigned") is True else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    quick = _QUICK_INT.fullmatch
-
     def ok_int(v: Any) -> bool:
-        if v.__class__ is str and quick(v) is not None and lo <= int(v) <= hi:
+        # `-?[0-9]+` (an ASCII text's `isdigit` is [0-9]+), which `int` reads as the rule does.
+        if v.__class__ is str and len(v) < _QUICK_INT_LEN and v.isascii() \
+                and (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())) and lo <= int(v) <= hi:
             return True
         return ok(v)
 
     return _known(ok_int, {})
 
 
-def _known(fn: Callable[[Any], bool], memo: dict[str, bool]) -> Callable[[Any], bool]:
+def _known(fn: Callable[[Any], bool], memo: dict[str, bool], miss: bool | None = None) -> Callable[[Any], bool]:
     """`fn`, with its memo as `fn.known` (what the rule said of the strings met before; an empty
-    dict where `fn` keeps none): the fast path reads it inline before calling `fn`
-    (fastpath._first_test)."""
+    dict where `fn` keeps none) and `fn.miss`, what the memo answers for a string it does not know
+    (True: `fn` accepts every string; None: ask `fn`): the fast path reads them inline before
+    calling `fn` (fastpath._column_test)."""
     fn.known = memo  # type: ignore[attr-defined]
+    fn.miss = miss  # type: ignore[attr-defined]
     return fn
+
+
+def string_test() -> Callable[[Any], bool]:
+    """A value test that accepts every string and nothing else (TEXT's rule): its memo answers
+    True for any string, so the fast path never calls it for one."""
+    return _known(lambda v: v.__class__ is str, {}, True)
 
 
 def _has_float(doc: Any) -> bool:
