@@ -27,7 +27,7 @@ from conformance.protocols.kit import loads_strict
 from conformance.protocols.maxscale_kafkacdc import delivery, spec
 from conformance.protocols.maxscale_kafkacdc.checker import dml_ident
 from conformance.protocols.maxscale_kafkacdc.decoder import decode
-from conformance.protocols.maxscale_kafkacdc.jsontext import parse_object
+from conformance.protocols.maxscale_kafkacdc.jsontext import parse_compact, parse_object, plain_spacing
 
 MAXSCALE = "maxscale-kafkacdc"
 
@@ -129,6 +129,14 @@ def _same_parse(text: str) -> None:
     except refused:
         got = "refused"
     assert got == want, text
+    # The fast path's parse: the same, but None for every text with a tab, CR or LF (which the
+    # fast path leaves to the checks).
+    try:
+        compact: Any = repr(parse_compact(text))
+    except refused:
+        compact = "refused"
+    assert plain_spacing(text) == ("\t" not in text and "\n" not in text and "\r" not in text)
+    assert compact == (want if plain_spacing(text) else "None"), text
 
 
 @pytest.mark.parametrize("text", [

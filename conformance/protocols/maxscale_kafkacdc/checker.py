@@ -24,7 +24,7 @@ from ..base import CheckerBase, CheckerMode, Identified
 from ..kit import Located, PartitionLogs, digest
 from . import fastpath, spec
 from .decoder import Column, Message, decode
-from .jsontext import parse_object
+from .jsontext import parse_compact, plain_spacing
 from .spec import CdcOptions
 from .tracker import Planned, RowImage, SchemaEvent, Tracker
 
@@ -217,7 +217,7 @@ class CdcChecker(CheckerBase):
             return False
         assert self.rules is not None
         fastpath.compile_kind(kind, ev, self.record_specs, self.rules, ev.record.topic)
-        if kind.accept is None:
+        if kind.accept is None or not plain_spacing(m.text):  # the function reads no other text
             return False
         try:
             variant = kind.accept(m.obj, m.text, ev.record.key)
@@ -237,8 +237,9 @@ class CdcChecker(CheckerBase):
             return False
         try:
             text = record.value.decode("utf-8")
-            # As jsontext.read parses a value (duplicate keys and NaN refused, exact decimals).
-            obj = parse_object(text)
+            # As jsontext.read parses a value (duplicate keys and NaN refused, exact decimals); a
+            # text with a tab, CR or LF (whitespace: not compact) is left to the checks.
+            obj = parse_compact(text)
             if obj.__class__ is not dict:
                 return False
             kind = lg.kinds.get((obj.get("table_schema"), obj.get("table_name"), tuple(obj)))

@@ -55,28 +55,30 @@ def message_compact(ev: RecordEvidence) -> Failure | NotApplicable | None:
 
 @fast.rule("message.compact")
 def _message_compact_fast(ev: RecordEvidence, src: Source) -> bool:
-    """No whitespace outside strings, most often shown without a scan of the text: JSON strings
-    hold no raw tab, CR or LF (the strict parse refuses control characters in them), and where the
-    text has no `\\u0020` escape, its spaces inside strings are the spaces of the parsed strings.
-    So spaces counted in some of its strings (its keys, and the top-level string values of its
-    columns but those whose declared type makes them numbers) are at most the spaces inside
-    strings, and a text with no more spaces than that has none outside them. Otherwise (spaces
-    in a fixed field's or a nested value, escaped spaces) the check's own scan decides."""
+    """No whitespace outside strings, most often shown without a scan of the text. The text holds
+    no tab, CR or LF (the function is handed no other), so its whitespace is spaces: none at all
+    is compact. Where it has spaces but no `\\u0020` escape, its spaces inside strings are the
+    spaces of the parsed strings; so spaces counted in some of its strings (its keys, and the
+    top-level string values of its columns but those whose declared type makes them numbers) are
+    at most the spaces inside strings, and a text with no more spaces than that has none outside
+    them. Otherwise (spaces in a fixed field's or a nested value, escaped spaces) the check's own
+    scan decides."""
     obj = ev.msg.obj
     if obj is None:
         return False
     numbers = {name for name, d, _v in _declared_columns(ev)
                if d is not None and d.real_type is not None and spec.json_family(d.real_type) != "string"}
-    sp = src.fresh("sp")
-    src.line(f"{sp} = {src.const(sum(k.count(' ') for k in obj), 'ks')}")
     names = [k for k in obj if k not in spec.DML_FIXED and k not in numbers]
-    if names:
+    group = read_group(src, names) if names else None  # at the top: other rules may read the group
+    sp = src.fresh("sp")
+    src.line("if ' ' in text:")
+    src.line(f"{sp} = {src.const(sum(k.count(' ') for k in obj), 'ks')}", 2)
+    if group is not None:
         x = src.fresh("x")
-        src.line(f"for {x} in {read_group(src, names)}:")
-        src.line(f"if {x}.__class__ is str: {sp} += {x}.count(' ')", 2)
+        src.line(f"for {x} in {group}:", 2)
+        src.line(f"if {x}.__class__ is str: {sp} += {x}.count(' ')", 3)
     ws = src.const(whitespace_outside_strings, "ws")
-    src.guard(f"({sp} == text.count(' ') and '\\\\u0020' not in text and '\\t' not in text and '\\n' not in text "
-              f"and '\\r' not in text) or {ws}(text) is None")
+    src.line(f"if not (({sp} == text.count(' ') and '\\\\u0020' not in text) or {ws}(text) is None): return None", 2)
     return True
 
 
