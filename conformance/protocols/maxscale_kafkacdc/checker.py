@@ -169,6 +169,7 @@ class CdcChecker(CheckerBase):
         self._identity: tuple[Record, tuple[Identified]] | None = None  # the fast path's last record's
         # The last GTID the fast path made (as `gtid_key` makes it: a transaction's rows share it).
         self._gtid: tuple[int, int, int] | None = None
+        self._last: tuple[str, int, PartitionLog] | None = None  # the fast path's last partition and its log
 
     # -- evidence ------------------------------------------------------------------------------
 
@@ -243,13 +244,23 @@ class CdcChecker(CheckerBase):
 
     def check_fast(self, record: Record) -> bool:
         self._identity = None
-        if not self.fast or record.value is None:
+        value = record.value
+        if not self.fast or value is None:
             return False
-        lg = self.logs.logs.get((record.topic, record.partition or 0))
-        if lg is None or not lg.kinds:
+        topic, partition = record.topic, record.partition or 0
+        last = self._last
+        if last is not None and last[1] == partition and last[0] == topic:
+            lg = last[2]
+        else:
+            got = self.logs.logs.get((topic, partition))
+            if got is None:
+                return False
+            lg = got
+            self._last = (topic, partition, lg)
+        if not lg.kinds:
             return False
         try:
-            text = record.value.decode("utf-8")
+            text = value.decode("utf-8")
             # As jsontext.read parses a value (duplicate keys and NaN refused, exact decimals); a
             # text with a tab, CR or LF (whitespace: not compact) is left to the checks.
             obj = parse_compact(text)
@@ -317,3 +328,4 @@ class CdcChecker(CheckerBase):
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.mode.source))
         self.logs.clear()
         self._identity = None
+        self._last = None
