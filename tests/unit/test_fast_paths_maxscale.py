@@ -129,7 +129,8 @@ def test_log_entries_are_left_alone_by_the_garbage_collector() -> None:
     log = LogCheck(suite, options, None, capture_tally(suite, "test"))
     for r in records:
         log.add(None, r)
-    entries = [e for lg in log.checker.logs.logs.values() for e in lg.entries]
+    checker: Any = log.checker  # the MaxScale checker (LogCheck types it as any protocol's)
+    entries = [e for lg in checker.logs.logs.values() for e in lg.entries]
     assert len(entries) == len(records)
     assert {e[1] for e in entries} == {"schema", "dml"} and any(e[SCHEMA_SEEN] for e in entries)
     # A tuple holding a tuple made after it (its GTID's) is let go at the second pass.
