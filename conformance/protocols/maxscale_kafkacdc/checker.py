@@ -49,12 +49,12 @@ class KnownSchema:
 #: plain values (ints, strings, bytes, None and tuples of them), which the garbage collector stops
 #: walking after its first passes over it, before it reaches the oldest generation (it never does
 #: for a NamedTuple, or for a tuple holding a `Gtid`: a log holds one entry per message, and every
-#: full collection would walk them all). Its
-#: fields, by these indexes: the offset; the kind ("schema", "dml" or None); the table
-#: ((database, table) or None); the GTID (`gtid_key`: (domain, server_id, sequence) or None); the
-#: DML's event number and type; the schema event's version; a schema event's fields as bytes (to
-#: tell a repeat from a new version); whether it repeats an earlier message of the partition (a
-#: replay); and, for a DML, whether a schema event of its table came before it.
+#: full collection would walk them all). Its fields, by these indexes: the offset; the kind
+#: ("schema", "dml" or None); the table ((database, table) or None); the GTID (`gtid_key`:
+#: (domain, server_id, sequence) or None); the DML's event number and type; the schema event's
+#: version; a schema event's fields as bytes (to tell a repeat from a new version); whether it
+#: repeats an earlier message of the partition (a replay); and, for a DML, whether a schema event
+#: of its table came before it.
 Entry: TypeAlias = tuple[Any, ...]
 OFFSET, KIND, TABLE, GTID, EVENT_NUMBER, EVENT_TYPE, VERSION, CONTENT, DUPLICATE, SCHEMA_SEEN = range(10)
 
@@ -62,6 +62,7 @@ OFFSET, KIND, TABLE, GTID, EVENT_NUMBER, EVENT_TYPE, VERSION, CONTENT, DUPLICATE
 def entry(offset: int, kind: str | None, table: tuple[str, str] | None = None, gtid: Gtid | None = None,
           event_number: int | None = None, event_type: str | None = None, version: int | None = None,
           content: bytes | None = None, duplicate: bool = False, schema_seen: bool | None = None) -> Entry:
+    """An entry from its fields (the checks' path; the fast path builds its DML entries inline)."""
     return (offset, kind, table, gtid_key(gtid), event_number, event_type, version, content, duplicate, schema_seen)
 
 
