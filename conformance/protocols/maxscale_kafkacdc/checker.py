@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, TypeAlias
 
 from ...checks import compiled
 from ...checks.compiled import FastRules, new_kind
@@ -24,7 +24,7 @@ from ..base import CheckerBase, CheckerMode, Identified
 from ..kit import Located, PartitionLogs, digest
 from . import fastpath, spec
 from .decoder import Column, Message, decode
-from .jsontext import parse_object
+from .jsontext import parse_compact, plain_spacing
 from .spec import CdcOptions
 from .tracker import Planned, RowImage, SchemaEvent, Tracker
 
@@ -45,23 +45,36 @@ class KnownSchema:
         return found
 
 
-class Entry(NamedTuple):
-    """One message of a partition's log (what the stream checks need, nothing more; a tuple: one
-    is made for every message, the fast path's with `tuple.__new__`)."""
-
-    offset: int
-    kind: str | None
-    table: tuple[str, str] | None = None
-    gtid: Gtid | None = None
-    event_number: int | None = None
-    event_type: str | None = None
-    version: int | None = None
-    content: bytes | None = None  # a schema event's fields, to tell a repeat from a new version
-    duplicate: bool = False  # repeats an earlier message of the partition (a replay)
-    schema_seen: bool | None = None  # DML: a schema event of its table came before it
+#: One message of a partition's log (what the stream checks need, nothing more): a plain tuple of
+#: plain values (ints, strings, bytes, None and tuples of them), which the garbage collector stops
+#: walking after its first passes over it, before it reaches the oldest generation (it never does
+#: for a NamedTuple, or for a tuple holding a `Gtid`: a log holds one entry per message, and every
+#: full collection would walk them all). Its fields, by these indexes: the offset; the kind
+#: ("schema", "dml" or None); the table ((database, table) or None); the GTID (`gtid_key`:
+#: (domain, server_id, sequence) or None); the DML's event number and type; the schema event's
+#: version; a schema event's fields as bytes (to tell a repeat from a new version); whether it
+#: repeats an earlier message of the partition (a replay); and, for a DML, whether a schema event
+#: of its table came before it.
+Entry: TypeAlias = tuple[Any, ...]
+OFFSET, KIND, TABLE, GTID, EVENT_NUMBER, EVENT_TYPE, VERSION, CONTENT, DUPLICATE, SCHEMA_SEEN = range(10)
 
 
-_new_entry = tuple.__new__  # an Entry from its ten fields, without its constructor's keyword handling
+def entry(offset: int, kind: str | None, table: tuple[str, str] | None = None, gtid: Gtid | None = None,
+          event_number: int | None = None, event_type: str | None = None, version: int | None = None,
+          content: bytes | None = None, duplicate: bool = False, schema_seen: bool | None = None) -> Entry:
+    """An entry from its fields (the checks' path; the fast path builds its DML entries inline)."""
+    return (offset, kind, table, gtid_key(gtid), event_number, event_type, version, content, duplicate, schema_seen)
+
+
+def gtid_key(g: Gtid | None) -> tuple[int, int, int] | None:
+    """A GTID as a log entry holds it: equal where the GTIDs are equal (a `Gtid` compares its
+    three parts), and no object the collector walks."""
+    return None if g is None else (g.domain, g.server_id, g.sequence)
+
+
+def gtid_text(k: tuple[int, int, int] | None) -> str:
+    """A log entry's GTID as `str(Gtid)` writes it (`d-s-q`), or "None"."""
+    return "None" if k is None else f"{k[0]}-{k[1]}-{k[2]}"
 
 
 @dataclass(slots=True)
@@ -155,7 +168,9 @@ class CdcChecker(CheckerBase):
         self.fast = rules is not None and compiled.enabled() and mode.records and not mode.source
         self.rules = rules
         self._identity: tuple[Record, tuple[Identified]] | None = None  # the fast path's last record's
-        self._gtid: Gtid | None = None  # the last GTID the fast path made (a transaction's rows share it)
+        # The last GTID the fast path made (as `gtid_key` makes it: a transaction's rows share it).
+        self._gtid: tuple[int, int, int] | None = None
+        self._last: tuple[str, int, PartitionLog] | None = None  # the fast path's last partition and its log
 
     # -- evidence ------------------------------------------------------------------------------
 
@@ -177,8 +192,8 @@ class CdcChecker(CheckerBase):
             lg.seen.add(ident)
             if table is not None:
                 lg.schemas[table] = KnownSchema(msg.version, msg.columns(), offset)
-            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid, version=msg.version, content=content,
-                          duplicate=duplicate)
+            made = entry(offset, msg.kind if msg.ok else None, table, gtid, version=msg.version, content=content,
+                         duplicate=duplicate)
         elif msg.kind == "dml":
             ident = dml_ident(gtid, msg.event_number, record.key, msg.key_text)
             duplicate = ident in lg.seen
@@ -187,11 +202,11 @@ class CdcChecker(CheckerBase):
             if table is not None:
                 ev.schema = lg.schemas.get(table)
                 schema_seen = ev.schema is not None
-            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid, msg.event_number, msg.event_type,
-                          duplicate=duplicate, schema_seen=schema_seen)
+            made = entry(offset, msg.kind if msg.ok else None, table, gtid, msg.event_number, msg.event_type,
+                         duplicate=duplicate, schema_seen=schema_seen)
         else:
-            entry = Entry(offset, msg.kind if msg.ok else None, table, gtid)
-        lg.entries.append(entry)
+            made = entry(offset, msg.kind if msg.ok else None, table, gtid)
+        lg.entries.append(made)
         return ev
 
     # -- the fast path (fastpath.py) --------------------------------------------------------------
@@ -217,7 +232,7 @@ class CdcChecker(CheckerBase):
             return False
         assert self.rules is not None
         fastpath.compile_kind(kind, ev, self.record_specs, self.rules, ev.record.topic)
-        if kind.accept is None:
+        if kind.accept is None or not plain_spacing(m.text):  # the function reads no other text
             return False
         try:
             variant = kind.accept(m.obj, m.text, ev.record.key)
@@ -230,15 +245,26 @@ class CdcChecker(CheckerBase):
 
     def check_fast(self, record: Record) -> bool:
         self._identity = None
-        if not self.fast or record.value is None:
+        value = record.value
+        if not self.fast or value is None:
             return False
-        lg = self.logs.logs.get((record.topic, record.partition or 0))
-        if lg is None or not lg.kinds:
+        topic, partition = record.topic, record.partition or 0
+        last = self._last
+        if last is not None and last[1] == partition and last[0] == topic:
+            lg = last[2]
+        else:
+            got = self.logs.logs.get((topic, partition))
+            if got is None:
+                return False
+            lg = got
+            self._last = (topic, partition, lg)
+        if not lg.kinds:
             return False
         try:
-            text = record.value.decode("utf-8")
-            # As jsontext.read parses a value (duplicate keys and NaN refused, exact decimals).
-            obj = parse_object(text)
+            text = value.decode("utf-8")
+            # As jsontext.read parses a value (duplicate keys and NaN refused, exact decimals); a
+            # text with a tab, CR or LF (whitespace: not compact) is left to the checks.
+            obj = parse_compact(text)
             if obj.__class__ is not dict:
                 return False
             kind = lg.kinds.get((obj.get("table_schema"), obj.get("table_name"), tuple(obj)))
@@ -255,16 +281,16 @@ class CdcChecker(CheckerBase):
         key: bytes = record.key  # type: ignore[assignment]  # the function compared it: not None
         d, s, q, n = obj["domain"], obj["server_id"], obj["sequence"], obj["event_number"]
         g = self._gtid
-        if g is None or g.sequence != q or g.domain != d or g.server_id != s:
-            g = self._gtid = Gtid(d, s, q)
+        if g is None or g[2] != q or g[0] != d or g[1] != s:
+            g = self._gtid = (d, s, q)  # `gtid_key` of the value's GTID
         offset = record.offset if record.offset is not None else len(lg.entries)
         if lg.first_offset is None:
             lg.first_offset = offset
         seen = lg.seen
         duplicate = key in seen
         seen.add(key)
-        lg.entries.append(_new_entry(Entry, (offset, "dml", kind.table, g, n, obj["event_type"], None, None, duplicate,
-                                             kind.schema is not None)))
+        lg.entries.append((offset, "dml", kind.table, g, n, obj["event_type"], None, None, duplicate,
+                           kind.schema is not None))
         self.tally.count(kind.outcomes.get(variant) or kind.outcome(variant))
         self._identity = (record, ((kind.entity, key, q),))
         return True
@@ -303,3 +329,4 @@ class CdcChecker(CheckerBase):
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.mode.source))
         self.logs.clear()
         self._identity = None
+        self._last = None

@@ -84,7 +84,16 @@ _scan = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=decimal.De
 
 def parse_object(text: str) -> Any:
     """`text` parsed exactly as `read` parses it (the same value; raises where `read` refuses
-    it), most often without the duplicate-key hook's cost.
+    it), most often without the duplicate-key hook's cost (`parse_compact`)."""
+    obj = parse_compact(text)
+    return loads_strict(text, parse_float=decimal.Decimal) if obj is None else obj
+
+
+def parse_compact(text: str) -> Any:
+    """`parse_object` of a text with no tab, CR or LF; None for any other text (and for a text
+    whose value is null). The fast path reads only such texts: in a text the strict parse reads,
+    a tab, CR or LF is whitespace outside every string (JSON strings hold no raw control
+    character), which compact JSON has not, so the checks judge those texts.
 
     In a text with no `" :"` and no tab, CR or LF, no whitespace stands between a key and its
     colon: every key token's closing quote is followed by a colon, so the text holds at least as
@@ -92,9 +101,11 @@ def parse_object(text: str) -> Any:
     is one object of `len(obj)` distinct keys, each from at least one key token; so where the
     text holds exactly `len(obj)` `":`, it has exactly `len(obj)` key tokens: no key twice, and
     no key in a nested object (nowhere the strict parse could find a key twice). Every other text
-    (whitespace, more `":`, a parse that does not end the text, a value that is no object) goes
-    through the strict parse."""
-    if " :" in text or "\t" in text or "\n" in text or "\r" in text:
+    (whitespace before a colon, more `":`, a parse that does not end the text, a value that is no
+    object) goes through the strict parse."""
+    if "\t" in text or "\n" in text or "\r" in text:
+        return None
+    if " :" in text:
         return loads_strict(text, parse_float=decimal.Decimal)
     try:
         obj, end = _scan(text, 0)
@@ -103,6 +114,11 @@ def parse_object(text: str) -> Any:
     if end != len(text) or obj.__class__ is not dict or text.count('":') != len(obj):
         return loads_strict(text, parse_float=decimal.Decimal)
     return obj
+
+
+def plain_spacing(text: str) -> bool:
+    """Whether `text` holds no tab, CR or LF (`parse_compact` reads it)."""
+    return "\t" not in text and "\n" not in text and "\r" not in text
 
 
 # A run of string tokens and characters that are neither a quote nor JSON whitespace: where

@@ -16,7 +16,8 @@ P = spec.PROTOCOL
 check = CHECKS = CheckRegistry(P)
 #: The fast-path rules of these checks (`checks.compiled`), each declared next to its check. The
 #: generated function reads `obj` (the value, parsed as `jsontext.read` parses it: a JSON object),
-#: `text` (the value's text) and `key` (the key's bytes) of a DML event of one kind
+#: `text` (the value's text, which holds no tab, CR or LF: the checker hands the function no other,
+#: see `jsontext.parse_compact`) and `key` (the key's bytes) of a DML event of one kind
 #: (`fastpath`: its topic-partition, its table, the schema event it is read with and its keys, in
 #: order, which hold every fixed DML field); the fixed fields are in the locals `_d` (domain),
 #: `_s` (server_id), `_q` (sequence), `_n` (event_number), `_t` (timestamp), `_et` (event_type).

@@ -7,7 +7,22 @@ from typing import Any
 
 from ....checks.registry import Failure, Level, Location, NotApplicable, Scope
 from ...kit import Findings, brief, given
-from ..checker import Entry, EventEvidence, PartitionLog, StreamEvidence
+from ..checker import (
+    DUPLICATE,
+    EVENT_NUMBER,
+    EVENT_TYPE,
+    GTID,
+    KIND,
+    OFFSET,
+    SCHEMA_SEEN,
+    TABLE,
+    VERSION,
+    Entry,
+    EventEvidence,
+    PartitionLog,
+    StreamEvidence,
+    gtid_text,
+)
 from ..spec import NOTES, SEED
 from ..tracker import RowImage, SchemaEvent
 from .common import check
@@ -26,7 +41,7 @@ def _single_partition(ev: StreamEvidence) -> PartitionLog | NotApplicable:
 
 
 def _firsts(lg: PartitionLog) -> list[Entry]:
-    return [e for e in lg.entries if not e.duplicate]
+    return [e for e in lg.entries if not e[DUPLICATE]]
 
 
 @check("stream.schema-before-dml", level=Level.MUST, scope=Scope.STREAM,
@@ -42,15 +57,15 @@ def schema_before_dml(ev: StreamEvidence, lg: PartitionLog) -> Findings:
         yield NotApplicable(f"the log was read from offset {lg.first_offset}: a schema event may sit before it")
         return
     for e in lg.entries:
-        if e.kind == "dml" and e.table is not None and e.schema_seen is False:
+        if e[KIND] == "dml" and e[TABLE] is not None and e[SCHEMA_SEEN] is False:
             yield Failure("a DML event for a table no schema event announced before it", expected="a schema event "
-                          f"of {e.table[0]}.{e.table[1]} first", actual=f"{e.event_type} at offset {e.offset}",
+                          f"of {e[TABLE][0]}.{e[TABLE][1]} first", actual=f"{e[EVENT_TYPE]} at offset {e[OFFSET]}",
                           location=_at(ev, lg, e))
             return
 
 
 def _at(ev: StreamEvidence, lg: PartitionLog, e: Entry) -> Any:
-    return Location(ev.topic, lg.partition, e.offset, table=f"{e.table[0]}.{e.table[1]}" if e.table else None)
+    return Location(ev.topic, lg.partition, e[OFFSET], table=f"{e[TABLE][0]}.{e[TABLE][1]}" if e[TABLE] else None)
 
 
 @check("stream.schema-version", level=Level.MUST, scope=Scope.STREAM,
@@ -62,14 +77,14 @@ def schema_version(ev: StreamEvidence) -> Findings:
     for lg in ev.used:
         last: dict[tuple[str, str], Entry] = {}
         for e in _firsts(lg):
-            if e.kind != "schema" or e.table is None or e.version is None:
+            if e[KIND] != "schema" or e[TABLE] is None or e[VERSION] is None:
                 continue
-            prev = last.get(e.table)
-            want = (prev.version or 0) + 1 if prev is not None else (1 if ev.from_start(lg) else None)
-            if want is not None and e.version != want:
-                yield Failure(f"version {e.version} after {prev.version if prev else 'none'}", expected=want,
-                              actual=e.version, location=_at(ev, lg, e))
-            last[e.table] = e
+            prev = last.get(e[TABLE])
+            want = (prev[VERSION] or 0) + 1 if prev is not None else (1 if ev.from_start(lg) else None)
+            if want is not None and e[VERSION] != want:
+                yield Failure(f"version {e[VERSION]} after {prev[VERSION] if prev else 'none'}", expected=want,
+                              actual=e[VERSION], location=_at(ev, lg, e))
+            last[e[TABLE]] = e
 
 
 def _same(a: object, b: object) -> bool:
@@ -82,8 +97,8 @@ def _dmls(lg: PartitionLog) -> list[Entry]:
     """The first-seen DML events with a GTID and event number (worked out once per log: two checks
     read them)."""
     if lg.dmls is None or lg.dmls[0] != len(lg.entries):
-        lg.dmls = (len(lg.entries), [e for e in lg.entries if not e.duplicate and e.kind == "dml" and e.gtid is not None
-                                     and e.event_number is not None])
+        lg.dmls = (len(lg.entries), [e for e in lg.entries if not e[DUPLICATE] and e[KIND] == "dml"
+                                     and e[GTID] is not None and e[EVENT_NUMBER] is not None])
     return lg.dmls[1]
 
 
@@ -98,7 +113,7 @@ def update_pairs(ev: StreamEvidence, lg: PartitionLog) -> Findings:
     rows = _dmls(lg)
     last = len(rows) - 1
     for i, e in enumerate(rows):
-        t = e.event_type
+        t = e[EVENT_TYPE]
         if t == "update_before":
             nxt = rows[i + 1] if i < last else None
             if nxt is None:
@@ -106,11 +121,12 @@ def update_pairs(ev: StreamEvidence, lg: PartitionLog) -> Findings:
                     yield Failure("an update_before without its update_after", expected="update_after next",
                                   actual="the end of the log", location=_at(ev, lg, e))
                 continue
-            if not (nxt.event_type == "update_after" and _same(nxt.gtid, e.gtid) and nxt.table == e.table
-                    and nxt.event_number == (e.event_number or 0) + 1):
+            if not (nxt[EVENT_TYPE] == "update_after" and _same(nxt[GTID], e[GTID]) and nxt[TABLE] == e[TABLE]
+                    and nxt[EVENT_NUMBER] == (e[EVENT_NUMBER] or 0) + 1):
                 yield Failure("an update_before not followed by its update_after",
-                              expected=f"update_after {e.gtid}:{(e.event_number or 0) + 1}",
-                              actual=f"{nxt.event_type} {nxt.gtid}:{nxt.event_number}", location=_at(ev, lg, e))
+                              expected=f"update_after {gtid_text(e[GTID])}:{(e[EVENT_NUMBER] or 0) + 1}",
+                              actual=f"{nxt[EVENT_TYPE]} {gtid_text(nxt[GTID])}:{nxt[EVENT_NUMBER]}",
+                              location=_at(ev, lg, e))
                 return
         elif t == "update_after":
             prev = rows[i - 1] if i else None
@@ -119,11 +135,12 @@ def update_pairs(ev: StreamEvidence, lg: PartitionLog) -> Findings:
                     yield Failure("an update_after without its update_before", expected="update_before first",
                                   actual="the start of the log", location=_at(ev, lg, e))
                 continue
-            if not (prev.event_type == "update_before" and _same(prev.gtid, e.gtid) and prev.table == e.table
-                    and prev.event_number == (e.event_number or 0) - 1):
+            if not (prev[EVENT_TYPE] == "update_before" and _same(prev[GTID], e[GTID]) and prev[TABLE] == e[TABLE]
+                    and prev[EVENT_NUMBER] == (e[EVENT_NUMBER] or 0) - 1):
                 yield Failure("an update_after not preceded by its update_before",
-                              expected=f"update_before {e.gtid}:{(e.event_number or 0) - 1}",
-                              actual=f"{prev.event_type} {prev.gtid}:{prev.event_number}", location=_at(ev, lg, e))
+                              expected=f"update_before {gtid_text(e[GTID])}:{(e[EVENT_NUMBER] or 0) - 1}",
+                              actual=f"{prev[EVENT_TYPE]} {gtid_text(prev[GTID])}:{prev[EVENT_NUMBER]}",
+                              location=_at(ev, lg, e))
                 return
 
 
@@ -138,16 +155,16 @@ def event_numbers(ev: StreamEvidence, lg: PartitionLog) -> Findings:
     filtered = ev.o.filtered
     prev: Entry | None = None
     for e in _dmls(lg):
-        n = e.event_number or 0
-        if prev is None or not (prev.gtid is e.gtid or prev.gtid == e.gtid):  # `_same`, inline
+        n = e[EVENT_NUMBER] or 0
+        if prev is None or not (prev[GTID] is e[GTID] or prev[GTID] == e[GTID]):  # `_same`, inline
             if n != 1 and not filtered and (prev is not None or ev.from_start(lg)):
                 yield Failure("a transaction's first event_number is not 1", expected=1, actual=n,
                               location=_at(ev, lg, e))
                 return
         else:
-            p = prev.event_number or 0
+            p = prev[EVENT_NUMBER] or 0
             if (n != p + 1) if not filtered else (n <= p):
-                yield Failure(f"event_number {n} after {p} in {e.gtid}",
+                yield Failure(f"event_number {n} after {p} in {gtid_text(e[GTID])}",
                               expected=p + 1 if not filtered else f"> {p}", actual=n, location=_at(ev, lg, e))
                 return
         prev = e
