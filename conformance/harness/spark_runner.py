@@ -4,8 +4,9 @@ One job: a DataFrame of work units (combo, shard) -> `mapInArrow`: each task reg
 units' workloads from the seed, encodes, checks and produces each one (`stages.encode_unit`),
 then reads the unit's own topics back and judges them (`stages.judge_unit`) with one Kafka reader
 per task (`kafka_source.LogReader`: one consumer, one admin client), and returns one merged result
-per option combination. The results are merged on the executors (`spark.reduce_tallies`), so the
-driver receives one small result per combination however many records the run makes.
+per option combination. The driver receives one small result per task and combination, however
+many records the run makes (merged on the executors first when the tasks are many:
+`task_results`).
 
 (A unit's log is complete once its producer has flushed: no one else writes to its topics. So
 it is read where it was written, and the run needs no second pass over the cluster.)
@@ -93,6 +94,28 @@ def _run_units(spec: RunSpec, units: Sequence[tuple[int, int]]) -> Callable[[Ite
     return run
 
 
+#: At most this many task results (one row per task and option combination) are merged on the
+#: driver; more are merged on the executors first (`spark.reduce_tallies`). The default run has
+#: 8 tasks × 8 combinations on two cores: merging on the executors cost it a second Python worker
+#: per task (the DataFrame's rows through an RDD), its start and imports, and a shuffle stage.
+DRIVER_MERGE_ROWS = 512
+
+
+def task_results(df: Any, *, rows: int) -> Iterator[tuple[int, ComboResult]]:
+    """The results of a run's tasks (`df`: `RESULT_SCHEMA`, at most `rows` rows), one per
+    combination and task, collected as they are if there are at most `DRIVER_MERGE_ROWS`, else
+    merged per combination on the executors first (the driver's memory does not grow with the
+    tasks of a cluster)."""
+    if rows > DRIVER_MERGE_ROWS:
+        from .spark import reduce_tallies
+
+        for combo, (part, _) in reduce_tallies(df, key="combo").items():
+            yield combo, part
+        return
+    for row in df.collect():
+        yield int(row["combo"]), pickle.loads(row["blob"])
+
+
 def topics_on_spark(driver_s: float, cores: int) -> bool:
     """Whether a Spark job on `cores` learns the topics enough sooner than the driver would
     (`driver_s`: the driver's projected time)."""
@@ -161,7 +184,7 @@ class SparkRunner:
         return ordered, rest, time.monotonic() - t0
 
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
-        from .spark import is_local_master, reduce_tallies, spark_session
+        from .spark import is_local_master, spark_session
 
         suite = get_protocol(spec.protocol)
         units = [(c, s) for c in range(len(spec.combos)) for s in shards]
@@ -197,7 +220,7 @@ class SparkRunner:
             # DataFrame of units to ship from the driver, no shuffle to deal them out).
             order = dealt(units, slices)
             df = spark.range(len(order), numPartitions=slices).mapInArrow(_run_units(spec, order), RESULT_SCHEMA)
-            for combo, (part, _) in reduce_tallies(df, key="combo").items():
+            for combo, part in task_results(df, rows=slices * len(spec.combos)):
                 results[combo].merge(part)
         driver["units (driver, wall)"] = time.monotonic() - t2
         _trace(f"units (encode, read back, judge) {time.monotonic() - t0:.1f} s")
