@@ -53,14 +53,14 @@ def test_results_merged_on_the_driver_or_the_executors_alike(spark, monkeypatch,
     spec, rows = _rows(encoder)
     assert len(rows) == 6  # each task ran units of both combinations
     in_process = _view(spec, _merged(((c, pickle.loads(b)) for c, b in rows), spec))
-    df = spark.createDataFrame(rows, spark_runner.RESULT_SCHEMA)
+    tasks = spark.sparkContext.parallelize(rows, 3)
 
-    on_driver = list(spark_runner.task_results(df, rows=len(rows)))
+    on_driver = list(spark_runner.task_results(tasks, rows=len(rows)))
     assert len(on_driver) == len(rows)  # one per task and combination: nothing merged before the driver
     assert _view(spec, _merged(on_driver, spec)) == in_process
 
     monkeypatch.setattr(spark_runner, "DRIVER_MERGE_ROWS", len(rows) - 1)
-    on_executors = list(spark_runner.task_results(df, rows=len(rows)))
+    on_executors = list(spark_runner.task_results(tasks, rows=len(rows)))
     assert len(on_executors) == 2  # one per combination
     assert _view(spec, _merged(on_executors, spec)) == in_process
     if encoder.endswith("update-dropped"):
