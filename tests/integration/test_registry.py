@@ -7,7 +7,9 @@ import base64
 import http.client
 import json
 import os
+import re
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -848,3 +850,65 @@ def test_container_registry_without_docker_is_a_clear_error() -> None:
     with pytest.raises(RegistryUnavailable, match="Docker") as exc, open_registry("container://"):
         pass
     assert time.monotonic() - t0 < 10 and "embedded://" in str(exc.value)
+
+
+def _exchange(registry: EmbeddedSchemaRegistry, request: bytes, answers: int = 1) -> list[bytes]:
+    """`request` as sent on one connection; the server's answers as they come (status line and
+    header fields, then body, each answer whole)."""
+    port = int(registry.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(request)
+        got = b""
+        out = []
+        while len(out) < answers:
+            head, sep, rest = got.partition(b"\r\n\r\n")
+            if sep:
+                length = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+                if len(rest) >= length:
+                    out.append(head + sep + rest[:length])
+                    got = rest[length:]
+                    continue
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+        return out
+
+
+def test_http_framing(registry: EmbeddedSchemaRegistry) -> None:
+    """Request lines and header fields as HTTP/1.x has them: names in any case, folded lines,
+    keep-alive (two requests on one connection), 100-continue, a line that is no field passed over
+    (as http.server did), and the refusals."""
+    body = json.dumps({"schema": V1}).encode()
+    two = (b"POST /subjects/s/versions HTTP/1.1\r\nhost: x\r\nCONTENT-LENGTH: " + str(len(body)).encode()
+           + b"\r\nX-Folded: a\r\n  b\r\n\r\n" + body + b"GET /subjects HTTP/1.1\r\nHost: x\r\n\r\n")
+    first, second = _exchange(registry, two, answers=2)
+    assert first.startswith(b"HTTP/1.1 200 OK\r\n") and first.endswith(b'{"id": 1}')
+    assert b"\r\nServer: cdc-conformance-schema-registry/1 " in first and b"\r\nDate: " in first
+    assert b"\r\nContent-Type: " + CT.encode() + b"\r\n" in first
+    assert second.startswith(b"HTTP/1.1 200 OK\r\n") and second.endswith(b'["s"]')
+
+    expect = (b"POST /subjects/t/versions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "
+              + str(len(body)).encode() + b"\r\n\r\n" + body)
+    port = int(registry.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(expect[: -len(body)])
+        assert s.recv(1024).startswith(b"HTTP/1.1 100 Continue\r\n")
+        s.sendall(body)
+        assert s.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+
+    # HTTP/1.0 without keep-alive: one answer, then the connection closes.
+    port = int(registry.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        assert data.startswith(b"HTTP/1.1 200 OK\r\n") and data.endswith(b"{}")
+
+    for request, status in [(b"GET / x HTTP/1.1\r\n\r\n", 400), (b"GET / HTTP/2.0\r\n\r\n", 505),
+                            (b"GET / HTTP/1.1\r\nno colon\r\nHost: x\r\n\r\n", 200),
+                            (b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 101 + b"\r\n", 431)]:
+        (answer,) = _exchange(registry, request)
+        assert answer.startswith(b"HTTP/1.1 %d " % status), (request[:40], answer[:60])
+    assert registry.internal_errors == []
