@@ -16,6 +16,10 @@ on every session handed out, unless the caller says it reads no Kafka through Sp
 (``sources=False``: `conformance run`, whose tasks read their units' topics themselves);
 registering costs the JVM about a second, a few on a loaded machine.
 
+A local JVM maps the classes it loads from a class-data sharing archive that its first run
+writes as it exits (:mod:`conformance.harness.jvm_cds`: about half of a session's start;
+``CONFORMANCE_JVM_CDS=off`` turns it off).
+
 Spark needs Java 17 (or 21). Without it, :func:`spark_session` raises :class:`SparkUnavailable`
 with a one-line explanation before any JVM is launched, instead of a gateway stack trace.
 Install ``pyspark[sql]``, not bare ``pyspark``: ``mapInArrow``/``applyInArrow`` refuse to run
