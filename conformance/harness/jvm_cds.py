@@ -42,13 +42,13 @@ def cache_dir() -> Path | None:
     if os.environ.get("CONFORMANCE_JVM_CDS", "").strip().lower() in _OFF:
         return None
     base = os.environ.get("CONFORMANCE_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = str(Path(xdg) / "cdc-conformance") if xdg else str(Path.home() / ".cache" / "cdc-conformance")
-    path = Path(base) / "jvm"
     try:
+        if not base:
+            xdg = os.environ.get("XDG_CACHE_HOME")
+            base = str(Path(xdg) / "cdc-conformance") if xdg else str(Path.home() / ".cache" / "cdc-conformance")
+        path = Path(base) / "jvm"
         path.mkdir(parents=True, exist_ok=True)
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: no home directory to be found
         return None
     return path if os.access(path, os.W_OK) else None
 

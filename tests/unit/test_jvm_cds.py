@@ -119,3 +119,20 @@ def test_a_session_that_does_not_start_with_the_archive_starts_without_it(cache:
         monkeypatch.setattr(spark, "_session", None)
     assert len(started) == 2 and "SharedArchiveFile" not in started[1]
     assert not archive.exists()
+
+
+def test_where_the_archive_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CONFORMANCE_JVM_CDS", raising=False)
+    monkeypatch.delenv("CONFORMANCE_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert jvm_cds.cache_dir() == tmp_path / "xdg" / "cdc-conformance" / "jvm"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path / "home"))
+    assert jvm_cds.cache_dir() == tmp_path / "home" / ".cache" / "cdc-conformance" / "jvm"
+
+    def no_home(cls: type) -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", classmethod(no_home))
+    assert jvm_cds.cache_dir() is None  # no cache: the JVM starts as it would without
+    assert jvm_cds.options("java", "openjdk 17", OPTS, None) == ([], None, None)
