@@ -16,6 +16,10 @@ on every session handed out, unless the caller says it reads no Kafka through Sp
 (``sources=False``: `conformance run`, whose tasks read their units' topics themselves);
 registering costs the JVM about a second, a few on a loaded machine.
 
+A local JVM maps the classes it loads from a class-data sharing archive that its first run
+writes as it exits (:mod:`conformance.harness.jvm_cds`: about half of a session's start;
+``CONFORMANCE_JVM_CDS=off`` turns it off).
+
 Spark needs Java 17 (or 21). Without it, :func:`spark_session` raises :class:`SparkUnavailable`
 with a one-line explanation before any JVM is launched, instead of a gateway stack trace.
 Install ``pyspark[sql]``, not bare ``pyspark``: ``mapInArrow``/``applyInArrow`` refuse to run
@@ -33,11 +37,12 @@ import sys
 import tempfile
 import threading
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InfrastructureError
+from . import jvm_cds
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -104,21 +109,26 @@ def _normalize(master: str) -> str:
     return f"local[{_local_cores(master)}{retries}]"
 
 
-def check_java() -> str:
-    """Return the ``java -version`` banner, or raise :class:`SparkUnavailable` explaining why not.
-
-    Looks where pyspark's launcher looks: ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set,
-    otherwise ``java`` on ``PATH``."""
+def _java() -> str:
+    """The `java` pyspark's launcher runs: ``$JAVA_HOME/bin/java``, else ``java`` on ``PATH``."""
     java_home = os.environ.get("JAVA_HOME")
     if java_home:
         java = str(Path(java_home) / "bin" / "java")
         if not os.access(java, os.X_OK):
             raise SparkUnavailable(f"JAVA_HOME={java_home} has no executable bin/java. {JAVA_HINT}")
-    else:
-        found = shutil.which("java")
-        if found is None:
-            raise SparkUnavailable(f"no `java` on PATH and JAVA_HOME is not set. {JAVA_HINT}")
-        java = found
+        return java
+    found = shutil.which("java")
+    if found is None:
+        raise SparkUnavailable(f"no `java` on PATH and JAVA_HOME is not set. {JAVA_HINT}")
+    return found
+
+
+def check_java() -> str:
+    """Return the ``java -version`` banner, or raise :class:`SparkUnavailable` explaining why not.
+
+    Looks where pyspark's launcher looks: ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set,
+    otherwise ``java`` on ``PATH``."""
+    java = _java()
     try:
         probe = subprocess.run(
             [java, "-version"], capture_output=True, text=True, timeout=_JAVA_PROBE_TIMEOUT_S, check=False
@@ -181,7 +191,8 @@ def _log4j2_file() -> Path:
     return path
 
 
-def _default_conf(master: str) -> dict[str, str]:
+def _default_conf(master: str, jvm_extra: Sequence[str] = ()) -> dict[str, str]:
+    """The session's configuration for `master`; `jvm_extra`: more options for a local JVM."""
     local = is_local_master(master)
     cores = _local_cores(master) if local else (os.cpu_count() or 2)
     conf = {
@@ -206,7 +217,7 @@ def _default_conf(master: str) -> dict[str, str]:
         # with the first tier alone; 2026-11-27, 2 cores), most of it the optimising compiler's
         # and G1's threads. A local JVM compiles much and runs little (the work is the Python
         # tasks': it hands them units and takes Arrow batches of results), on a small heap.
-        conf["spark.driver.extraJavaOptions"] += " " + " ".join(LOCAL_JVM_OPTIONS)
+        conf["spark.driver.extraJavaOptions"] += " " + " ".join((*LOCAL_JVM_OPTIONS, *jvm_extra))
         conf |= {
             # The only network available is 127.0.0.1; without these Spark resolves the host name
             # and may bind to an interface nothing can reach.
@@ -279,20 +290,28 @@ def spark_session(
         if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("pyarrow") is None:
             raise SparkUnavailable("pyspark and pyarrow are not installed: pip install 'pyspark[sql]>=4.0', "
                                    "or pass --no-spark")
-        check_java()
+        banner = check_java()
         _prepare_environment(master)
-        from pyspark.sql import SparkSession
-
-        builder = SparkSession.builder.master(master).appName(app_name)
-        for key, value in (_default_conf(master) | dict(extra_conf or {})).items():
-            builder = builder.config(key, value)
+        cds, archive, dump = _cds_options(master, banner)
         try:
-            session = builder.getOrCreate()
+            try:
+                session = _start(master, app_name, _default_conf(master, cds) | dict(extra_conf or {}))
+            except Exception:
+                if not cds:
+                    raise
+                # Not with the archive (or the dump): without, as before; the archive goes.
+                jvm_cds.discard(archive)
+                dump = None
+                session = _start(master, app_name, _default_conf(master) | dict(extra_conf or {}))
         except Exception as e:  # noqa: BLE001 - launcher failures come in many types; all mean "no Spark"
             raise SparkUnavailable(f"Spark failed to start: {_summary(e)}. Pass --no-spark to run without it.") from e
         finally:
             # log4j2 read its configuration when the JVM started; the file is not needed again.
             _log4j2_path().unlink(missing_ok=True)
+        if dump is not None:
+            jvm: Any = session.sparkContext._jvm
+            jvm_cds.record_writer(dump, int(jvm.java.lang.ProcessHandle.current().pid()),
+                                  str(jvm.java.lang.System.getProperty("java.class.path")))
         # The launcher prints its own banner at WARN before this takes effect; from here on,
         # only warnings and errors reach the terminal.
         session.sparkContext.setLogLevel("WARN")
@@ -302,6 +321,28 @@ def spark_session(
             _register_sources(session)
         _session, _session_master, _sources = session, master, sources
         return session
+
+
+def _start(master: str, app_name: str, conf: Mapping[str, str]) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def _cds_options(master: str, banner: str) -> tuple[list[str], Path | None, Path | None]:
+    """A local JVM's class-data sharing options (`jvm_cds`), its archive, or the dump it writes."""
+    if not is_local_master(master):
+        return [], None, None
+    spark_home = os.environ.get("SPARK_HOME")
+    if spark_home:
+        jars: Path | None = Path(spark_home) / "jars"
+    else:
+        spec = importlib.util.find_spec("pyspark")
+        jars = Path(spec.origin).parent / "jars" if spec is not None and spec.origin else None
+    return jvm_cds.options(_java(), banner, LOCAL_JVM_OPTIONS, jars)
 
 
 def stop_spark_session() -> None:

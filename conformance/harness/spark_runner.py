@@ -1,11 +1,12 @@
 """The Spark runner: the same stages as `runners.KafkaRunner`, distributed.
 
-One job: a DataFrame of work units (combo, shard) -> `mapInArrow`: each task regenerates its
-units' workloads from the seed, encodes, checks and produces each one (`stages.encode_unit`),
-then reads the unit's own topics back and judges them (`stages.judge_unit`) with one Kafka reader
-per task (`kafka_source.LogReader`: one consumer, one admin client), and returns one merged result
-per option combination. The results are merged on the executors (`spark.reduce_tallies`), so the
-driver receives one small result per combination however many records the run makes.
+One job: the work units (combo, shard) dealt to tasks by position (an RDD of ids): each task
+regenerates its units' workloads from the seed, encodes, checks and produces each one
+(`stages.encode_unit`), then reads the unit's own topics back and judges them
+(`stages.judge_unit`) with one Kafka reader per task (`kafka_source.LogReader`: one consumer, one
+admin client), and returns one merged result per option combination. The driver receives one
+small result per task and combination, however many records the run makes (merged on the
+executors first when the tasks are many: `task_results`).
 
 (A unit's log is complete once its producer has flushed: no one else writes to its topics. So
 it is read where it was written, and the run needs no second pass over the cluster.)
@@ -18,7 +19,7 @@ import os
 import pickle
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,7 +28,6 @@ from ..reporting.model import Section
 from .runners import KafkaWorker, Progress, injecting, prepare_topics, unit_topics
 from .stages import ComboResult, RunSpec, new_tally, sections
 
-RESULT_SCHEMA = "combo int, blob binary"
 #: Learning a run's topics means generating each shard's workload: the driver does it unless a
 #: Spark job would finish that many seconds sooner (the job's own cost: 800 small units took 1.8 s
 #: on the driver and 14 s as a job). The driver times the first shards to decide.
@@ -67,30 +67,50 @@ def _close_registries() -> None:
 
 
 def dealt(units: Sequence[tuple[int, int]], slices: int) -> list[tuple[int, int]]:
-    """`units` in the order that gives each of `slices` tasks a mix of them: `spark.range` hands
-    each task a block of consecutive ids, and here a block holds units k, k + slices, k + 2 ×
+    """`units` in the order that gives each of `slices` tasks a mix of them: `parallelize(range)`
+    hands each task a block of consecutive ids, and here a block holds units k, k + slices, k + 2 ×
     slices… (the round-robin a `repartition` deals, without its shuffle), not one combination's."""
     return [u for k in range(slices) for u in units[k::slices]]
 
 
-def _run_units(spec: RunSpec, units: Sequence[tuple[int, int]]) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The task of a run: the units whose positions in `units` are its ids (a `spark.range`)."""
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        suite = get_protocol(spec.protocol)
-        results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
+def _run_units(spec: RunSpec, units: Sequence[tuple[int, int]]
+               ) -> Callable[[Iterable[int]], Iterator[tuple[int, bytes]]]:
+    """The task of a run: the units whose positions in `units` are its ids (a block of
+    `parallelize(range(…))`); yields (combination, pickled `ComboResult`) pairs."""
+    def run(ids: Iterable[int]) -> Iterator[tuple[int, bytes]]:
+        results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(get_protocol(spec.protocol))))
         worker = KafkaWorker(spec, worker_registry(spec.registry_url))  # per task: a hang stops this task's units
         try:
-            worker.run_units((units[i] for batch in batches for i in batch.column("id").to_pylist()), results)
+            worker.run_units((units[i] for i in ids), results)
         finally:
             worker.close()
-        if results:
-            yield pa.RecordBatch.from_pydict({"combo": pa.array(list(results), pa.int32()),
-                                              "blob": pa.array([pickle.dumps(r) for r in results.values()],
-                                                               pa.binary())})
+        for combo, result in results.items():
+            yield combo, pickle.dumps(result)
 
     return run
+
+
+def _merge_results(a: bytes, b: bytes) -> bytes:
+    left = pickle.loads(a)
+    left.merge(pickle.loads(b))
+    return pickle.dumps(left)
+
+
+#: At most this many task results (one per task and option combination) are merged on the
+#: driver; more are merged on the executors first. The default run has 8 tasks × 8 combinations
+#: on two cores: a merge on the executors is a shuffle stage more.
+DRIVER_MERGE_ROWS = 512
+
+
+def task_results(tasks: Any, *, rows: int) -> Iterator[tuple[int, ComboResult]]:
+    """The results of a run's tasks (`tasks`: an RDD of (combination, pickled `ComboResult`), at
+    most `rows` of them), collected as they are if there are at most `DRIVER_MERGE_ROWS`, else
+    merged per combination on the executors first (the driver's memory does not grow with the
+    tasks of a cluster)."""
+    if rows > DRIVER_MERGE_ROWS:
+        tasks = tasks.reduceByKey(_merge_results, numPartitions=1)
+    for combo, blob in tasks.collect():
+        yield int(combo), pickle.loads(blob)
 
 
 def topics_on_spark(driver_s: float, cores: int) -> bool:
@@ -161,7 +181,7 @@ class SparkRunner:
         return ordered, rest, time.monotonic() - t0
 
     def run(self, spec: RunSpec, shards: Sequence[int], *, progress: Progress | None = None) -> list[Section]:
-        from .spark import is_local_master, reduce_tallies, spark_session
+        from .spark import is_local_master, spark_session
 
         suite = get_protocol(spec.protocol)
         units = [(c, s) for c in range(len(spec.combos)) for s in shards]
@@ -194,10 +214,12 @@ class SparkRunner:
         results: dict[int, ComboResult] = defaultdict(lambda: ComboResult(new_tally(suite)))
         with injecting(self.cluster, self.faults, topics, self.log, on_first_record=True) as fault_notes:
             # The units travel with the task's function; each task takes its block of ids (no
-            # DataFrame of units to ship from the driver, no shuffle to deal them out).
+            # data to ship from the driver, no shuffle to deal them out). An RDD job: the tasks
+            # read and return nothing row by row, so a DataFrame's query planning, code
+            # generation and Arrow set-up were only start-up cost on a cold JVM.
             order = dealt(units, slices)
-            df = spark.range(len(order), numPartitions=slices).mapInArrow(_run_units(spec, order), RESULT_SCHEMA)
-            for combo, (part, _) in reduce_tallies(df, key="combo").items():
+            tasks = spark.sparkContext.parallelize(range(len(order)), slices).mapPartitions(_run_units(spec, order))
+            for combo, part in task_results(tasks, rows=slices * len(spec.combos)):
                 results[combo].merge(part)
         driver["units (driver, wall)"] = time.monotonic() - t2
         _trace(f"units (encode, read back, judge) {time.monotonic() - t0:.1f} s")

@@ -7,7 +7,9 @@ import base64
 import http.client
 import json
 import os
+import re
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -848,3 +850,152 @@ def test_container_registry_without_docker_is_a_clear_error() -> None:
     with pytest.raises(RegistryUnavailable, match="Docker") as exc, open_registry("container://"):
         pass
     assert time.monotonic() - t0 < 10 and "embedded://" in str(exc.value)
+
+
+def _exchange(registry: EmbeddedSchemaRegistry, request: bytes, answers: int = 1) -> list[bytes]:
+    """`request` as sent on one connection; the server's answers as they come (status line and
+    header fields, then body, each answer whole)."""
+    port = int(registry.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(request)
+        got = b""
+        out = []
+        while len(out) < answers:
+            head, sep, rest = got.partition(b"\r\n\r\n")
+            if sep:
+                length = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+                if len(rest) >= length:
+                    out.append(head + sep + rest[:length])
+                    got = rest[length:]
+                    continue
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+        return out
+
+
+def test_http_framing(registry: EmbeddedSchemaRegistry) -> None:
+    """Request lines and header fields as HTTP/1.x has them: names in any case, folded lines,
+    keep-alive (two requests on one connection), 100-continue, a line that is no field passed over
+    (as http.server did), and the refusals."""
+    body = json.dumps({"schema": V1}).encode()
+    two = (b"POST /subjects/s/versions HTTP/1.1\r\nhost: x\r\nCONTENT-LENGTH: " + str(len(body)).encode()
+           + b"\r\nX-Folded: a\r\n  b\r\n\r\n" + body + b"GET /subjects HTTP/1.1\r\nHost: x\r\n\r\n")
+    first, second = _exchange(registry, two, answers=2)
+    assert first.startswith(b"HTTP/1.1 200 OK\r\n") and first.endswith(b'{"id": 1}')
+    assert b"\r\nServer: cdc-conformance-schema-registry/1 " in first and b"\r\nDate: " in first
+    assert b"\r\nContent-Type: " + CT.encode() + b"\r\n" in first
+    assert second.startswith(b"HTTP/1.1 200 OK\r\n") and second.endswith(b'["s"]')
+
+    expect = (b"POST /subjects/t/versions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "
+              + str(len(body)).encode() + b"\r\n\r\n" + body)
+    port = int(registry.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(expect[: -len(body)])
+        assert s.recv(1024).startswith(b"HTTP/1.1 100 Continue\r\n")
+        s.sendall(body)
+        assert s.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+
+    # HTTP/1.0 without keep-alive: one answer, then the connection closes.
+    port = int(registry.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        assert data.startswith(b"HTTP/1.1 200 OK\r\n") and data.endswith(b"{}")
+
+    for request, status in [(b"GET / x HTTP/1.1\r\n\r\n", 400), (b"GET / HTTP/2.0\r\n\r\n", 505),
+                            (b"GET / HTTP/1.1\r\nno colon\r\nHost: x\r\n\r\n", 200),
+                            (b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 101 + b"\r\n", 431)]:
+        (answer,) = _exchange(registry, request)
+        assert answer.startswith(b"HTTP/1.1 %d " % status), (request[:40], answer[:60])
+    assert registry.internal_errors == []
+
+
+_CANNED = [
+    # Content-Length, field names in any case, a folded field
+    b"HTTP/1.1 200 OK\r\ncontent-TYPE: application/json\r\nX-Folded: a\r\n b\r\nCONTENT-LENGTH: 6\r\n\r\n[1, 2]",
+    # chunked
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n[1, 2\r\n3\r\n, 3\r\n1\r\n]\r\n0\r\n\r\n",
+    # a 100 Continue first
+    b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n[4]",
+    # an error answer
+    b'HTTP/1.1 404 Not Found\r\nContent-Length: 53\r\n\r\n{"error_code": 40401, "message": "Subject not found"}',
+    # HTTP/1.0: the body ends with the connection
+    b"HTTP/1.0 200 OK\r\n\r\n[5]",
+    # HTTP/1.0 keeping the connection
+    b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\n[6]",
+    # HTTP/1.1 closing it
+    b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\n[7]",
+    b"HTTP/1.1 204 No Content\r\n\r\n",
+    b"NOT HTTP\r\n\r\n",
+]
+
+
+def _canned_server(answers: list[bytes]) -> tuple[str, list[int], threading.Thread]:
+    """A server answering each request with the next of `answers` (closing the connection where
+    the answer ends with it); the list counts the connections it accepted."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+
+    def serve() -> None:
+        pending = list(answers)
+        with listener:
+            while pending:
+                conn, _ = listener.accept()
+                accepted.append(1)
+                with conn:
+                    got = b""
+                    while pending:
+                        while b"\r\n\r\n" not in got:
+                            chunk = conn.recv(65536)
+                            if not chunk:
+                                break
+                            got += chunk
+                        if b"\r\n\r\n" not in got:
+                            break
+                        head, _, got = got.partition(b"\r\n\r\n")
+                        m = re.search(rb"(?i)content-length: *(\d+)", head)
+                        need = int(m.group(1)) if m else 0
+                        while len(got) < need:
+                            got += conn.recv(65536)
+                        got = got[need:]
+                        answer = pending.pop(0)
+                        conn.sendall(answer)
+                        last = answer.split(b"\r\n\r\n")[-2] if answer.count(b"\r\n\r\n") > 1 else answer
+                        if last.startswith((b"HTTP/1.0 200 OK\r\n\r\n", b"NOT")) or b"Connection: close" in last:
+                            break  # the answer ends with the connection
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}", accepted, thread
+
+
+def _outcomes(client: RegistryClient) -> list[object]:
+    out: list[object] = []
+    for _ in _CANNED:
+        try:
+            out.append(client.versions("s"))
+        except Exception as e:  # noqa: BLE001 - whatever it is, both readings must give the same
+            out.append((type(e).__name__, str(e).split(" (")[0].replace(client.url, "URL")))
+    return out
+
+
+def test_the_clients_response_reading_is_http_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client reads status lines and header fields itself: the same answers, errors and
+    connection reuse as http.client's own reading, over every framing a registry may use."""
+    from conformance.infra.registry import client as client_mod
+
+    url, accepted, thread = _canned_server(_CANNED)
+    ours = _outcomes(RegistryClient(url, timeout=5))
+    thread.join(5)
+    monkeypatch.setattr(client_mod, "_Response", http.client.HTTPResponse)
+    url2, accepted2, thread2 = _canned_server(_CANNED)
+    theirs = _outcomes(RegistryClient(url2, timeout=5))
+    thread2.join(5)
+    assert ours == theirs
+    assert ours[:3] == [[1, 2], [1, 2, 3], [4]] and ours[4:7] == [[5], [6], [7]]
+    assert ours[3] == ("SubjectNotFound", "Schema Registry at URL refused GET /subjects/s/versions: Subject not found")
+    assert len(accepted) == len(accepted2) == 3  # closed after the HTTP/1.0 answer, the close and the bad line

@@ -6,7 +6,7 @@ from conformance.harness.spark_runner import dealt
 
 
 def _blocks(n: int, slices: int) -> list[range]:
-    """The ids each partition of `spark.range(n, numPartitions=slices)` holds."""
+    """The ids each partition of `sparkContext.parallelize(range(n), slices)` holds."""
     return [range(i * n // slices, (i + 1) * n // slices) for i in range(slices)]
 
 

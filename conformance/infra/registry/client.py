@@ -8,6 +8,7 @@ happened and what to do, with credentials redacted.
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import socket
@@ -117,11 +118,15 @@ class RegistryClient(ClosesOnExit):
     # ---- transport ---------------------------------------------------------------------------
 
     def _connect(self) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection
         if self._https:
-            return http.client.HTTPSConnection(
+            conn = http.client.HTTPSConnection(
                 self._host, self._port, timeout=self.timeout, context=ssl.create_default_context()
             )
-        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+        conn.response_class = _Response
+        return conn
 
     def _acquire(self) -> tuple[http.client.HTTPConnection, bool]:
         with self._pool_lock:
@@ -347,6 +352,108 @@ class RegistryClient(ClosesOnExit):
         """The global level, or the level in force for ``subject`` (its own, else the global one)."""
         path = "/config" if subject is None else f"/config/{self._subject_path(subject)}?defaultToGlobal=true"
         return str(self._call("GET", path)["compatibilityLevel"])
+
+
+class _Fields:
+    """A response's header fields, names compared case-insensitively (what `http.client` and its
+    callers read of them: `get`, `get_all`, `items`)."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, fields: list[tuple[str, str]]) -> None:
+        self._fields = fields
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        name = name.lower()
+        return next((v for k, v in self._fields if k.lower() == name), default)
+
+    def get_all(self, name: str, default: Any = None) -> list[str] | Any:
+        name = name.lower()
+        return [v for k, v in self._fields if k.lower() == name] or default
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._fields)
+
+    def keys(self) -> list[str]:
+        return [k for k, _ in self._fields]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+
+#: The longest status or header line, and the most header lines, a response may have.
+_MAX_LINE = 65536
+_MAX_FIELDS = 100
+
+
+class _Response(http.client.HTTPResponse):
+    """`http.client`'s response with its status line and header fields read here: it hands the
+    fields to the e-mail parser, most of the client's time per request on a loopback registry (a
+    run's workers send tens of thousands). Framing as HTTP/1.x has it: 1xx answers passed over,
+    chunked or Content-Length bodies, whether the connection stays open."""
+
+    def begin(self) -> None:
+        if self.headers is not None:
+            return  # already read
+        while True:
+            line = self.fp.readline(_MAX_LINE + 1)
+            if len(line) > _MAX_LINE:
+                raise http.client.LineTooLong("status line")
+            if not line:
+                raise http.client.RemoteDisconnected("Remote end closed connection without response")
+            version, _, rest = str(line, "iso-8859-1").strip().partition(" ")
+            code, _, reason = rest.partition(" ")
+            if not version.startswith("HTTP/") or not (len(code) == 3 and code.isdigit()):
+                self._close_conn()
+                raise http.client.BadStatusLine(str(line, "iso-8859-1"))
+            status = int(code)
+            fields = self._fields()
+            if status != 100:
+                break
+        self.code = self.status = status
+        self.reason = reason.strip()
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        elif version.startswith("HTTP/1."):
+            self.version = 11
+        else:
+            raise http.client.UnknownProtocol(version)
+        self.headers = self.msg = fields  # what is read of them
+        self.chunked = (fields.get("transfer-encoding") or "").lower() == "chunked"
+        self.chunk_left = None
+        connection = (fields.get("connection") or "").lower()
+        if self.version == 11:
+            self.will_close = "close" in connection
+        else:  # HTTP/1.0 keeps the connection only when it says so
+            self.will_close = not (fields.get("keep-alive") or "keep-alive" in connection
+                                   or "keep-alive" in (fields.get("proxy-connection") or "").lower())
+        self.length = None
+        length = fields.get("content-length")
+        if length and not self.chunked:
+            with contextlib.suppress(ValueError):
+                self.length = int(length) if int(length) >= 0 else None
+        if status in (204, 304) or 100 <= status < 200 or self._method == "HEAD":
+            self.length = 0
+        if not self.will_close and not self.chunked and self.length is None:
+            self.will_close = True  # the body ends where the connection does
+
+    def _fields(self) -> _Fields:
+        fields: list[tuple[str, str]] = []
+        while True:
+            line = self.fp.readline(_MAX_LINE + 1)
+            if len(line) > _MAX_LINE:
+                raise http.client.LineTooLong("header line")
+            if line in (b"\r\n", b"\n", b""):
+                return _Fields(fields)
+            text = str(line, "iso-8859-1")
+            if text[:1] in (" ", "\t") and fields:  # a folded line continues the field before
+                fields[-1] = (fields[-1][0], f"{fields[-1][1]} {text.strip()}")
+                continue
+            if len(fields) >= _MAX_FIELDS:
+                raise http.client.HTTPException(f"got more than {_MAX_FIELDS} headers")
+            name, colon, value = text.partition(":")
+            if colon:
+                fields.append((name.strip(), value.strip()))
 
 
 class _InProcessClient(RegistryClient):
