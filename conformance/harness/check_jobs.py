@@ -47,13 +47,11 @@ AUTO_MIN_BYTES = 4 << 20
 #: Topics are dealt by their sizes in the first this many lines (a second reading of a whole
 #: large capture would cost more than a better deal saves; later topics are dealt by a hash).
 SIZES_FROM_LINES = 250_000
-#: How often (in lines read) a worker says how far it got.
-PROGRESS_EVERY = 8192
-
-
 #: `--jobs auto` forks at most this many: every worker reads every line's topic, so past a few
 #: workers that reading costs more than another worker's share saves.
 AUTO_MAX_JOBS = 8
+#: How often (in lines read) a worker says how far it got.
+PROGRESS_EVERY = 8192
 
 
 def usable_cores() -> int:
@@ -252,6 +250,7 @@ def _gather(conns: dict[Connection, int], pids: list[int], tally: Tally,
                     progress(min(at.values()))
             elif kind == "done":
                 done[i] = body
+                at[i] = sys.maxsize  # the bar follows the workers still reading
             else:
                 exc, text = body
                 errors.append(f"check worker {i} failed:\n{text}")

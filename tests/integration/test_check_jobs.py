@@ -155,13 +155,17 @@ from conformance.harness.check import capture_tally
 from conformance.protocols import get_protocol
 
 check_jobs.SIZES_FROM_LINES = 5  # most topics are first met beyond the first reading: dealt by hash
+check_jobs.PROGRESS_EVERY = 10
 suite = get_protocol(sys.argv[2])
 options = suite.resolve_options({})
 out = []
 for jobs in (1, 3):
     tally = capture_tally(suite, "x")
-    n, summary, workers = check_jobs.check_file_jobs(suite, options, None, Path(sys.argv[1]), tally, jobs)
-    out.append({"n": n, "workers": workers, "notes": summary.notes(), "checks": [t.to_json() for t in tally]})
+    seen = []
+    n, summary, workers = check_jobs.check_file_jobs(suite, options, None, Path(sys.argv[1]), tally, jobs,
+                                                     progress=seen.append)
+    out.append({"n": n, "workers": workers, "notes": summary.notes(), "checks": [t.to_json() for t in tally],
+                "progress": seen})
 print(json.dumps(out))
 """
 
@@ -175,7 +179,10 @@ def test_topics_beyond_the_first_reading_are_dealt_by_their_names(captures: Call
     assert proc.returncode == 0, proc.stderr
     one, many = json.loads(proc.stdout)
     assert many["workers"] == 3 and one["workers"] == 1
-    assert {**many, "workers": 1} == one
+    # The bar: the lines every worker still reading has passed, never going back, within the file.
+    lines = len(records.read_bytes().splitlines())
+    assert many["progress"] and many["progress"] == sorted(many["progress"]) and many["progress"][-1] <= lines
+    assert {**many, "workers": 1, "progress": None} == {**one, "progress": None}
 
 
 def test_a_topics_worker_is_the_one_it_was_dealt_or_its_names_hash() -> None:
