@@ -44,7 +44,8 @@ def test_nested_loops_share_the_outer_setting() -> None:
             assert gc.get_threshold() == QUIET_GC_THRESHOLD
         # The inner loop's end does not undo the outer's setting.
         assert gc.get_threshold() == QUIET_GC_THRESHOLD
-        assert gc.get_freeze_count() >= inside
+        # Still frozen (a frozen object freed meanwhile, e.g. by another thread, leaves the count).
+        assert gc.get_freeze_count() > inside // 2
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == frozen
     assert check._gc_depth == 0
@@ -56,7 +57,9 @@ def test_a_heap_someone_else_froze_stays_frozen() -> None:
         frozen = gc.get_freeze_count()
         with _quiet_gc():
             assert gc.get_threshold() == QUIET_GC_THRESHOLD
-        assert gc.get_freeze_count() >= frozen > 0
+        # Not thawed: `gc.unfreeze` would empty it (a frozen object freed meanwhile, e.g. by
+        # another thread of the test process, leaves the count on its own).
+        assert gc.get_freeze_count() > frozen // 2 > 0
     finally:
         gc.unfreeze()
 
