@@ -37,6 +37,7 @@ from typing import Any, cast
 import orjson
 
 from ..checks.results import Tally
+from ..encoders.spi import Record
 from ..protocols.base import ProtocolSuite
 from .capture import DeliveryLogs, DeliverySummary, read_records
 from .check import check_log
@@ -208,7 +209,7 @@ def _work(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path:
         registry.close()  # its pooled connections are the parent's sockets: this worker opens its own
 
     def mine(topic: str) -> bool:
-        return owner(topic) == i and (keep is None or keep(topic))
+        return owner(topic) == i
 
     logs = DeliveryLogs(suite.name, options, registry)
     mark = [PROGRESS_EVERY]
@@ -218,6 +219,9 @@ def _work(suite: ProtocolSuite, options: Mapping[str, str], registry: Any, path:
             if n >= mark[0]:
                 send.send(("progress", n))
                 mark[0] = n + PROGRESS_EVERY
+            # `keep` leaves out records, as `check_file` does; a line that is no record stays.
+            if keep is not None and isinstance(item, Record) and not keep(item.topic):
+                continue
             yield n, item
 
     n = check_log(suite, options, registry, lines(), tally, delivery=logs, complete=complete)
