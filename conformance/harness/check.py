@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checks.common import CAPTURE_RECORD_FORMAT, ENCODER_NO_CRASH, ENCODER_RESPONSIVE
-from ..checks.delivery import LogEntry
+from ..checks.delivery import LogRow
 from ..checks.registry import Actor, Failure, Location
 from ..checks.results import RecordPlan, Tally
 from ..checks.source import SOURCE_CHECKS
@@ -468,9 +468,9 @@ def _per_partition(spec: LiveSpec, ids: Any, packs: Sequence[Sequence[tuple[str,
         if table.column("blob").null_count < table.num_rows:  # the null topic: the tasks' tallies
             return table.select(["n", "blob"])
         t = Tally(log_only_checks(spec.protocol))
-        entries = [LogEntry(*row) for row in zip(*(table.column(k).to_pylist() for k in _IdentityRows.NAMES),
-                                                 strict=True)]
-        summary = judge_log(spec.protocol, dict(spec.options), entries[0].topic, entries, t, starts)
+        # Plain tuples in `LogEntry`'s field order (`LogRow`: what a kept log holds, see there).
+        entries: list[LogRow] = list(zip(*(table.column(k).to_pylist() for k in _IdentityRows.NAMES), strict=True))
+        summary = judge_log(spec.protocol, dict(spec.options), entries[0][0], entries, t, starts)
         return _result_table(0, TaskResult(t, summary))
 
     from pyspark.sql.pandas.types import from_arrow_schema
