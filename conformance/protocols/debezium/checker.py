@@ -187,11 +187,11 @@ class DebeziumChecker(CheckerBase):
         self.oracle.o = self.o
         self.streams: dict[str, StreamEvidence] = {}
         # The compiled fast path (the module fastpath.py, which the suite hands over: it imports
-        # the checks, which import this module): JSON change events and tombstones judged alone
-        # (no workload to join). The decoder then reads through its schema prefix memo.
+        # the checks, which import this module): change events and tombstones judged alone (no
+        # workload to join), JSON or Avro. The JSON decoder then reads through its schema prefix
+        # memo; an Avro part's schema is the resolver's, one object per registry id.
         self.fastpath = fastpath
-        self.fast = fastpath is not None and compiled.enabled() and mode.records and not mode.source \
-            and not self.o.key_avro and not self.o.value_avro
+        self.fast = fastpath is not None and compiled.enabled() and mode.records and not mode.source
         self.kinds: dict[Any, Any] = {}
         self._topics: dict[str, bool] = {}  # topic: whether the fast path may take its records
         self._known: tuple[Record, Identified] | None = None  # the identity of the record it took last
@@ -217,6 +217,11 @@ class DebeziumChecker(CheckerBase):
 
     def check_record(self, record: Record, loc: Location) -> None:
         ev = self.evidence(record, loc)
+        if self.fastpath is not None:
+            # Its delivery identity from this decode (`identity`), as the identifier would decode it
+            # again: its answer is a function of the decoded message (`delivery.message_identity`).
+            self._known = (record, self.fastpath.message_identity(self.o, record.topic, record.key, record.value,
+                                                                  ev.msg))
         if self.fast and self._fast_topic(record.topic) and self._learn_kind(ev):
             return  # the first record of a kind: counted with the answers the checks just gave on it
         self.run_record_checks(ev)
@@ -257,8 +262,9 @@ class DebeziumChecker(CheckerBase):
     def check_fast(self, record: Record) -> bool:
         if not self.fast or not self.kinds or not self._fast_topic(record.topic):
             return False
-        m = decode(record.key, record.value, key_schemas=self.o.key_schemas, value_schemas=self.o.value_schemas,
-                   quick=True)
+        o = self.o
+        m = decode(record.key, record.value, key_schemas=o.key_schemas, value_schemas=o.value_schemas,
+                   key_avro=o.key_avro, value_avro=o.value_avro, resolver=self.resolver, quick=True)
         if not m.key.ok or not m.value.ok:
             return False
         try:
@@ -268,7 +274,8 @@ class DebeziumChecker(CheckerBase):
                     or kind.value_schema is not m.value.schema or not kind.accept(m.key.payload, m.value.payload):
                 return False
             known = None if m.tombstone else self.fastpath.message_identity(
-                self.o, record.topic, record.key, record.value, m, kind.after_fields, kind.key_types)
+                o, record.topic, record.key, record.value, m, kind.after_fields, kind.key_types)
+            text = _avro_key_text(m) if o.key_avro else key_text_of(m.key)  # as `evidence` writes it
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
         # The topic's log, as `evidence` keeps it.
@@ -277,13 +284,14 @@ class DebeziumChecker(CheckerBase):
             st = self.streams[record.topic] = StreamEvidence(record.topic, o=self.o, complete=self.mode.complete)
         lg = st.logs.setdefault(record.partition or 0, [])
         offset = record.offset if record.offset is not None else len(lg)
-        lg.append(Entry(offset, "tombstone" if m.tombstone else k[8], key_text_of(m.key)))
+        lg.append(Entry(offset, "tombstone" if m.tombstone else k[8], text))
         plan = kind.plan
         self.tally.count(plan)
         self._known = (record, known)
         return True
 
     def identity(self, record: Record) -> tuple[Identified] | None:
+        """The identity of the record `check_fast` accepted or `check_record` judged last."""
         known = self._known
         if known is None or known[0] is not record:
             return None

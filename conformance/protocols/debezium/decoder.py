@@ -30,7 +30,9 @@ class Part:
     error: str | None = None
     bare_constant: bool = False
     avro: AvroPart | None = None  # what the Avro framing said (None: a JSON part)
-    shared: bool = False  # `doc["schema"]` is the object the schema prefix memo holds (see `_quick`)
+    # `schema` is one object for every part read with it: the schema prefix memo's (JSON, see
+    # `_quick`) or the resolver's Connect schema of the part's registry id (Avro).
+    shared: bool = False
 
     @property
     def ok(self) -> bool:
@@ -321,6 +323,7 @@ def decode_avro_part(raw: bytes | None, resolver: SchemaResolver) -> Part:
         a.kind, p.error = "trailing", f"{len(raw) - buf.tell()} byte(s) left after the Avro body"
         return p
     p.schema = v.connect
+    p.shared = True  # the resolver's Connect schema of the id: one object for every part it decodes
     p.payload = connect_avro.from_avro_datum(v.connect, datum)
     p.doc = {"schema": p.schema, "payload": p.payload}
     p.enveloped = True

@@ -1,12 +1,14 @@
-"""The Debezium checker's compiled fast path (see `checks.compiled`), for JSON change events and
-their tombstones in a capture.
+"""The Debezium checker's compiled fast path (see `checks.compiled`), for change events and their
+tombstones in a capture, written by the JSON converter or the Avro converter.
 
 A *kind* of record is one topic (not the transaction or message topic), with a key that is null
-or a JSON document read with one key schema (the very object the decoder's schema prefix memo
-holds: `decoder._quick`; or none, schemas off) whose payload has one tuple of keys (or is null),
-and a value that is null (a tombstone) or a JSON document read with one value schema (likewise)
-whose payload is an object with one tuple of keys, one op, `before` and `after` each null or an
-object with one tuple of keys, and a transaction block that is an object or not. Every record
+or a document read with one key schema (JSON: the very object the decoder's schema prefix memo
+holds, `decoder._quick`, or none with schemas off; Avro: the Connect schema the resolver made of
+the part's registry id, one object per id, so the kind names the id too) whose payload has one
+tuple of keys (or is null), and a value that is null (a tombstone) or a document read with one
+value schema (likewise) whose payload is an object with one tuple of keys, one op, `before` and
+`after` each null or an object with one tuple of keys, and a transaction block that is an object
+or not. Every record
 check the checker runs without the workload answers on such a record, beyond the values the
 generated code reads, from these alone (check by check, in `_PER_RECORD` and `_BY_KIND`): so
 after the checks have judged a kind's first record and it passed every one of them (or was not
@@ -14,9 +16,14 @@ applicable), the kind gets one generated function over the key's and the value's
 returns True only when every per-record input is as the first record's answers need it; the
 record is then counted with the first record's answers.
 
-Kept off: the Avro converter (another decode: its kinds would be the registry ids), the
-transaction and message topics, op `m`, a kind whose first record failed or errored a check, a
-`before`/`after` that is neither null nor an object, and any live record check this module does
+An Avro part is decoded in full on every record (its payload is the datum as the JSON converter
+would write it, `connect_avro.from_avro_datum`), so the generated function reads what it reads of
+a JSON payload; the Avro checks (`avro.framing`, `avro.subject`, `avro.schema`) answer by the
+part's registry id, its decoding and the topic, which the kind fixes (a record whose part does
+not decode takes no kind).
+
+Kept off: the transaction and message topics, op `m`, a kind whose first record failed or
+errored a check, a `before`/`after` that is neither null nor an object, and any live record check this module does
 not know (a check added later stays on the explaining path until its argument is written here).
 Everything the generated function is not sure of goes to the checks.
 """
