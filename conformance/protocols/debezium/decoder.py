@@ -209,6 +209,7 @@ class _View:
     avro: Any = None
     parsed: Any = None
     connect: Any = None
+    from_datum: Any = None  # `connect_avro.datum_converter(connect)`
     error: str | None = None
     subjects: list[str] | None = None
 
@@ -275,6 +276,7 @@ def _view_of(text: str) -> _View:
         return v
     try:
         v.connect = connect_avro.from_avro_schema(v.avro)
+        v.from_datum = connect_avro.datum_converter(v.connect)
     except connect_avro.NotConnectAvro as e:
         v.error = f"the registered schema is not one the Avro converter makes: {e}"
     return v
@@ -324,7 +326,7 @@ def decode_avro_part(raw: bytes | None, resolver: SchemaResolver) -> Part:
         return p
     p.schema = v.connect
     p.shared = True  # the resolver's Connect schema of the id: one object for every part it decodes
-    p.payload = connect_avro.from_avro_datum(v.connect, datum)
+    p.payload = v.from_datum(datum)  # connect_avro.from_avro_datum(v.connect, datum), made once per id
     p.doc = {"schema": p.schema, "payload": p.payload}
     p.enveloped = True
     return p
