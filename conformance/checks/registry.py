@@ -19,6 +19,7 @@ import inspect
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import GeneratorType
 from typing import Any
 
 
@@ -167,7 +168,8 @@ class CheckSpec:
             return []
         if isinstance(res, (Failure, NotApplicable)):
             return [res]
-        if not isinstance(res, Iterable):
+        # A generator or a list (what checks return) before the ABC's slower instance test.
+        if res.__class__ is not GeneratorType and res.__class__ is not list and not isinstance(res, Iterable):
             raise TypeError(f"check {self.id} returned {res!r}")
         out: list[Failure | NotApplicable] = []
         try:

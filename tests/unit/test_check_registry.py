@@ -81,3 +81,36 @@ def test_given_hands_over_what_it_found() -> None:
     assert list(halves(4)) == []
     assert [f.actual for f in halves(12)] == [6]
     assert halves.__doc__ == "Half of an even number is below five."
+
+
+def test_a_check_answers_in_every_form_a_check_may_and_in_no_other() -> None:
+    """None, one finding, a list, a tuple, a generator (a Failure raised inside it ends it with the
+    findings so far); anything else is a TypeError naming the check."""
+    checks = CheckRegistry("toy")
+    answers: dict[str, Any] = {}
+
+    def gen() -> Iterator[Failure | NotApplicable]:
+        yield Failure("one")
+        raise Failure("two")
+
+    for name, answer in [("none", None), ("one", Failure("x")), ("list", [Failure("a"), NOT_EVEN]),
+                         ("tuple", (NOT_EVEN,)), ("generator", gen), ("number", 5), ("text", "no"),
+                         ("junk", [Failure("a"), 3])]:
+        answers[name] = answer
+
+        @checks(f"form.{name}", level=Level.MUST, clause="-", scope=Scope.RECORD)
+        def check(_ev: Any, name: str = name) -> Any:
+            a = answers[name]
+            return a() if callable(a) else a
+
+    run = {s.id.split(".")[-1]: s for s in checks.specs()}
+    assert run["none"].run(0) == []
+    assert [f.message for f in run["one"].run(0)] == ["x"]
+    assert len(run["list"].run(0)) == 2 and run["tuple"].run(0) == [NOT_EVEN]
+    assert [f.message for f in run["generator"].run(0)] == ["one", "two"]
+    with pytest.raises(TypeError, match="form.number"):
+        run["number"].run(0)
+    with pytest.raises(TypeError, match="form.text"):  # a string is iterable: its characters are no findings
+        run["text"].run(0)
+    with pytest.raises(TypeError, match="form.junk"):
+        run["junk"].run(0)
