@@ -840,13 +840,14 @@ def delete_tombstone(ev: StreamEvidence) -> Findings:
     """The next message of a deleted key, in its partition, is its tombstone (none with tombstones.on.delete=false)."""
     judged = False
     for part, log in sorted(ev.logs.items()):
+        after = _next_of_deletes(log) if ev.o.tombstones else {}
         for i, e in enumerate(log):
             if e.kind == "tombstone" and not ev.o.tombstones:
                 yield Failure("a tombstone although tombstones.on.delete=false", expected="no tombstone",
                               actual=e.key, location=Location(ev.topic, part, e.offset))
             if e.kind != "d" or not ev.o.tombstones or e.key is None:
                 continue
-            nxt = next((x for x in log[i + 1:] if x.key == e.key), None)
+            nxt = after.get(i)
             if nxt is None and not ev.complete:
                 continue  # the capture ends before the tombstone could come
             judged = True
@@ -856,3 +857,21 @@ def delete_tombstone(ev: StreamEvidence) -> Findings:
                               location=Location(ev.topic, part, e.offset))
     if not judged and ev.o.tombstones:
         yield NotApplicable("no delete")
+
+
+def _next_of_deletes(log: list[Any]) -> dict[int, Any]:
+    """For each delete event of a partition's log (by index), the next message of its key, where
+    one follows: one pass from the end, so that a long log with many deletes (whose keys may never
+    come again) is read once rather than once per delete."""
+    out: dict[int, Any] = {}
+    later: dict[str, Any] = {}  # key -> the nearest message of it after the one at hand
+    for i in range(len(log) - 1, -1, -1):
+        e = log[i]
+        if e.key is None:
+            continue
+        if e.kind == "d":
+            got = later.get(e.key)
+            if got is not None:
+                out[i] = got
+        later[e.key] = e
+    return out
