@@ -379,7 +379,7 @@ def test_simple_column_tests_are_one_text_for_every_test() -> None:
 
 # -- the fast path's delivery identity ----------------------------------------------------------------------
 
-_KEY_VALUES = st.one_of(st.text(max_size=8), st.none(), st.integers(), st.booleans(),
+_KEY_VALUES = st.one_of(st.text(max_size=8), st.sampled_from(["\ud800", "a\udfff", "\ud83d\ude00", "\x00", "'\""]), st.none(), st.integers(), st.booleans(),
                         st.floats(allow_nan=False), st.fixed_dictionaries({"location": st.text(max_size=3),
                                                                            "value": st.text(max_size=4)}),
                         st.dictionaries(st.text(max_size=3), st.one_of(st.text(max_size=3), st.none(), st.integers(),
@@ -390,16 +390,30 @@ _KEY_VALUES = st.one_of(st.text(max_size=8), st.none(), st.integers(), st.boolea
 @given(st.dictionaries(st.text(max_size=6), _KEY_VALUES, min_size=1, max_size=4), st.data(),
        st.integers(min_value=0, max_value=2 ** 64 - 1), st.sampled_from(["INSERT", "UPDATE", "DELETE"]))
 def test_simple_fast_match_is_the_identifiers(row: dict[str, Any], data: Any, commit_ts: int, typ: str) -> None:
-    """`delivery.matcher` (the fast path's match) is the digest `identifier` takes of a handle key,
-    for any names of the row (in any order, repeated) and any JSON values (text of any
-    characters, null, objects of those (a TIMESTAMP's) written directly; the others through
-    `_canonical` itself)."""
-    from conformance.protocols.kit import digest
-    from conformance.protocols.ticdc_simple.delivery import _canonical, matcher
+    """`delivery.matcher` (the fast path's match) is the digest `identifier` takes of a handle key
+    (`match_digest`), for any names of the row (in any order, repeated) and any JSON values (text
+    of any characters, lone surrogates too, null, objects of those (a TIMESTAMP's) written
+    directly; the others through `_canonical` itself)."""
+    from conformance.protocols.ticdc_simple.delivery import _canonical, match_digest, matcher
 
     names = data.draw(st.lists(st.sampled_from(sorted(row)), min_size=1, max_size=5))
-    want = digest(("v", commit_ts, typ, _canonical({n: row[n] for n in names})))
+    want = match_digest(commit_ts, typ, _canonical({n: row[n] for n in names}))
     assert matcher(names, typ)(row, commit_ts) == want
+
+
+def test_simple_match_tells_its_parts_apart() -> None:
+    """`match_digest` differs wherever one of its parts does: the commit ts as an integer or as
+    anything else of the same text, the type, the canonical text (a NUL or a part's text moved
+    across a boundary), a lone surrogate and its escape."""
+    from conformance.protocols.ticdc_simple.delivery import match_digest
+
+    cases = [(1, "INSERT", "{}"), ("1", "INSERT", "{}"), (True, "INSERT", "{}"), (1.0, "INSERT", "{}"),
+             (1, "UPDATE", "{}"), (1, None, "{}"), (1, "INSERT", '{"a": "1"}'), (1, "INSERT\x00", "{}"),
+             (1, "INSERT", "\x00{}"), (11, "INSERT", "{}"), (1, "1INSERT", "{}"), (1, "INSERT", "\ud800"),
+             (1, "INSERT", "\\ud800"), (1, "INSERT", "\u00e9"), (1, "INSERT", "\\u00e9"), (2 ** 64, "DELETE", "{}")]
+    digests = [match_digest(*c) for c in cases]
+    assert len(set(digests)) == len(cases)
+    assert match_digest(1, "INSERT", "{}") == match_digest(1, "INSERT", "{}")
 
 
 # -- the quick temporal texts --------------------------------------------------------------------------------
@@ -643,7 +657,7 @@ def test_simple_plain_kinds_take_only_strings_and_nulls(monkeypatch: pytest.Monk
     def check_fast(self: Any, record: Any) -> bool:
         took = original(self, record)
         if took and self._accepted[1] is not None:
-            kind, obj = self._accepted[1], self._accepted[3]
+            kind, obj = self._accepted[1], self._accepted[2]
             seen[kind.plain] += 1
             for part in ("data", "old"):
                 row = obj.get(part)
@@ -681,7 +695,8 @@ def test_simple_check_fast_finds_the_kinds_kind_of_keys(monkeypatch: pytest.Monk
         counts["taken"] += took
         assert took == known, (k, record.offset)
         if took:
-            assert self._accepted[2] == k and self._accepted[1] in (None, lg.kinds[k])
+            assert k is not None and lg is not None
+            assert self._accepted[1] is (None if k[0] == "WATERMARK" else lg.kinds[k])
         return took
 
     monkeypatch.setattr(simple_checker.SimpleChecker, "check_fast", check_fast)

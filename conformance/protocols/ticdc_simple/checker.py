@@ -139,7 +139,8 @@ class SimpleChecker(CheckerBase):
         # and keyed as `delivery.identifier` keys them (topic, database, table, version); the record
         # `check_fast` accepted last, with its kind and message.
         self.announced: dict[tuple[str, str, str, int], dict[str, Any]] = {}
-        self._accepted: tuple[Record, Any, Any, dict[str, Any]] | None = None
+        self._announcements = 0  # how many times `announced` was written to (`fastpath.rematch`)
+        self._accepted: tuple[Record, Any, dict[str, Any] | None] | None = None
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -162,6 +163,7 @@ class SimpleChecker(CheckerBase):
             if ts is not None and key is not None:
                 lg.schemas[key] = ts
                 self.announced[(record.topic, *key)] = ts
+                self._announcements += 1
                 table_id = integer(ts.get("tableID"))
                 entry.table, entry.version, entry.table_id = (key[0], key[1]), key[2], table_id
                 if msg.kind == "BOOTSTRAP" and table_id is not None:
@@ -278,7 +280,7 @@ class SimpleChecker(CheckerBase):
             if ts in lg.seen_watermarks:
                 entry.kind = None  # re-sent after a restart: a duplicate, not a regression
             lg.seen_watermarks.add(ts)
-            return self._accept(lg, entry, kind.plan, (record, None, k, obj))
+            return self._accept(lg, entry, kind.plan, (record, None, None))
         # `_resolve(lg, k[:3])`, inline, with the kind's own key tuple
         key = kind.schema_key
         got = lg.schemas.get(key)
@@ -306,10 +308,10 @@ class SimpleChecker(CheckerBase):
                                 kind.schema is not None))
         seen.add(digest)
         self.tally.count(kind.plan)
-        self._accepted = (record, kind, k, obj)
+        self._accepted = (record, kind, obj)
         return True
 
-    def _accept(self, lg: Any, entry: Entry, plan: Any, accepted: tuple[Record, Any, Any, dict[str, Any]]) -> bool:
+    def _accept(self, lg: Any, entry: Entry, plan: Any, accepted: tuple[Record, Any, dict[str, Any] | None]) -> bool:
         """A record the fast path took: its entry in the partition's log, counted under its
         kind's plan, and kept for `identity`."""
         lg.entries.append(entry)
@@ -318,12 +320,24 @@ class SimpleChecker(CheckerBase):
         return True
 
     def identity(self, record: Record) -> tuple[Any] | None:
+        """What `delivery.identifier` says of the record `check_fast` accepted last (None: it
+        did not accept this one): the kind's entity, the match of its row's handle key (found by
+        the schema announced topic-wide for the kind's key, as the identifier finds it, or fixed
+        by handleKeyOnly), the commit ts (an integer, by the kind's function)."""
         got = self._accepted
         if got is None or got[0] is not record:
             return None
-        if got[1] is None:
+        kind = got[1]
+        if kind is None:
             return (None,)  # a WATERMARK: a control message, no row to account for
-        return (self.fastpath.identity(got[1], got[2], got[3], self.announced, record.topic),)
+        obj = got[2]
+        cts = obj["commitTs"]  # type: ignore[index]
+        if kind.row_keys is None:  # the row is not an object
+            return ((kind.entity, None, cts),)
+        if not kind.key_only and kind.generation != self._announcements:
+            self.fastpath.rematch(kind, self.announced, self._announcements)
+        match = kind.match
+        return ((kind.entity, None if match is None else match(obj[kind.row], cts), cts),)  # type: ignore[index]
 
     # -- run mode -------------------------------------------------------------------------------------
 

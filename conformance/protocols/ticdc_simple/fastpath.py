@@ -26,13 +26,14 @@ earlier one of the partition (a replay: its evidence has no schema), any kind wh
 failed or errored a check, and any live record check this module does not know (a check added
 later stays on the explaining path until its argument is written here).
 
-The delivery identity of an accepted record is worked out here too (`identity`), as
-`delivery.identifier` works it out: the entity is the kind's (topic, database, table); the match
+The delivery identity of an accepted record is worked out with the kind too (`SimpleChecker.identity`,
+`rematch`), as `delivery.identifier` works it out: the entity is the kind's (topic, database, table); the match
 needs the handle key, which the identifier takes from the schema announced last *topic-wide* for
 the DML's (database, table, schemaVersion), so the checker keeps that map as the identifier does
 (`SimpleChecker.announced`, fed by every DDL and BOOTSTRAP, which never take this path), and the
-kind remembers the handle key it worked out for the schema object it last met (the key depends on
-nothing else: the row's keys are the kind's).
+kind remembers the match function of the handle key it worked out for the schema object it last
+met (the key depends on nothing else: the row's keys are the kind's), looking the map up again only
+after a schema was announced.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from ...checks.compiled import Source, kind_answers
 from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from ...model.events import TSO_LOGICAL_BITS
-from ..kit import Identified, digest
+from ..kit import digest
 from . import codec, delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
 from .checks.messages import handle_key_names
@@ -96,13 +97,18 @@ class FastKind:
     schema_key: tuple[Any, ...] = ()  # (database, table, schemaVersion)
     table: tuple[str, str] | None = None  # (database, table)
     table_id: int | None = None  # the resolved schema's tableID (None: none, or not an integer)
-    # The delivery identity (`identity`): the entity; the row part's name, its keys if an object;
-    # the topic-wide announced schema last met, and the match function of its handle key.
+    # The delivery identity (`SimpleChecker.identity`): the entity; the row part's name, its keys
+    # if an object; the DML type; handleKeyOnly (the row is the handle key: `match` is fixed);
+    # the topic-wide announced schema last met (`rematch`), its key, the checker's announcement
+    # count then, and the match function of its handle key.
     entity: bytes = b""
     row: str = ""
     row_keys: tuple[str, ...] | None = None
+    typ: str = ""
+    key_only: bool = False
     announced: Any = None
-    announced_key: tuple[str, str, str, int] | None = None  # the key of `announced` (the kind's topic is one)
+    announced_key: tuple[str, str, str, int] | None = None
+    generation: int = -1
     match: Callable[[dict[str, Any], int], bytes] | None = None
 
 
@@ -207,6 +213,9 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     kind.entity = digest(("t", ev.record.topic, kind_key[0], kind_key[1]))
     delete = kind_key[3] == "DELETE"
     kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
+    kind.typ = kind_key[3]
+    kind.key_only = kind_key[7]
+    kind.announced_key = (ev.record.topic, *kind.schema_key)
     if kind_key[7]:  # handleKeyOnly: the row is the handle key
         kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
 
@@ -271,24 +280,17 @@ def _column_test(src: Source, v: str, test: Callable[[Any], bool]) -> str:
 _STRING = string_test()
 
 
-def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:
-    """What `delivery.identifier` says of a message `kind.accept` accepted (its commitTs an
-    integer), given the schemas announced so far in the topic (`announced`, keyed as the
-    identifier keys them)."""
-    cts = obj["commitTs"]
-    if kind.row_keys is None:  # the row is not an object
-        return kind.entity, None, cts
-    if not k[7]:
-        at = kind.announced_key
-        if at is None:
-            at = kind.announced_key = (topic, k[0], k[1], k[2])
-        ts = announced.get(at)
-        if ts is None:
-            return kind.entity, None, cts
-        if ts is not kind.announced:
-            names = handle_key_names(ts, kind.row_keys)
-            kind.match = delivery.matcher(names, k[3]) if names is not None else None
-            kind.announced = ts
-    if kind.match is None:
-        return kind.entity, None, cts
-    return kind.entity, kind.match(obj[kind.row], cts), cts
+def rematch(kind: FastKind, announced: dict[Any, Any], generation: int) -> None:
+    """`kind.match` as `delivery.identifier` would find it now, given the schemas announced so far
+    in the topic (`announced`, keyed as the identifier keys them; `generation`: how many times
+    it was written to, which `SimpleChecker.identity` compares to `kind.generation` to call
+    this only when a schema was announced since the kind's last call). None: no schema is
+    announced for the kind's key, or it names no handle key (the match is None)."""
+    kind.generation = generation
+    ts = announced.get(kind.announced_key)
+    if ts is None:
+        kind.match = None
+    elif ts is not kind.announced:
+        names = handle_key_names(ts, kind.row_keys)
+        kind.match = delivery.matcher(names, kind.typ) if names is not None else None
+    kind.announced = ts
