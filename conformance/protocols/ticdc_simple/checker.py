@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -37,9 +37,10 @@ class SourceRow:
     commit_ts: int
 
 
-@dataclass(slots=True)
-class Entry:
-    """One message in a partition's log (what the stream checks need, nothing more)."""
+class Entry(NamedTuple):
+    """One message in a partition's log (what the stream checks need, nothing more). A tuple (the
+    checker makes one for every record): `check_fast` builds it with `_entry`, without
+    NamedTuple's own `__new__`."""
 
     seq: int
     offset: int
@@ -56,6 +57,11 @@ class Entry:
     # tableSchema the logical one (notes §2.2, §4.16).
     table_id: int | None = None
     resolvable: bool | None = None  # DML: could a consumer of this partition read it here?
+
+
+#: `_entry(Entry, (seq, offset, kind, type, commit_ts, build_ts, table, version, table_id, resolvable))`:
+#: an Entry of all ten fields, made as a tuple is.
+_entry = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -139,7 +145,10 @@ class SimpleChecker(CheckerBase):
         # and keyed as `delivery.identifier` keys them (topic, database, table, version); the record
         # `check_fast` accepted last, with its kind and message.
         self.announced: dict[tuple[str, str, str, int], dict[str, Any]] = {}
-        self._announcements = 0  # how many times `announced` was written to (`fastpath.rematch`)
+        # How many schemas were recorded so far (in a partition's log and in `announced`, always
+        # together): a fast kind that checked its schema, or its match, at this count need not
+        # look again (`check_fast`, `fastpath.rematch`).
+        self._schemas_written = 0
         self._accepted: tuple[Record, Any, dict[str, Any] | None] | None = None
 
     # -- evidence -------------------------------------------------------------------------------------
@@ -153,9 +162,10 @@ class SimpleChecker(CheckerBase):
         offset = record.offset if record.offset is not None else len(lg.entries)
         if record.offset is None:
             ev.loc = Location(record.topic, record.partition or 0, offset, line=loc.line)
-        entry = Entry(self._seq, offset, msg.kind if msg.ok else None, msg.type,
-                      _int(msg.get("commitTs")), _int(msg.get("buildTs")), None, None)
-        if msg.ok and msg.kind in ("DDL", "BOOTSTRAP"):
+        kind = msg.kind if msg.ok else None
+        commit_ts = _int(msg.get("commitTs"))
+        table = version = table_id = resolvable = None
+        if msg.ok and kind in ("DDL", "BOOTSTRAP"):
             ts = table_schema_of(msg)
             # A schema whose (schema, table, version) is malformed cannot be looked up by any
             # consumer: it is not recorded (schema.table-schema reports it).
@@ -163,35 +173,34 @@ class SimpleChecker(CheckerBase):
             if ts is not None and key is not None:
                 lg.schemas[key] = ts
                 self.announced[(record.topic, *key)] = ts
-                self._announcements += 1
+                self._schemas_written += 1
                 table_id = integer(ts.get("tableID"))
-                entry.table, entry.version, entry.table_id = (key[0], key[1]), key[2], table_id
-                if msg.kind == "BOOTSTRAP" and table_id is not None:
+                table, version = (key[0], key[1]), key[2]
+                if kind == "BOOTSTRAP" and table_id is not None:
                     ev.bootstrap_table = self.known_tables.get((table_id, key[2], key[0], key[1]))
-        elif msg.ok and msg.kind == "WATERMARK":
-            if entry.commit_ts in lg.seen_watermarks:
-                entry.kind = None  # re-sent after a restart: a duplicate, not a regression
-            lg.seen_watermarks.add(entry.commit_ts)
-        elif msg.ok and msg.kind == "DML":
+        elif msg.ok and kind == "WATERMARK":
+            if commit_ts in lg.seen_watermarks:
+                kind = None  # re-sent after a restart: a duplicate, not a regression
+            lg.seen_watermarks.add(commit_ts)
+        elif msg.ok and kind == "DML":
             digest = replay_digest(msg.get("commitTs"), msg.type, msg.get("database"), msg.get("table"),
                                    msg.get("data"), msg.get("old"))
             key = msg.dml_key
-            table_id = integer(msg.get("tableID"))
-            if digest in lg.seen_dml or key is None or table_id is None:
+            own_id = integer(msg.get("tableID"))
+            if digest in lg.seen_dml or key is None or own_id is None:
                 # A replay is kept for offsets and judged as a duplicate; a DML without a
                 # well-typed identity (message.fields reports it) is kept out of the stream
                 # checks, which could only guess which table it belongs to.
-                lg.entries.append(entry)
-                entry.kind = None
-                return ev
-            lg.seen_dml.add(digest)
-            entry.table = (key[0], key[1])
-            entry.version = key[2]
-            ev.schema = self._resolve(lg, key)
-            announced = integer(ev.schema.get("tableID")) if ev.schema is not None else None
-            entry.table_id = announced if announced is not None else table_id
-            entry.resolvable = ev.schema is not None
-        lg.entries.append(entry)
+                kind = None
+            else:
+                lg.seen_dml.add(digest)
+                table, version = (key[0], key[1]), key[2]
+                ev.schema = self._resolve(lg, key)
+                announced = integer(ev.schema.get("tableID")) if ev.schema is not None else None
+                table_id = announced if announced is not None else own_id
+                resolvable = ev.schema is not None
+        lg.entries.append(Entry(self._seq, offset, kind, msg.type, commit_ts, _int(msg.get("buildTs")), table, version,
+                                table_id, resolvable))
         return ev
 
     def _resolve(self, lg: PartitionLog, key: tuple[str, str, int]) -> dict[str, Any] | None:
@@ -275,10 +284,10 @@ class SimpleChecker(CheckerBase):
         if typ == "WATERMARK":  # the partition's log, as `evidence` keeps it
             self._seq += 1
             ts = obj["commitTs"]
-            entry = Entry(self._seq, record.offset if record.offset is not None else len(lg.entries), "WATERMARK",
-                          "WATERMARK", ts, obj["buildTs"], None, None)
-            if ts in lg.seen_watermarks:
-                entry.kind = None  # re-sent after a restart: a duplicate, not a regression
+            # A WATERMARK re-sent after a restart: a duplicate, not a regression (kind None).
+            entry = _entry(Entry, (self._seq, record.offset if record.offset is not None else len(lg.entries),
+                                   None if ts in lg.seen_watermarks else "WATERMARK", "WATERMARK", ts, obj["buildTs"],
+                                   None, None, None, None))
             lg.seen_watermarks.add(ts)
             return self._accept(lg, entry, kind.plan, (record, None, None))
         # `_resolve(lg, k[:3])`, inline, with the kind's own key tuple
@@ -303,9 +312,9 @@ class SimpleChecker(CheckerBase):
         # The partition's log, as `evidence` keeps it for a DML; `_accept`, inline.
         self._seq += 1
         offset = record.offset if record.offset is not None else len(lg.entries)
-        lg.entries.append(Entry(self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, version,
-                                kind.table_id if kind.table_id is not None else obj["tableID"],
-                                kind.schema is not None))
+        lg.entries.append(_entry(Entry, (self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, version,
+                                         kind.table_id if kind.table_id is not None else obj["tableID"],
+                                         kind.schema is not None)))
         seen.add(digest)
         self.tally.count(kind.plan)
         self._accepted = (record, kind, obj)
@@ -334,8 +343,8 @@ class SimpleChecker(CheckerBase):
         cts = obj["commitTs"]  # type: ignore[index]
         if kind.row_keys is None:  # the row is not an object
             return ((kind.entity, None, cts),)
-        if not kind.key_only and kind.generation != self._announcements:
-            self.fastpath.rematch(kind, self.announced, self._announcements)
+        if not kind.key_only and kind.generation != self._schemas_written:
+            self.fastpath.rematch(kind, self.announced, self._schemas_written)
         match = kind.match
         return ((kind.entity, None if match is None else match(obj[kind.row], cts), cts),)  # type: ignore[index]
 
