@@ -22,7 +22,7 @@ import pytest
 from helpers import encode, protocol_shape
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fast_paths import _records, assert_parity, assert_reference_parity  # type: ignore[import-not-found]
+from test_fast_paths import _records, assert_parity, assert_reference_parity, check  # type: ignore[import-not-found]
 
 from conformance.encoders.spi import Record
 from conformance.protocols import get_protocol
@@ -167,6 +167,69 @@ def test_simple_fast_path_keeps_verdicts_over_resent_watermarks(options: dict[st
     lower["commitTs"] -= 1
     late = Record(marks[0].topic, None, json.dumps(lower, separators=(",", ":")).encode("utf-8"), marks[0].partition)
     assert assert_parity(SIMPLE, options, registry, records + marks[:4] + [late]) > 0
+
+
+def _reannounced(records: list[Any], other_partition: bool) -> list[Any]:
+    """The records with, after the second DML of each table version that has two, a copy of the
+    DDL or BOOTSTRAP that announced it, changed, and then a copy of that DML (a new commitTs).
+    In the DML's partition: the string and binary columns announced as INT (the copy's values break the
+    rule, read with the new schema); in another partition (bootstraps go to every partition, so
+    the DML's partition still resolves to its own schema): no indexes, so that the topic-wide
+    announced schema has no handle key (the copy's identity has no match)."""
+    out: list[Any] = []
+    schemas: dict[tuple[str, int, str, str, int], Any] = {}
+    dmls: dict[tuple[str, int, str, str, int], int] = {}
+    parts: dict[str, set[int]] = {r.topic: set() for r in records}
+    for r in records:
+        parts[r.topic].add(r.partition or 0)
+    for r in records:
+        out.append(r)
+        if r.value is None:
+            continue
+        obj = json.loads(r.value)
+        ts = obj.get("tableSchema")
+        if isinstance(ts, dict):
+            schemas[(r.topic, r.partition or 0, ts["schema"], ts["table"], ts["version"])] = obj
+            continue
+        if obj.get("type") not in ("INSERT", "UPDATE", "DELETE"):
+            continue
+        key = (r.topic, r.partition or 0, obj["database"], obj["table"], obj["schemaVersion"])
+        dmls[key] = dmls.get(key, 0) + 1
+        if dmls[key] != 2 or key not in schemas:
+            continue
+        again = json.loads(json.dumps(schemas[key]))
+        if other_partition:
+            again["tableSchema"]["indexes"] = []
+            part = min((p for p in parts[r.topic] if p != key[1]), default=key[1] + 1)
+        else:
+            for c in again["tableSchema"]["columns"]:
+                if any(t in str(c["dataType"].get("mysqlType")) for t in ("char", "text", "blob", "binary")):
+                    c["dataType"] = {"mysqlType": "int"}
+            part = key[1]
+        out.append(Record(r.topic, None, json.dumps(again).encode("utf-8"), part, r.headers, r.timestamp, r.offset))
+        obj["commitTs"] += 1
+        out.append(Record(r.topic, r.key, json.dumps(obj).encode("utf-8"), r.partition, r.headers, r.timestamp,
+                          r.offset))
+    return out
+
+
+@pytest.mark.parametrize("other_partition", [False, True], ids=["same-partition", "other-partition"])
+def test_simple_fast_path_keeps_verdicts_over_reannounced_schemas(other_partition: bool) -> None:
+    """A table version's schema announced again, changed, between its DMLs: the DMLs after it are
+    judged, and identified, by the new one (the fast path looks its kind's schema, and its
+    handle key, up again after any schema was recorded)."""
+    records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {})
+    edited = _reannounced(records, other_partition)
+    assert len(edited) > len(records) + 4
+    fast_tally, fast_entries, accepted = check(SIMPLE, {}, registry, edited, fast=True)
+    slow_tally, slow_entries, _ = check(SIMPLE, {}, registry, edited, fast=False)
+    assert accepted > 0
+    assert fast_entries == slow_entries
+    assert fast_tally == slow_tally
+    if other_partition:  # the copies meet a schema without a handle key: no match
+        assert sum(e[4] is None for es in slow_entries.values() for e in es) > 4
+    else:  # the copies break the INT rule
+        assert any(t["check"] == "ticdc-simple.value.int" and t["counts"]["failed"] for t in slow_tally)
 
 
 @settings(max_examples=20, deadline=None)

@@ -290,14 +290,17 @@ class SimpleChecker(CheckerBase):
                                    None, None, None, None))
             lg.seen_watermarks.add(ts)
             return self._accept(lg, entry, kind.plan, (record, None, None))
-        # `_resolve(lg, k[:3])`, inline, with the kind's own key tuple
-        key = kind.schema_key
-        got = lg.schemas.get(key)
-        if got is None and not self.o.bootstrap_all_partitions:
-            p0 = self.logs.logs.get((lg.topic, 0))
-            got = p0.schemas.get(key) if p0 is not None else None
-        if got is not kind.schema:
-            return False
+        # `_resolve(lg, k[:3])` is the kind's schema: inline, with the kind's own key tuple; looked
+        # up again only after a schema was recorded (until then it finds what it found).
+        if kind.resolved != self._schemas_written:
+            key = kind.schema_key
+            got = lg.schemas.get(key)
+            if got is None and not self.o.bootstrap_all_partitions:
+                p0 = self.logs.logs.get((lg.topic, 0))
+                got = p0.schemas.get(key) if p0 is not None else None
+            if got is not kind.schema:
+                return False
+            kind.resolved = self._schemas_written
         # `replay_digest`, whose `frozen` leaves an int (commitTs) and strings as they are, and
         # takes an object whose values are strings or null as its items.
         cts = obj["commitTs"]

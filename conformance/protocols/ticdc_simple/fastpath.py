@@ -97,6 +97,9 @@ class FastKind:
     schema_key: tuple[Any, ...] = ()  # (database, table, schemaVersion)
     table: tuple[str, str] | None = None  # (database, table)
     table_id: int | None = None  # the resolved schema's tableID (None: none, or not an integer)
+    # The checker's count of recorded schemas when `_resolve` last gave `schema` for `schema_key`
+    # (SimpleChecker.check_fast; -1: not yet).
+    resolved: int = -1
     # The delivery identity (`SimpleChecker.identity`): the entity; the row part's name, its keys
     # if an object; the DML type; handleKeyOnly (the row is the handle key: `match` is fixed);
     # the topic-wide announced schema last met (`rematch`), its key, the checker's announcement
