@@ -344,11 +344,61 @@ def test_simple_int_texts_at_their_edges() -> None:
             bits = {"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}[t]
             lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
             texts = odd + [str(n) for b in (lo, hi) for n in (b - 1, b, b + 1)]
-            texts += ["-" + str(n).lstrip("-").zfill(22) for n in (lo, hi)] + [str(hi).zfill(22)]
+            texts += ["-" + str(n).lstrip("-").zfill(w) for n in (lo, hi) for w in (19, 20, 21, 22)]
+            texts += [str(n).zfill(w) for n in (0, 1, hi) for w in (19, 20, 21, 22)]
             ok, inlined = value_ok(fam, dt, o), _inlined(value_ok(fam, dt, o))
             for v in texts:
                 want = format_problem(fam, dt, v, o, False) is None
                 assert ok(v) == want and ok(v) == want and inlined(v) == want and inlined(v) == want, (dt, v)
+
+
+def _number_edges(dt: dict[str, Any]) -> list[str]:
+    texts = ["", "-", ".", "-.", "1.", ".5", "-.5", "1..2", "1.2.3", "--1", "+1", " 1", "1 ", "1_0", "0x1", "1e3",
+             "٣", "-٣", "²", "１", "1.٣", "٣.1", "1.²", "0", "-0", "00", "-0.0", "0.0", "-00.00", "0" * 25 + "1",
+             "1" * 19, "1" * 20, "1" * 21, "0" * 21, str((1 << 64) - 1), str(1 << 64), str((1 << 64) + 1)]
+    width, scale = dt.get("length"), dt.get("decimal")
+    for n in range(0, 70):
+        texts.append(str(n))
+    if isinstance(width, int):
+        for b in (width, min(width, 64)):
+            texts += [str((1 << b) + d) for d in (-1, 0, 1) if (1 << b) + d >= 0]
+        for digits in range(max(0, width - 2), width + 3):
+            for frac in range(0, 5):
+                for lead in ("", "0", "-", "-0"):
+                    whole = max(1, digits - frac)
+                    texts.append(lead + "9" * whole + ("." + "9" * frac if frac else ""))
+                    texts.append(lead + "1" + "0" * (whole - 1) + ("." + "0" * frac if frac else ""))
+    if isinstance(scale, int):
+        texts += [f"1.{'5' * k}" for k in range(0, 8)] + [f"-0.{'0' * k}" for k in range(0, 8)]
+    return texts
+
+
+@pytest.mark.parametrize("dt", [{"mysqlType": "decimal", "length": 5, "decimal": 2}, {"mysqlType": "decimal", "length": 3},
+                                {"mysqlType": "decimal", "length": 40, "decimal": 1}, {"mysqlType": "decimal"},
+                                {"mysqlType": "decimal", "length": "5", "decimal": "2"},
+                                {"mysqlType": "decimal", "length": 0, "decimal": 0}, {"mysqlType": "decimal", "decimal": -1},
+                                {"mysqlType": "bit", "length": 1}, {"mysqlType": "bit", "length": 17},
+                                {"mysqlType": "bit", "length": 64}, {"mysqlType": "bit", "length": 65}, {"mysqlType": "bit"},
+                                {"mysqlType": "bit", "length": "8"}, {"mysqlType": "enum", "elements": ["a", "b", "c"]},
+                                {"mysqlType": "enum"}, {"mysqlType": "enum", "elements": "x"},
+                                {"mysqlType": "enum", "elements": [1]}, {"mysqlType": "set", "elements": ["a", "b"]},
+                                {"mysqlType": "set", "elements": ["x"] * 64}, {"mysqlType": "set", "elements": ["x"] * 70},
+                                {"mysqlType": "set"}, {"mysqlType": "set", "elements": None}])
+def test_simple_number_texts_at_their_edges(dt: dict[str, Any]) -> None:
+    """The DECIMAL, BIT, ENUM and SET value tests (`quick_number` first) say what the rule says
+    of texts at every bound (precision and scale, width, element count, 64 bits, 20 digits), with
+    signs, leading zeros, stray dots and non-ASCII digits, under well-formed and malformed
+    dataTypes."""
+    from conformance.protocols.ticdc_simple.checks.values import format_problem, schema_family, value_ok
+    from conformance.protocols.ticdc_simple.spec import SimpleOptions
+
+    fam = schema_family(dt)
+    assert fam is not None
+    o = SimpleOptions()
+    ok, inlined = value_ok(fam, dt, o), _inlined(value_ok(fam, dt, o))
+    for v in _number_edges({**dt, "length": 5} if not isinstance(dt.get("length"), int) else dt):
+        want = format_problem(fam, dt, v, o, False) is None
+        assert ok(v) == want and ok(v) == want and inlined(v) == want and inlined(v) == want, (dt, v)
 
 
 @pytest.mark.parametrize("dt", [{"mysqlType": "int"}, {"mysqlType": "bigint", "unsigned": True},
@@ -530,7 +580,8 @@ def _edge_texts() -> dict[str, list[str]]:
              for m in ("00", "59", "60") for sec in ("59", "60") for f in fractions]
     return {"date": days + [d + " " + c for d in days[::5] for c in clocks[::3]],
             "datetime": [d + " " + c for d in days for c in clocks[::2]] + days[::7],
-            "time": times + ["1:00:00", "00:00", "00:00:00 "],
+            "time": times + ["1:00:00", "00:00", "00:00:00 ", "-00:00:00", "-000:00:00", "-00:00:00.0", "-00:00:00.000000",
+                             "-00:00:01", "-000:00:01.5", "-01:00:00", "-001:00:00", "-800:00:00", "-837:59:59.999999"],
             "year": [str(n) for n in range(0, 2200)] + ["0000", "00", "01901", "1901 ", "٢٠٢٤"]}
 
 
