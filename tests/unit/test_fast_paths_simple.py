@@ -818,3 +818,13 @@ def test_simple_check_fast_finds_the_kinds_kind_of_keys(monkeypatch: pytest.Monk
         records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {}, seed=seed)
         assert_parity(SIMPLE, {}, registry, records)
     assert counts["taken"] > 100, counts
+
+
+def test_simple_log_entry_indexes_are_the_entry_fields() -> None:
+    """The stream checks read a log entry (a plain tuple) by the indexes checker.py names: each is
+    its field's place in `Entry`."""
+    from conformance.protocols.ticdc_simple import checker as simple_checker
+
+    for i, name in enumerate(simple_checker.Entry._fields):
+        assert getattr(simple_checker, name.upper()) == i, name
+    assert len(simple_checker.Entry._fields) == 10

@@ -38,9 +38,10 @@ class SourceRow:
 
 
 class Entry(NamedTuple):
-    """One message in a partition's log (what the stream checks need, nothing more). A tuple (the
-    checker makes one for every record): `check_fast` builds it with `_entry`, without
-    NamedTuple's own `__new__`."""
+    """One message in a partition's log (what the stream checks need, nothing more): the fields
+    of the plain tuple the log keeps (`EntryTuple`, made for every record: a plain tuple is made
+    fastest, and the collector stops tracking one that holds no container; the stream checks
+    read it by the indexes below)."""
 
     seq: int
     offset: int
@@ -59,16 +60,16 @@ class Entry(NamedTuple):
     resolvable: bool | None = None  # DML: could a consumer of this partition read it here?
 
 
-#: `_entry(Entry, (seq, offset, kind, type, commit_ts, build_ts, table, version, table_id, resolvable))`:
-#: an Entry of all ten fields, made as a tuple is.
-_entry = tuple.__new__
+#: A log entry as a partition's log keeps it: Entry's fields in its order, a plain tuple.
+EntryTuple = tuple[Any, ...]
+SEQ, OFFSET, KIND, TYPE, COMMIT_TS, BUILD_TS, TABLE, VERSION, TABLE_ID, RESOLVABLE = range(10)
 
 
 @dataclass(slots=True)
 class PartitionLog:
     topic: str
     partition: int
-    entries: list[Entry] = field(default_factory=list)
+    entries: list[EntryTuple] = field(default_factory=list)
     schemas: dict[tuple[str, str, int], dict[str, Any]] = field(default_factory=dict)
     # Digests of the DMLs already in the log: a replay after a restart repeats one, and is a
     # duplicate (at-least-once), judged by the delivery checks, not an ordering violation.
@@ -199,8 +200,8 @@ class SimpleChecker(CheckerBase):
                 announced = integer(ev.schema.get("tableID")) if ev.schema is not None else None
                 table_id = announced if announced is not None else own_id
                 resolvable = ev.schema is not None
-        lg.entries.append(Entry(self._seq, offset, kind, msg.type, commit_ts, _int(msg.get("buildTs")), table, version,
-                                table_id, resolvable))
+        lg.entries.append((self._seq, offset, kind, msg.type, commit_ts, _int(msg.get("buildTs")), table, version,
+                           table_id, resolvable))
         return ev
 
     def _resolve(self, lg: PartitionLog, key: tuple[str, str, int]) -> dict[str, Any] | None:
@@ -285,9 +286,9 @@ class SimpleChecker(CheckerBase):
             self._seq += 1
             ts = obj["commitTs"]
             # A WATERMARK re-sent after a restart: a duplicate, not a regression (kind None).
-            entry = _entry(Entry, (self._seq, record.offset if record.offset is not None else len(lg.entries),
-                                   None if ts in lg.seen_watermarks else "WATERMARK", "WATERMARK", ts, obj["buildTs"],
-                                   None, None, None, None))
+            entry = (self._seq, record.offset if record.offset is not None else len(lg.entries),
+                     None if ts in lg.seen_watermarks else "WATERMARK", "WATERMARK", ts, obj["buildTs"],
+                     None, None, None, None)
             lg.seen_watermarks.add(ts)
             return self._accept(lg, entry, kind.plan, (record, None, None))
         # `_resolve(lg, k[:3])` is the kind's schema: inline, with the kind's own key tuple; looked
@@ -315,15 +316,15 @@ class SimpleChecker(CheckerBase):
         # The partition's log, as `evidence` keeps it for a DML; `_accept`, inline.
         self._seq += 1
         offset = record.offset if record.offset is not None else len(lg.entries)
-        lg.entries.append(_entry(Entry, (self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, version,
-                                         kind.table_id if kind.table_id is not None else obj["tableID"],
-                                         kind.schema is not None)))
+        lg.entries.append((self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, version,
+                           kind.table_id if kind.table_id is not None else obj["tableID"], kind.schema is not None))
         seen.add(digest)
         self.tally.count(kind.plan)
         self._accepted = (record, kind, obj)
         return True
 
-    def _accept(self, lg: Any, entry: Entry, plan: Any, accepted: tuple[Record, Any, dict[str, Any] | None]) -> bool:
+    def _accept(self, lg: Any, entry: EntryTuple, plan: Any,
+                accepted: tuple[Record, Any, dict[str, Any] | None]) -> bool:
         """A record the fast path took: its entry in the partition's log, counted under its
         kind's plan, and kept for `identity`."""
         lg.entries.append(entry)
