@@ -38,7 +38,6 @@ after a schema was announced.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,7 +52,7 @@ from ..kit import digest
 from . import codec, delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
 from .checks.messages import handle_key_names
-from .checks.values import string_test, value_columns, value_ok
+from .checks.values import shared_value_ok, string_test, value_columns
 from .decoder import integer
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
@@ -242,28 +241,9 @@ def parse(value: bytes, compression: str) -> dict[str, Any] | None:
 _SCALAR = frozenset({str, bool, int, type(None)})
 
 
-#: `value_ok` functions, shared by the kinds whose column has the same family, dataType and options
-#: (table versions come and go; their columns' types, and so their values' memos, stay).
-_OK: dict[tuple[str, str, Any], Callable[[Any], bool]] = {}
-#: The same, by the dataType object (the kinds of one table version, INSERT, UPDATE and DELETE, read
-#: one schema): id(dt) → (dt, family, options, test); holding dt, so that its id is not reused.
-_OK_BY_DT: dict[int, tuple[Any, str, Any, Callable[[Any], bool]]] = {}
-
-
-def _value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
-    got = _OK_BY_DT.get(id(dt))
-    if got is not None and got[0] is dt and got[1] == fam and got[2] is o:
-        return got[3]
-    key = (fam, json.dumps(dt, sort_keys=True), o)  # dt is JSON from the stream: its text says all of it
-    test = _OK.get(key)
-    if test is None:
-        if len(_OK) >= MAX_KINDS:
-            _OK.clear()
-        test = _OK[key] = value_ok(fam, dt, o)
-    if len(_OK_BY_DT) >= MAX_KINDS:
-        _OK_BY_DT.clear()
-    _OK_BY_DT[id(dt)] = (dt, fam, o, test)
-    return test
+#: The value test of a column (family, dataType, options), shared by every kind that asks and by
+#: the value checks themselves (`values.shared_value_ok`).
+_value_ok = shared_value_ok
 
 
 def _column_test(src: Source, v: str, test: Callable[[Any], bool]) -> str:
