@@ -761,7 +761,7 @@ def test_simple_replay_digest_tells_lookalikes_apart() -> None:
 
 
 def test_simple_plain_kinds_take_only_strings_and_nulls(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A kind marked `plain` (its replay digest takes an object row's items as they are) accepts
+    """A kind marked `plain` (its replay digest takes an object row's keys and values as they are) accepts
     row values that are strings or null only; the reference has kinds of both sorts."""
     from conformance.protocols.ticdc_simple import checker as simple_checker
 

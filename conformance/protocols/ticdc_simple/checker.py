@@ -275,8 +275,9 @@ class SimpleChecker(CheckerBase):
                 if db.__class__ is not str or table.__class__ is not str or version.__class__ is not int \
                         or typ.__class__ is not str:
                     return False
-                k = (db, table, version, typ, tuple(obj), tuple(d) if d.__class__ is dict else None,
-                     tuple(o) if o.__class__ is dict else None, h is True)
+                dk = tuple(d) if d.__class__ is dict else None
+                ok = tuple(o) if o.__class__ is dict else None
+                k = (db, table, version, typ, tuple(obj), dk, ok, h is True)
             kind = lg.kinds.get(k)
             if kind is None or kind.accept is None or not kind.accept(obj, record.key, value):
                 return False
@@ -303,11 +304,11 @@ class SimpleChecker(CheckerBase):
                 return False
             kind.resolved = self._schemas_written
         # `replay_digest`, whose `frozen` leaves an int (commitTs) and strings as they are, and
-        # takes an object whose values are strings or null as its items.
+        # takes an object whose values are strings or null as its keys (the kind key's) and values.
         cts = obj["commitTs"]
         if kind.plain:
-            digest = hash((cts, typ, db, table, tuple(d.items()) if d.__class__ is dict else frozen(d),
-                           tuple(o.items()) if o.__class__ is dict else frozen(o)))
+            digest = hash((cts, typ, db, table, (dk, tuple(d.values())) if dk is not None else frozen(d),
+                           (ok, tuple(o.values())) if ok is not None else frozen(o)))
         else:
             digest = hash((cts, typ, db, table, frozen(d), frozen(o)))
         seen = lg.seen_dml
@@ -413,7 +414,7 @@ _PLAIN = frozenset({str, int, type(None)})
 def frozen(v: Any) -> Any:
     """A hashable stand-in for `v`, equal to another's exactly where their `repr` is equal: a
     string, an int (not a bool) or None as it is (equal only to itself, and its `repr` says the
-    same), an object (string keys) as the tuple of its keys and frozen values in order (a tuple
+    same), an object (string keys) as the pair (its keys, their frozen values), in order (a pair
     of tuples: no other stand-in is one), anything else as ("r", its repr) (NaN, -0.0, True, a
     list: told apart, as their text tells them)."""
     c = v.__class__
@@ -421,8 +422,8 @@ def frozen(v: Any) -> Any:
         return v
     if c is dict:
         if _PLAIN.issuperset(map(type, v.values())):
-            return tuple(v.items())
-        return tuple((k, frozen(x)) for k, x in v.items())
+            return (tuple(v), tuple(v.values()))
+        return (tuple(v), tuple(map(frozen, v.values())))
     return ("r", repr(v))
 
 
