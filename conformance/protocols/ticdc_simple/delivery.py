@@ -88,6 +88,22 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
                     pass
         return match_digest(commit_ts, typ, _canonical({n: row[n] for n in order}))
 
+    if len(order) == 1:  # the usual handle key: one column whose value is a string, written at once
+        (name,) = order
+        mid_head = mid + heads[0]
+
+        def match_one(row: dict[str, Any], commit_ts: int) -> bytes:
+            v = row[name]
+            if v.__class__ is str and commit_ts.__class__ is int:
+                try:
+                    return blake2b(("i" + int.__repr__(commit_ts) + mid_head + encode_basestring(v) + "}").encode(),
+                                   digest_size=DIGEST_SIZE).digest()
+                except UnicodeEncodeError:
+                    pass
+            return match(row, commit_ts)
+
+        return match_one
+
     return match
 
 
