@@ -427,7 +427,7 @@ def _inlined(test: Any) -> Any:
     from conformance.protocols.ticdc_simple.fastpath import _column_test
 
     src = Source("t", ("v",))
-    src.line(_column_test(src, "v", test))
+    src.line(_column_test(src, "v", test)[0])
     src.line("return True")
     fn = src.build()
     return lambda v: v is not None and fn(v) is True
@@ -481,7 +481,7 @@ def test_simple_column_tests_are_one_text_for_every_test() -> None:
     lines, sources = [], []
     for t in tests:
         src = Source("accept", ("obj",))
-        lines.append((_column_test(src, "_v1", t), _column_test(src, "_v2", t)))
+        lines.append((_column_test(src, "_v1", t)[0], _column_test(src, "_v2", t)[0]))
         sources.append(src)
     assert len(set(lines)) == 1
     for t, src in zip(tests, sources, strict=True):
@@ -828,3 +828,44 @@ def test_simple_log_entry_indexes_are_the_entry_fields() -> None:
     for i, name in enumerate(simple_checker.Entry._fields):
         assert getattr(simple_checker, name.upper()) == i, name
     assert len(simple_checker.Entry._fields) == 10
+
+
+def test_simple_kinds_of_one_layout_bind_their_own_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind whose layout an earlier kind wrote (`fastpath._LAYOUTS`) gets the function a kind
+    compiled alone gets: the same text, every constant the same (its columns' names and value
+    tests, memos and miss answers in their own places); the reference's records share layouts."""
+    from conformance.protocols.ticdc_simple import fastpath
+
+    original = fastpath.compile_kind
+    shared = {"hits": 0, "kinds": 0}
+    first: dict[str, dict[str, Any]] = {}  # a layout's text -> its first kind's constants
+
+    def compile_kind(kind: Any, ev: Any, specs: Any, kind_key: Any) -> None:
+        original(kind, ev, specs, kind_key)
+        if kind.accept is None or len(kind_key) == 2:
+            return
+        alone = fastpath.FastKind(kind.schema)
+        saved = dict(fastpath._LAYOUTS)
+        fastpath._LAYOUTS.clear()
+        try:
+            original(alone, ev, specs, kind_key)
+        finally:
+            fastpath._LAYOUTS.clear()
+            fastpath._LAYOUTS.update(saved)
+        assert alone.accept is not None
+        assert kind.accept.__source__ == alone.accept.__source__  # type: ignore[attr-defined]
+        got, want = kind.accept.__globals__, alone.accept.__globals__
+        assert got.keys() == want.keys()
+        for name in got:
+            if name not in ("accept", "__builtins__"):
+                assert got[name] is want[name] or (got[name].__class__ is str and got[name] == want[name]), name
+        shared["kinds"] += 1
+        # A kind of a layout met before whose column names and tests are not all the first's.
+        earlier = first.setdefault(kind.accept.__source__, got)
+        shared["hits"] += earlier is not got and any(earlier[n] is not got[n] for n in got if n.startswith("_ok"))
+
+    monkeypatch.setattr(fastpath, "compile_kind", compile_kind)
+    for seed in ("fast", "options", "edits", "watermarks"):
+        records, registry = _records(SIMPLE, get_protocol(SIMPLE).reference().name, {}, seed=seed)
+        assert_parity(SIMPLE, {}, registry, records)
+    assert shared["hits"] > 5 and shared["kinds"] > shared["hits"], shared

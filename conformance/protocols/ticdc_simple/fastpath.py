@@ -147,64 +147,44 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
         kind.hopeless = True
         return
     watermark = len(kind_key) == 2
-    keys = kind_key[1] if watermark else kind_key[4]
-    src = Source("accept", ("obj", "key", "value"))
-    src.line("if key is not None: return None")
-    ints: dict[str, str] = {}
-    for f, bits in _INT_BITS.items():
-        if f in keys:
-            v = ints[f] = src.value(f"obj[{src.const(f, 'n')}]", f[:2])
-            src.line(f"if {v}.__class__ is not int or not 0 <= {v} < {1 << bits}: return None")
-    src.line(f"if {ints['version']} != {spec.VERSION}: return None")
-    b, c = ints["buildTs"], ints["commitTs"]
-    src.line(f"if not {BUILD_TS_RANGE[0]} <= {b} <= {BUILD_TS_RANGE[1]}: return None")
-    src.line(f"if {c} > 0 and {b} < ({c} >> {TSO_LOGICAL_BITS}) - {CLOCK_SKEW_MS}: return None")
-    src.line(f"if len(value) + {spec.MAX_RECORD_OVERHEAD} > {ev.o.max_message_bytes}: return None")
-    # Every other field is a string, null or a boolean (strings: database, table, type, by `kind_of`
-    # for a DML): nothing nests, and nothing is a number the fast parse may read otherwise.
-    for f in keys:
-        if f not in ints and (watermark or f not in ("data", "old", "claimCheckLocation", "handleKeyOnly", "database",
-                                                     "table", "type")) and f != "type":
-            src.line(f"if obj[{src.const(f, 'n')}].__class__ not in _scalar: return None")
-    src.consts["_scalar"] = _SCALAR
     if watermark:
-        # watermark.fields: a commitTs above 0 (its other rules are the kind's).
-        src.line(f"if {c} <= 0: return None")
-        src.line("return True")
-        kind.accept = src.build()
+        kind.accept = _source(kind_key[1], True, None, None, ev.o.max_message_bytes, [])[0].build()
         kind.plan.fixed = got
         return
-    if "claimCheckLocation" in keys:
-        src.line("if obj['claimCheckLocation'] is not None: return None")
-    rows: dict[str, str] = {}
-    for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
-        if names is not None:
-            # An object: `kind_of` gave the kind this part's keys only for one.
-            rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
-        elif part in keys:
-            src.line(f"if obj[{src.const(part, 'n')}].__class__ not in _scalar: return None")
     vc = value_columns(ev)
     judged = vc.not_applicable is None and vc.source is None
     fam_of = {name: fam for fam, names in vc.by_family.items() for name in names} if judged else {}
     live = {s.id for s in specs}
     plain = True
-    for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
+    tests: list[tuple[str, Callable[[Any], bool]]] = []  # each column's name and value test, in order
+    for names in (kind_key[5], kind_key[6]):
         for name in names or ():
-            # Every column is written alike, its name and test bound to names of its own (not
-            # shared with another column's, even where the objects are): the text depends on the
-            # number of columns only, and kinds of as many columns share their compiled code.
-            v, n = src.fresh("v"), src.fresh("n")
-            src.consts[n] = name
-            src.line(f"{v} = {rows[part]}[{n}]")
             fam = fam_of.get(name)
             if fam is None or P + f"value.{fam}" not in live:
                 # No value rule reads it: a string or null (what Simple writes), nothing that nests.
-                src.line(_column_test(src, v, _STRING))
+                tests.append((name, _STRING))
                 continue
             # The value test takes only a string or (TIMESTAMP) an object of two strings.
             plain = plain and fam != spec.Family.TIMESTAMP
-            src.line(_column_test(src, v, _value_ok(fam, vc.data_types[name], ev.o)))
-    src.line("return True")
+            tests.append((name, _value_ok(fam, vc.data_types[name], ev.o)))
+    # The function's text and its constants but the columns' own depend on this layout only: the
+    # first kind of a layout writes them, the next bind their columns' names and tests to the
+    # same names (`_source`).
+    layout = (kind_key[4], None if kind_key[5] is None else len(kind_key[5]),
+              None if kind_key[6] is None else len(kind_key[6]), ev.o.max_message_bytes)
+    cached = _LAYOUTS.get(layout)
+    if cached is None:
+        if len(_LAYOUTS) >= MAX_KINDS:
+            _LAYOUTS.clear()
+        cached = _LAYOUTS[layout] = _source(kind_key[4], False, kind_key[5], kind_key[6], ev.o.max_message_bytes, tests)
+    src = Source("accept", ("obj", "key", "value"))
+    src.lines = cached[0].lines
+    src.consts = dict(cached[0].consts)
+    for (n, known, miss, ok), (name, test) in zip(cached[1], tests, strict=True):
+        src.consts[n] = name
+        src.consts[known] = test.known  # type: ignore[attr-defined]
+        src.consts[miss] = test.miss  # type: ignore[attr-defined]
+        src.consts[ok] = test
     kind.accept = src.build()
     kind.plan.fixed = got
     kind.plain = plain
@@ -220,6 +200,69 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     kind.announced_key = (ev.record.topic, *kind.schema_key)
     if kind_key[7]:  # handleKeyOnly: the row is the handle key
         kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
+
+
+#: A DML layout's function source (its text, and its constants as the first kind of the layout bound
+#: them) and each column's constant names (name, memo, miss answer, test), by (top-level keys, data
+#: and old column counts or None, max-message-bytes): `compile_kind`.
+_LAYOUTS: dict[tuple[Any, ...], tuple[Source, list[tuple[str, str, str, str]]]] = {}
+
+
+def _source(keys: tuple[str, ...], watermark: bool, data: tuple[str, ...] | None, old: tuple[str, ...] | None,
+            max_message_bytes: int, tests: list[tuple[str, Callable[[Any], bool]]]
+            ) -> tuple[Source, list[tuple[str, str, str, str]]]:
+    """The source of a kind's function: the message's top-level `keys`, `data`'s and `old`'s keys
+    (None: not an object), the columns' names and value tests in order (`tests`); with the
+    constant names each column's are bound to."""
+    src = Source("accept", ("obj", "key", "value"))
+    src.line("if key is not None: return None")
+    ints: dict[str, str] = {}
+    for f, bits in _INT_BITS.items():
+        if f in keys:
+            v = ints[f] = src.value(f"obj[{src.const(f, 'n')}]", f[:2])
+            src.line(f"if {v}.__class__ is not int or not 0 <= {v} < {1 << bits}: return None")
+    src.line(f"if {ints['version']} != {spec.VERSION}: return None")
+    b, c = ints["buildTs"], ints["commitTs"]
+    src.line(f"if not {BUILD_TS_RANGE[0]} <= {b} <= {BUILD_TS_RANGE[1]}: return None")
+    src.line(f"if {c} > 0 and {b} < ({c} >> {TSO_LOGICAL_BITS}) - {CLOCK_SKEW_MS}: return None")
+    src.line(f"if len(value) + {spec.MAX_RECORD_OVERHEAD} > {max_message_bytes}: return None")
+    # Every other field is a string, null or a boolean (strings: database, table, type, by `kind_of`
+    # for a DML): nothing nests, and nothing is a number the fast parse may read otherwise.
+    for f in keys:
+        if f not in ints and (watermark or f not in ("data", "old", "claimCheckLocation", "handleKeyOnly", "database",
+                                                     "table", "type")) and f != "type":
+            src.line(f"if obj[{src.const(f, 'n')}].__class__ not in _scalar: return None")
+    src.consts["_scalar"] = _SCALAR
+    if watermark:
+        # watermark.fields: a commitTs above 0 (its other rules are the kind's).
+        src.line(f"if {c} <= 0: return None")
+        src.line("return True")
+        return src, []
+    if "claimCheckLocation" in keys:
+        src.line("if obj['claimCheckLocation'] is not None: return None")
+    rows: dict[str, str] = {}
+    for part, names in (("data", data), ("old", old)):
+        if names is not None:
+            # An object: `kind_of` gave the kind this part's keys only for one.
+            rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
+        elif part in keys:
+            src.line(f"if obj[{src.const(part, 'n')}].__class__ not in _scalar: return None")
+    slots: list[tuple[str, str, str, str]] = []
+    columns = iter(tests)
+    for part, names in (("data", data), ("old", old)):
+        for _ in names or ():
+            # Every column is written alike, its name and test bound to names of its own (not
+            # shared with another column's, even where the objects are): the text depends on the
+            # number of columns only, and kinds of as many columns share their compiled code.
+            name, test = next(columns)
+            v, n = src.fresh("v"), src.fresh("n")
+            src.consts[n] = name
+            src.line(f"{v} = {rows[part]}[{n}]")
+            line, names_ = _column_test(src, v, test)
+            src.line(line)
+            slots.append((n, *names_))
+    src.line("return True")
+    return src, slots
 
 
 def parse(value: bytes, compression: str) -> dict[str, Any] | None:
@@ -246,17 +289,18 @@ _SCALAR = frozenset({str, bool, int, type(None)})
 _value_ok = shared_value_ok
 
 
-def _column_test(src: Source, v: str, test: Callable[[Any], bool]) -> str:
+def _column_test(src: Source, v: str, test: Callable[[Any], bool]) -> tuple[str, tuple[str, str, str]]:
     """The line testing the local `v` (a column's value: null, or what `test` accepts), with
     `values.value_ok`'s memo of `test` inline before the call (`test.known`: what the rule said
     of strings met before, `test.miss` what it answers for a string it does not know): a string
     the memo accepted costs no call. The same text for every test (the objects bound to names of
-    their own), so that kinds of one layout share their compiled code (`Source.build`)."""
+    their own, returned too), so that kinds of one layout share their compiled code (`Source.build`)."""
     known, miss, ok = src.fresh("known"), src.fresh("miss"), src.fresh("ok")
     src.consts[known] = test.known  # type: ignore[attr-defined]
     src.consts[miss] = test.miss  # type: ignore[attr-defined]
     src.consts[ok] = test
-    return f"if {v} is not None and not (({v}.__class__ is str and {known}.get({v}, {miss})) or {ok}({v})): return None"
+    return (f"if {v} is not None and not (({v}.__class__ is str and {known}.get({v}, {miss})) or {ok}({v})): "
+            "return None", (known, miss, ok))
 
 
 #: The test of a column no value rule reads: a string (or null), nothing else.
