@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -37,9 +37,11 @@ class SourceRow:
     commit_ts: int
 
 
-@dataclass(slots=True)
-class Entry:
-    """One message in a partition's log (what the stream checks need, nothing more)."""
+class Entry(NamedTuple):
+    """One message in a partition's log (what the stream checks need, nothing more): the fields
+    of the plain tuple the log keeps (`EntryTuple`, made for every record: a plain tuple is made
+    fastest, and the collector stops tracking one that holds no container; the stream checks
+    read it by the indexes below)."""
 
     seq: int
     offset: int
@@ -58,11 +60,16 @@ class Entry:
     resolvable: bool | None = None  # DML: could a consumer of this partition read it here?
 
 
+#: A log entry as a partition's log keeps it: Entry's fields in its order, a plain tuple.
+EntryTuple = tuple[Any, ...]
+SEQ, OFFSET, KIND, TYPE, COMMIT_TS, BUILD_TS, TABLE, VERSION, TABLE_ID, RESOLVABLE = range(10)
+
+
 @dataclass(slots=True)
 class PartitionLog:
     topic: str
     partition: int
-    entries: list[Entry] = field(default_factory=list)
+    entries: list[EntryTuple] = field(default_factory=list)
     schemas: dict[tuple[str, str, int], dict[str, Any]] = field(default_factory=dict)
     # Digests of the DMLs already in the log: a replay after a restart repeats one, and is a
     # duplicate (at-least-once), judged by the delivery checks, not an ordering violation.
@@ -139,7 +146,11 @@ class SimpleChecker(CheckerBase):
         # and keyed as `delivery.identifier` keys them (topic, database, table, version); the record
         # `check_fast` accepted last, with its kind and message.
         self.announced: dict[tuple[str, str, str, int], dict[str, Any]] = {}
-        self._accepted: tuple[Record, Any, Any, dict[str, Any]] | None = None
+        # How many schemas were recorded so far (in a partition's log and in `announced`, always
+        # together): a fast kind that checked its schema, or its match, at this count need not
+        # look again (`check_fast`, `fastpath.rematch`).
+        self._schemas_written = 0
+        self._accepted: tuple[Record, Any, dict[str, Any] | None] | None = None
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -152,9 +163,10 @@ class SimpleChecker(CheckerBase):
         offset = record.offset if record.offset is not None else len(lg.entries)
         if record.offset is None:
             ev.loc = Location(record.topic, record.partition or 0, offset, line=loc.line)
-        entry = Entry(self._seq, offset, msg.kind if msg.ok else None, msg.type,
-                      _int(msg.get("commitTs")), _int(msg.get("buildTs")), None, None)
-        if msg.ok and msg.kind in ("DDL", "BOOTSTRAP"):
+        kind = msg.kind if msg.ok else None
+        commit_ts = _int(msg.get("commitTs"))
+        table = version = table_id = resolvable = None
+        if msg.ok and kind in ("DDL", "BOOTSTRAP"):
             ts = table_schema_of(msg)
             # A schema whose (schema, table, version) is malformed cannot be looked up by any
             # consumer: it is not recorded (schema.table-schema reports it).
@@ -162,34 +174,34 @@ class SimpleChecker(CheckerBase):
             if ts is not None and key is not None:
                 lg.schemas[key] = ts
                 self.announced[(record.topic, *key)] = ts
+                self._schemas_written += 1
                 table_id = integer(ts.get("tableID"))
-                entry.table, entry.version, entry.table_id = (key[0], key[1]), key[2], table_id
-                if msg.kind == "BOOTSTRAP" and table_id is not None:
+                table, version = (key[0], key[1]), key[2]
+                if kind == "BOOTSTRAP" and table_id is not None:
                     ev.bootstrap_table = self.known_tables.get((table_id, key[2], key[0], key[1]))
-        elif msg.ok and msg.kind == "WATERMARK":
-            if entry.commit_ts in lg.seen_watermarks:
-                entry.kind = None  # re-sent after a restart: a duplicate, not a regression
-            lg.seen_watermarks.add(entry.commit_ts)
-        elif msg.ok and msg.kind == "DML":
+        elif msg.ok and kind == "WATERMARK":
+            if commit_ts in lg.seen_watermarks:
+                kind = None  # re-sent after a restart: a duplicate, not a regression
+            lg.seen_watermarks.add(commit_ts)
+        elif msg.ok and kind == "DML":
             digest = replay_digest(msg.get("commitTs"), msg.type, msg.get("database"), msg.get("table"),
                                    msg.get("data"), msg.get("old"))
             key = msg.dml_key
-            table_id = integer(msg.get("tableID"))
-            if digest in lg.seen_dml or key is None or table_id is None:
+            own_id = integer(msg.get("tableID"))
+            if digest in lg.seen_dml or key is None or own_id is None:
                 # A replay is kept for offsets and judged as a duplicate; a DML without a
                 # well-typed identity (message.fields reports it) is kept out of the stream
                 # checks, which could only guess which table it belongs to.
-                lg.entries.append(entry)
-                entry.kind = None
-                return ev
-            lg.seen_dml.add(digest)
-            entry.table = (key[0], key[1])
-            entry.version = key[2]
-            ev.schema = self._resolve(lg, key)
-            announced = integer(ev.schema.get("tableID")) if ev.schema is not None else None
-            entry.table_id = announced if announced is not None else table_id
-            entry.resolvable = ev.schema is not None
-        lg.entries.append(entry)
+                kind = None
+            else:
+                lg.seen_dml.add(digest)
+                table, version = (key[0], key[1]), key[2]
+                ev.schema = self._resolve(lg, key)
+                announced = integer(ev.schema.get("tableID")) if ev.schema is not None else None
+                table_id = announced if announced is not None else own_id
+                resolvable = ev.schema is not None
+        lg.entries.append((self._seq, offset, kind, msg.type, commit_ts, _int(msg.get("buildTs")), table, version,
+                           table_id, resolvable))
         return ev
 
     def _resolve(self, lg: PartitionLog, key: tuple[str, str, int]) -> dict[str, Any] | None:
@@ -263,8 +275,9 @@ class SimpleChecker(CheckerBase):
                 if db.__class__ is not str or table.__class__ is not str or version.__class__ is not int \
                         or typ.__class__ is not str:
                     return False
-                k = (db, table, version, typ, tuple(obj), tuple(d) if d.__class__ is dict else None,
-                     tuple(o) if o.__class__ is dict else None, h is True)
+                dk = tuple(d) if d.__class__ is dict else None
+                ok = tuple(o) if o.__class__ is dict else None
+                k = (db, table, version, typ, tuple(obj), dk, ok, h is True)
             kind = lg.kinds.get(k)
             if kind is None or kind.accept is None or not kind.accept(obj, record.key, value):
                 return False
@@ -273,26 +286,29 @@ class SimpleChecker(CheckerBase):
         if typ == "WATERMARK":  # the partition's log, as `evidence` keeps it
             self._seq += 1
             ts = obj["commitTs"]
-            entry = Entry(self._seq, record.offset if record.offset is not None else len(lg.entries), "WATERMARK",
-                          "WATERMARK", ts, obj["buildTs"], None, None)
-            if ts in lg.seen_watermarks:
-                entry.kind = None  # re-sent after a restart: a duplicate, not a regression
+            # A WATERMARK re-sent after a restart: a duplicate, not a regression (kind None).
+            entry = (self._seq, record.offset if record.offset is not None else len(lg.entries),
+                     None if ts in lg.seen_watermarks else "WATERMARK", "WATERMARK", ts, obj["buildTs"],
+                     None, None, None, None)
             lg.seen_watermarks.add(ts)
-            return self._accept(lg, entry, kind.plan, (record, None, k, obj))
-        # `_resolve(lg, k[:3])`, inline, with the kind's own key tuple
-        key = kind.schema_key
-        got = lg.schemas.get(key)
-        if got is None and not self.o.bootstrap_all_partitions:
-            p0 = self.logs.logs.get((lg.topic, 0))
-            got = p0.schemas.get(key) if p0 is not None else None
-        if got is not kind.schema:
-            return False
+            return self._accept(lg, entry, kind.plan, (record, None, None))
+        # `_resolve(lg, k[:3])` is the kind's schema: inline, with the kind's own key tuple; looked
+        # up again only after a schema was recorded (until then it finds what it found).
+        if kind.resolved != self._schemas_written:
+            key = kind.schema_key
+            got = lg.schemas.get(key)
+            if got is None and not self.o.bootstrap_all_partitions:
+                p0 = self.logs.logs.get((lg.topic, 0))
+                got = p0.schemas.get(key) if p0 is not None else None
+            if got is not kind.schema:
+                return False
+            kind.resolved = self._schemas_written
         # `replay_digest`, whose `frozen` leaves an int (commitTs) and strings as they are, and
-        # takes an object whose values are strings or null as its items.
+        # takes an object whose values are strings or null as its keys (the kind key's) and values.
         cts = obj["commitTs"]
         if kind.plain:
-            digest = hash((cts, typ, db, table, tuple(d.items()) if d.__class__ is dict else frozen(d),
-                           tuple(o.items()) if o.__class__ is dict else frozen(o)))
+            digest = hash((cts, typ, db, table, (dk, tuple(d.values())) if dk is not None else frozen(d),
+                           (ok, tuple(o.values())) if ok is not None else frozen(o)))
         else:
             digest = hash((cts, typ, db, table, frozen(d), frozen(o)))
         seen = lg.seen_dml
@@ -301,15 +317,15 @@ class SimpleChecker(CheckerBase):
         # The partition's log, as `evidence` keeps it for a DML; `_accept`, inline.
         self._seq += 1
         offset = record.offset if record.offset is not None else len(lg.entries)
-        lg.entries.append(Entry(self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, version,
-                                kind.table_id if kind.table_id is not None else obj["tableID"],
-                                kind.schema is not None))
+        lg.entries.append((self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, version,
+                           kind.table_id if kind.table_id is not None else obj["tableID"], kind.schema is not None))
         seen.add(digest)
         self.tally.count(kind.plan)
-        self._accepted = (record, kind, k, obj)
+        self._accepted = (record, kind, obj)
         return True
 
-    def _accept(self, lg: Any, entry: Entry, plan: Any, accepted: tuple[Record, Any, Any, dict[str, Any]]) -> bool:
+    def _accept(self, lg: Any, entry: EntryTuple, plan: Any,
+                accepted: tuple[Record, Any, dict[str, Any] | None]) -> bool:
         """A record the fast path took: its entry in the partition's log, counted under its
         kind's plan, and kept for `identity`."""
         lg.entries.append(entry)
@@ -318,12 +334,24 @@ class SimpleChecker(CheckerBase):
         return True
 
     def identity(self, record: Record) -> tuple[Any] | None:
+        """What `delivery.identifier` says of the record `check_fast` accepted last (None: it
+        did not accept this one): the kind's entity, the match of its row's handle key (found by
+        the schema announced topic-wide for the kind's key, as the identifier finds it, or fixed
+        by handleKeyOnly), the commit ts (an integer, by the kind's function)."""
         got = self._accepted
         if got is None or got[0] is not record:
             return None
-        if got[1] is None:
+        kind = got[1]
+        if kind is None:
             return (None,)  # a WATERMARK: a control message, no row to account for
-        return (self.fastpath.identity(got[1], got[2], got[3], self.announced, record.topic),)
+        obj = got[2]
+        cts = obj["commitTs"]  # type: ignore[index]
+        if kind.row_keys is None:  # the row is not an object
+            return ((kind.entity, None, cts),)
+        if not kind.key_only and kind.generation != self._schemas_written:
+            self.fastpath.rematch(kind, self.announced, self._schemas_written)
+        match = kind.match
+        return ((kind.entity, None if match is None else match(obj[kind.row], cts), cts),)  # type: ignore[index]
 
     # -- run mode -------------------------------------------------------------------------------------
 
@@ -386,7 +414,7 @@ _PLAIN = frozenset({str, int, type(None)})
 def frozen(v: Any) -> Any:
     """A hashable stand-in for `v`, equal to another's exactly where their `repr` is equal: a
     string, an int (not a bool) or None as it is (equal only to itself, and its `repr` says the
-    same), an object (string keys) as the tuple of its keys and frozen values in order (a tuple
+    same), an object (string keys) as the pair (its keys, their frozen values), in order (a pair
     of tuples: no other stand-in is one), anything else as ("r", its repr) (NaN, -0.0, True, a
     list: told apart, as their text tells them)."""
     c = v.__class__
@@ -394,8 +422,8 @@ def frozen(v: Any) -> Any:
         return v
     if c is dict:
         if _PLAIN.issuperset(map(type, v.values())):
-            return tuple(v.items())
-        return tuple((k, frozen(x)) for k, x in v.items())
+            return (tuple(v), tuple(v.values()))
+        return (tuple(v), tuple(map(frozen, v.values())))
     return ("r", repr(v))
 
 

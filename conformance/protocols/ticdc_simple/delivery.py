@@ -38,19 +38,34 @@ def _canonical(values: dict[str, Any]) -> str:
     return json.dumps(values, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def match_digest(commit_ts: Any, typ: Any, canonical: str) -> bytes:
+    """A row message's match, the one definition (`expected_versions`, `identifier` and the fast
+    path's `matcher` all give this): the blake2b digest of a plain text, the commit ts ("i" and
+    an integer's digits, else "r" and its `repr`), NUL, `repr` of the type, NUL, the handle key's
+    canonical text (`_canonical`). The text is told apart part by part (the first two parts hold
+    no NUL: digits, and `repr` of the JSON or decoded values that stand there, which escapes a
+    NUL; the canonical text is last), and stable across processes (no `hash`): `--jobs` workers
+    and Spark executors compare matches. A lone surrogate (the standard library's JSON reads
+    one) is encoded as itself (`surrogatepass`), so that every text has its bytes."""
+    ts = "i" + int.__repr__(commit_ts) if commit_ts.__class__ is int else "r" + repr(commit_ts)
+    return blake2b((ts + "\x00" + repr(typ) + "\x00" + canonical).encode("utf-8", "surrogatepass"),
+                   digest_size=DIGEST_SIZE).digest()
+
+
 def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes]:
-    """`match(row, commit_ts)`: the match `identifier` gives a JSON DML message of type `typ`
-    whose handle key is `names` (all in `row`), its commit ts an integer: the digest of the key's
-    canonical text, built directly where every key value is a string, null, or an object of
-    strings and nulls (a TIMESTAMP's {location, value}) (`_canonical`'s text: `json.dumps` with
-    sorted keys at every level, ", " and ": ", no ASCII escaping), else by `_canonical` itself;
-    the digest text is `repr` of the tuple `digest` takes. The fast path's identity
-    (fastpath.py); held to `identifier` by tests/unit/test_fast_paths_simple.py."""
+    """`match(row, commit_ts)`: `match_digest` of a JSON DML message of type `typ` whose handle
+    key is `names` (all in `row`), for the fast path's identity (fastpath.py): the canonical text
+    built directly where the commit ts is an integer and every key value is a string, null, or an
+    object of strings and nulls (a TIMESTAMP's {location, value}) (`_canonical`'s text:
+    `json.dumps` with sorted keys at every level, ", " and ": ", no ASCII escaping), else by
+    `match_digest` and `_canonical` themselves. The direct text is encoded without
+    `surrogatepass`: the same bytes wherever the text has no lone surrogate (the fast parse
+    refuses one), and one that has falls back to `match_digest`. Held to `match_digest` by
+    tests/unit/test_fast_paths_simple.py."""
     order = sorted(set(names))
     heads = [encode_basestring(n) + ": " for n in order]
     pairs = list(zip(heads, order, strict=True))
-    head = "('v', "
-    mid = f", {typ!r}, "
+    mid = "\x00" + repr(typ) + "\x00{"
 
     def match(row: dict[str, Any], commit_ts: int) -> bytes:
         parts = []
@@ -63,9 +78,31 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
             elif v.__class__ is dict and (text := _flat_object(v)) is not None:
                 parts.append(h + text)
             else:
-                return digest(("v", commit_ts, typ, _canonical({n: row[n] for n in order})))
-        return blake2b((head + int.__repr__(commit_ts) + mid + repr("{" + ", ".join(parts) + "}") + ")").encode(),
-                       digest_size=DIGEST_SIZE).digest()
+                break
+        else:
+            if commit_ts.__class__ is int:
+                try:
+                    return blake2b(("i" + int.__repr__(commit_ts) + mid + ", ".join(parts) + "}").encode(),
+                                   digest_size=DIGEST_SIZE).digest()
+                except UnicodeEncodeError:
+                    pass
+        return match_digest(commit_ts, typ, _canonical({n: row[n] for n in order}))
+
+    if len(order) == 1:  # the usual handle key: one column whose value is a string, written at once
+        (name,) = order
+        mid_head = mid + heads[0]
+
+        def match_one(row: dict[str, Any], commit_ts: int) -> bytes:
+            v = row[name]
+            if v.__class__ is str and commit_ts.__class__ is int:
+                try:
+                    return blake2b(("i" + int.__repr__(commit_ts) + mid_head + encode_basestring(v) + "}").encode(),
+                                   digest_size=DIGEST_SIZE).digest()
+                except UnicodeEncodeError:
+                    pass
+            return match(row, commit_ts)
+
+        return match_one
 
     return match
 
@@ -96,7 +133,7 @@ def expected_versions(workload: Workload, options: Mapping[str, str], topic_pref
             for op, image in key_change_split(ch):
                 key = {c.name: render(spec.avro_value(c.type, image[c.name], o)) if o.avro
                        else spec.json_value(c.type, image[c.name], o) for c in t.handle_key_columns()}
-                match = digest(("v", e.commit_ts, _TYPE[op], _canonical(key)))
+                match = match_digest(e.commit_ts, _TYPE[op], _canonical(key))
                 yield numbers.version(entity, match, e.commit_ts, topic)
 
 
@@ -148,6 +185,6 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
         if names is None or any(n not in row for n in names):
             return entity, None, cts
         key = {n: render(row[n]) if o.avro else row[n] for n in names}
-        return entity, digest(("v", commit_ts, m.type, _canonical(key))), cts
+        return entity, match_digest(commit_ts, m.type, _canonical(key)), cts
 
     return identify

@@ -26,18 +26,18 @@ earlier one of the partition (a replay: its evidence has no schema), any kind wh
 failed or errored a check, and any live record check this module does not know (a check added
 later stays on the explaining path until its argument is written here).
 
-The delivery identity of an accepted record is worked out here too (`identity`), as
-`delivery.identifier` works it out: the entity is the kind's (topic, database, table); the match
+The delivery identity of an accepted record is worked out with the kind too (`SimpleChecker.identity`,
+`rematch`), as `delivery.identifier` works it out: the entity is the kind's (topic, database, table); the match
 needs the handle key, which the identifier takes from the schema announced last *topic-wide* for
 the DML's (database, table, schemaVersion), so the checker keeps that map as the identifier does
 (`SimpleChecker.announced`, fed by every DDL and BOOTSTRAP, which never take this path), and the
-kind remembers the handle key it worked out for the schema object it last met (the key depends on
-nothing else: the row's keys are the kind's).
+kind remembers the match function of the handle key it worked out for the schema object it last
+met (the key depends on nothing else: the row's keys are the kind's), looking the map up again only
+after a schema was announced.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,11 +48,11 @@ from ...checks.compiled import Source, kind_answers
 from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from ...model.events import TSO_LOGICAL_BITS
-from ..kit import Identified, digest
+from ..kit import digest
 from . import codec, delivery, spec
 from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
 from .checks.messages import handle_key_names
-from .checks.values import string_test, value_columns, value_ok
+from .checks.values import shared_value_ok, string_test, value_columns
 from .decoder import integer
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
@@ -96,13 +96,21 @@ class FastKind:
     schema_key: tuple[Any, ...] = ()  # (database, table, schemaVersion)
     table: tuple[str, str] | None = None  # (database, table)
     table_id: int | None = None  # the resolved schema's tableID (None: none, or not an integer)
-    # The delivery identity (`identity`): the entity; the row part's name, its keys if an object;
-    # the topic-wide announced schema last met, and the match function of its handle key.
+    # The checker's count of recorded schemas when `_resolve` last gave `schema` for `schema_key`
+    # (SimpleChecker.check_fast; -1: not yet).
+    resolved: int = -1
+    # The delivery identity (`SimpleChecker.identity`): the entity; the row part's name, its keys
+    # if an object; the DML type; handleKeyOnly (the row is the handle key: `match` is fixed);
+    # the topic-wide announced schema last met (`rematch`), its key, the checker's announcement
+    # count then, and the match function of its handle key.
     entity: bytes = b""
     row: str = ""
     row_keys: tuple[str, ...] | None = None
+    typ: str = ""
+    key_only: bool = False
     announced: Any = None
-    announced_key: tuple[str, str, str, int] | None = None  # the key of `announced` (the kind's topic is one)
+    announced_key: tuple[str, str, str, int] | None = None
+    generation: int = -1
     match: Callable[[dict[str, Any], int], bytes] | None = None
 
 
@@ -139,7 +147,73 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
         kind.hopeless = True
         return
     watermark = len(kind_key) == 2
-    keys = kind_key[1] if watermark else kind_key[4]
+    if watermark:
+        kind.accept = _source(kind_key[1], True, None, None, ev.o.max_message_bytes, [])[0].build()
+        kind.plan.fixed = got
+        return
+    vc = value_columns(ev)
+    judged = vc.not_applicable is None and vc.source is None
+    fam_of = {name: fam for fam, names in vc.by_family.items() for name in names} if judged else {}
+    live = {s.id for s in specs}
+    plain = True
+    tests: list[tuple[str, Callable[[Any], bool]]] = []  # each column's name and value test, in order
+    for names in (kind_key[5], kind_key[6]):
+        for name in names or ():
+            fam = fam_of.get(name)
+            if fam is None or P + f"value.{fam}" not in live:
+                # No value rule reads it: a string or null (what Simple writes), nothing that nests.
+                tests.append((name, _STRING))
+                continue
+            # The value test takes only a string or (TIMESTAMP) an object of two strings.
+            plain = plain and fam != spec.Family.TIMESTAMP
+            tests.append((name, _value_ok(fam, vc.data_types[name], ev.o)))
+    # The function's text and its constants but the columns' own depend on this layout only: the
+    # first kind of a layout writes them, the next bind their columns' names and tests to the
+    # same names (`_source`).
+    layout = (kind_key[4], None if kind_key[5] is None else len(kind_key[5]),
+              None if kind_key[6] is None else len(kind_key[6]), ev.o.max_message_bytes)
+    cached = _LAYOUTS.get(layout)
+    if cached is None:
+        if len(_LAYOUTS) >= MAX_KINDS:
+            _LAYOUTS.clear()
+        cached = _LAYOUTS[layout] = _source(kind_key[4], False, kind_key[5], kind_key[6], ev.o.max_message_bytes, tests)
+    src = Source("accept", ("obj", "key", "value"))
+    src.lines = cached[0].lines
+    src.consts = dict(cached[0].consts)
+    for (n, known, miss, ok), (name, test) in zip(cached[1], tests, strict=True):
+        src.consts[n] = name
+        src.consts[known] = test.known  # type: ignore[attr-defined]
+        src.consts[miss] = test.miss  # type: ignore[attr-defined]
+        src.consts[ok] = test
+    kind.accept = src.build()
+    kind.plan.fixed = got
+    kind.plain = plain
+    # What the checker's log entry of every record of the kind takes from the kind (`check_fast`).
+    kind.schema_key = kind_key[:3]
+    kind.table = (kind_key[0], kind_key[1])
+    kind.table_id = integer(kind.schema.get("tableID")) if kind.schema is not None else None
+    kind.entity = digest(("t", ev.record.topic, kind_key[0], kind_key[1]))
+    delete = kind_key[3] == "DELETE"
+    kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
+    kind.typ = kind_key[3]
+    kind.key_only = kind_key[7]
+    kind.announced_key = (ev.record.topic, *kind.schema_key)
+    if kind_key[7]:  # handleKeyOnly: the row is the handle key
+        kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
+
+
+#: A DML layout's function source (its text, and its constants as the first kind of the layout bound
+#: them) and each column's constant names (name, memo, miss answer, test), by (top-level keys, data
+#: and old column counts or None, max-message-bytes): `compile_kind`.
+_LAYOUTS: dict[tuple[Any, ...], tuple[Source, list[tuple[str, str, str, str]]]] = {}
+
+
+def _source(keys: tuple[str, ...], watermark: bool, data: tuple[str, ...] | None, old: tuple[str, ...] | None,
+            max_message_bytes: int, tests: list[tuple[str, Callable[[Any], bool]]]
+            ) -> tuple[Source, list[tuple[str, str, str, str]]]:
+    """The source of a kind's function: the message's top-level `keys`, `data`'s and `old`'s keys
+    (None: not an object), the columns' names and value tests in order (`tests`); with the
+    constant names each column's are bound to."""
     src = Source("accept", ("obj", "key", "value"))
     src.line("if key is not None: return None")
     ints: dict[str, str] = {}
@@ -151,7 +225,7 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     b, c = ints["buildTs"], ints["commitTs"]
     src.line(f"if not {BUILD_TS_RANGE[0]} <= {b} <= {BUILD_TS_RANGE[1]}: return None")
     src.line(f"if {c} > 0 and {b} < ({c} >> {TSO_LOGICAL_BITS}) - {CLOCK_SKEW_MS}: return None")
-    src.line(f"if len(value) + {spec.MAX_RECORD_OVERHEAD} > {ev.o.max_message_bytes}: return None")
+    src.line(f"if len(value) + {spec.MAX_RECORD_OVERHEAD} > {max_message_bytes}: return None")
     # Every other field is a string, null or a boolean (strings: database, table, type, by `kind_of`
     # for a DML): nothing nests, and nothing is a number the fast parse may read otherwise.
     for f in keys:
@@ -163,52 +237,32 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
         # watermark.fields: a commitTs above 0 (its other rules are the kind's).
         src.line(f"if {c} <= 0: return None")
         src.line("return True")
-        kind.accept = src.build()
-        kind.plan.fixed = got
-        return
+        return src, []
     if "claimCheckLocation" in keys:
         src.line("if obj['claimCheckLocation'] is not None: return None")
     rows: dict[str, str] = {}
-    for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
+    for part, names in (("data", data), ("old", old)):
         if names is not None:
             # An object: `kind_of` gave the kind this part's keys only for one.
             rows[part] = src.value(f"obj[{src.const(part, 'n')}]", part[0])
         elif part in keys:
             src.line(f"if obj[{src.const(part, 'n')}].__class__ not in _scalar: return None")
-    vc = value_columns(ev)
-    judged = vc.not_applicable is None and vc.source is None
-    fam_of = {name: fam for fam, names in vc.by_family.items() for name in names} if judged else {}
-    live = {s.id for s in specs}
-    plain = True
-    for part, names in (("data", kind_key[5]), ("old", kind_key[6])):
-        for name in names or ():
+    slots: list[tuple[str, str, str, str]] = []
+    columns = iter(tests)
+    for part, names in (("data", data), ("old", old)):
+        for _ in names or ():
             # Every column is written alike, its name and test bound to names of its own (not
             # shared with another column's, even where the objects are): the text depends on the
             # number of columns only, and kinds of as many columns share their compiled code.
+            name, test = next(columns)
             v, n = src.fresh("v"), src.fresh("n")
             src.consts[n] = name
             src.line(f"{v} = {rows[part]}[{n}]")
-            fam = fam_of.get(name)
-            if fam is None or P + f"value.{fam}" not in live:
-                # No value rule reads it: a string or null (what Simple writes), nothing that nests.
-                src.line(_column_test(src, v, _STRING))
-                continue
-            # The value test takes only a string or (TIMESTAMP) an object of two strings.
-            plain = plain and fam != spec.Family.TIMESTAMP
-            src.line(_column_test(src, v, _value_ok(fam, vc.data_types[name], ev.o)))
+            line, names_ = _column_test(src, v, test)
+            src.line(line)
+            slots.append((n, *names_))
     src.line("return True")
-    kind.accept = src.build()
-    kind.plan.fixed = got
-    kind.plain = plain
-    # What the checker's log entry of every record of the kind takes from the kind (`check_fast`).
-    kind.schema_key = kind_key[:3]
-    kind.table = (kind_key[0], kind_key[1])
-    kind.table_id = integer(kind.schema.get("tableID")) if kind.schema is not None else None
-    kind.entity = digest(("t", ev.record.topic, kind_key[0], kind_key[1]))
-    delete = kind_key[3] == "DELETE"
-    kind.row, kind.row_keys = ("old", kind_key[6]) if delete else ("data", kind_key[5])
-    if kind_key[7]:  # handleKeyOnly: the row is the handle key
-        kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
+    return src, slots
 
 
 def parse(value: bytes, compression: str) -> dict[str, Any] | None:
@@ -230,65 +284,40 @@ def parse(value: bytes, compression: str) -> dict[str, Any] | None:
 _SCALAR = frozenset({str, bool, int, type(None)})
 
 
-#: `value_ok` functions, shared by the kinds whose column has the same family, dataType and options
-#: (table versions come and go; their columns' types, and so their values' memos, stay).
-_OK: dict[tuple[str, str, Any], Callable[[Any], bool]] = {}
-#: The same, by the dataType object (the kinds of one table version, INSERT, UPDATE and DELETE, read
-#: one schema): id(dt) → (dt, family, options, test); holding dt, so that its id is not reused.
-_OK_BY_DT: dict[int, tuple[Any, str, Any, Callable[[Any], bool]]] = {}
+#: The value test of a column (family, dataType, options), shared by every kind that asks and by
+#: the value checks themselves (`values.shared_value_ok`).
+_value_ok = shared_value_ok
 
 
-def _value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
-    got = _OK_BY_DT.get(id(dt))
-    if got is not None and got[0] is dt and got[1] == fam and got[2] is o:
-        return got[3]
-    key = (fam, json.dumps(dt, sort_keys=True), o)  # dt is JSON from the stream: its text says all of it
-    test = _OK.get(key)
-    if test is None:
-        if len(_OK) >= MAX_KINDS:
-            _OK.clear()
-        test = _OK[key] = value_ok(fam, dt, o)
-    if len(_OK_BY_DT) >= MAX_KINDS:
-        _OK_BY_DT.clear()
-    _OK_BY_DT[id(dt)] = (dt, fam, o, test)
-    return test
-
-
-def _column_test(src: Source, v: str, test: Callable[[Any], bool]) -> str:
+def _column_test(src: Source, v: str, test: Callable[[Any], bool]) -> tuple[str, tuple[str, str, str]]:
     """The line testing the local `v` (a column's value: null, or what `test` accepts), with
     `values.value_ok`'s memo of `test` inline before the call (`test.known`: what the rule said
     of strings met before, `test.miss` what it answers for a string it does not know): a string
     the memo accepted costs no call. The same text for every test (the objects bound to names of
-    their own), so that kinds of one layout share their compiled code (`Source.build`)."""
+    their own, returned too), so that kinds of one layout share their compiled code (`Source.build`)."""
     known, miss, ok = src.fresh("known"), src.fresh("miss"), src.fresh("ok")
     src.consts[known] = test.known  # type: ignore[attr-defined]
     src.consts[miss] = test.miss  # type: ignore[attr-defined]
     src.consts[ok] = test
-    return f"if {v} is not None and not (({v}.__class__ is str and {known}.get({v}, {miss})) or {ok}({v})): return None"
+    return (f"if {v} is not None and not (({v}.__class__ is str and {known}.get({v}, {miss})) or {ok}({v})): "
+            "return None", (known, miss, ok))
 
 
 #: The test of a column no value rule reads: a string (or null), nothing else.
 _STRING = string_test()
 
 
-def identity(kind: FastKind, k: Kind, obj: dict[str, Any], announced: dict[Any, Any], topic: str) -> Identified:
-    """What `delivery.identifier` says of a message `kind.accept` accepted (its commitTs an
-    integer), given the schemas announced so far in the topic (`announced`, keyed as the
-    identifier keys them)."""
-    cts = obj["commitTs"]
-    if kind.row_keys is None:  # the row is not an object
-        return kind.entity, None, cts
-    if not k[7]:
-        at = kind.announced_key
-        if at is None:
-            at = kind.announced_key = (topic, k[0], k[1], k[2])
-        ts = announced.get(at)
-        if ts is None:
-            return kind.entity, None, cts
-        if ts is not kind.announced:
-            names = handle_key_names(ts, kind.row_keys)
-            kind.match = delivery.matcher(names, k[3]) if names is not None else None
-            kind.announced = ts
-    if kind.match is None:
-        return kind.entity, None, cts
-    return kind.entity, kind.match(obj[kind.row], cts), cts
+def rematch(kind: FastKind, announced: dict[Any, Any], generation: int) -> None:
+    """`kind.match` as `delivery.identifier` would find it now, given the schemas announced so far
+    in the topic (`announced`, keyed as the identifier keys them; `generation`: how many times
+    it was written to, which `SimpleChecker.identity` compares to `kind.generation` to call
+    this only when a schema was announced since the kind's last call). None: no schema is
+    announced for the kind's key, or it names no handle key (the match is None)."""
+    kind.generation = generation
+    ts = announced.get(kind.announced_key)
+    if ts is None:
+        kind.match = None
+    elif ts is not kind.announced:
+        names = handle_key_names(ts, kind.row_keys)
+        kind.match = delivery.matcher(names, kind.typ) if names is not None else None
+    kind.announced = ts

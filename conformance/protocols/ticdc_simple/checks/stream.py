@@ -4,7 +4,7 @@ consumer's schema knowledge, bootstraps, ordering."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any
 
 from ....checks.delivery import Anomaly
@@ -12,7 +12,22 @@ from ....checks.registry import Failure, Level, Location, NotApplicable, Scope
 from ....model.events import Ddl, Op, Transaction, Watermark
 from ...kit import Findings
 from .. import spec
-from ..checker import Entry, EventEvidence, PartitionLog, StreamEvidence
+from ..checker import (
+    BUILD_TS,
+    COMMIT_TS,
+    KIND,
+    OFFSET,
+    RESOLVABLE,
+    SEQ,
+    TABLE,
+    TABLE_ID,
+    TYPE,
+    VERSION,
+    EntryTuple,
+    EventEvidence,
+    PartitionLog,
+    StreamEvidence,
+)
 from .common import BOOTSTRAP_CHECK_PERIOD_MS, BOOTSTRAP_SLACK_MS, NOTES, SEED, check
 
 # == one source event ===================================================================
@@ -57,16 +72,16 @@ def event_messages(ev: EventEvidence) -> Findings:
 # == the stream: consumers, bootstraps, order ===========================================
 
 def _from_start(lg: PartitionLog) -> bool:
-    return not lg.entries or lg.entries[0].offset == 0
+    return not lg.entries or lg.entries[0][OFFSET] == 0
 
 
 def _bound_ms(o: spec.SimpleOptions) -> int:
     return int(max(0.0, o.bootstrap_interval_s) * 1000) + BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS
 
 
-def _where(st: StreamEvidence, part: int, e: Entry, what: str = "") -> Any:
-    table = f"{e.table[0]}.{e.table[1]}" if e.table else None
-    return Location(st.topic, part, e.offset, table=table, column=what or None)
+def _where(st: StreamEvidence, part: int, e: EntryTuple, what: str = "") -> Any:
+    table = f"{e[TABLE][0]}.{e[TABLE][1]}" if e[TABLE] else None
+    return Location(st.topic, part, e[OFFSET], table=table, column=what or None)
 
 
 @check("consumer.schema-known", level=Level.MUST, scope=Scope.STREAM,
@@ -79,44 +94,44 @@ def schema_known(st: StreamEvidence) -> Findings:
     for one bootstrap interval."""
     judged = False
     for part, lg in sorted(st.logs.items()):
-        first_bt = next((e.build_ts for e in lg.entries if e.build_ts is not None), None)
+        first_bt = next((e[BUILD_TS] for e in lg.entries if e[BUILD_TS] is not None), None)
         joined = not _from_start(lg)
-        bad: list[Entry] = []
+        bad: list[EntryTuple] = []
         for e in lg.entries:
-            if e.kind != "DML" or e.resolvable is None:
+            if e[KIND] != "DML" or e[RESOLVABLE] is None:
                 continue
             judged = True
-            if e.resolvable:
+            if e[RESOLVABLE]:
                 continue
             if joined:
                 if not st.o.bootstraps_enabled:
                     continue  # no bootstraps: a consumer that joins late is not promised anything
-                if first_bt is not None and e.build_ts is not None and e.build_ts - first_bt <= _bound_ms(st.o):
+                if first_bt is not None and e[BUILD_TS] is not None and e[BUILD_TS] - first_bt <= _bound_ms(st.o):
                     continue
             bad.append(e)
         if bad:
             e = bad[0]
-            db, table = e.table or (None, None)
-            yield Failure(f"partition {part}: a DML of {db}.{table} (schemaVersion {e.version}) before "
+            db, table = e[TABLE] or (None, None)
+            yield Failure(f"partition {part}: a DML of {db}.{table} (schemaVersion {e[VERSION]}) before "
                           f"any schema for it" + (f"; {len(bad) - 1} more" if len(bad) > 1 else ""),
                           expected="a DDL or BOOTSTRAP with this (database, table, version) earlier in the partition",
-                          actual=f"first undecodable DML at offset {e.offset}", location=_where(st, part, e))
+                          actual=f"first undecodable DML at offset {e[OFFSET]}", location=_where(st, part, e))
     if not judged:
         yield NotApplicable("no DML")
 
 
-def _schema_positions(lg: PartitionLog) -> dict[tuple[Any, Any, Any], list[Entry]]:
-    out: dict[tuple[Any, Any, Any], list[Entry]] = {}
+def _schema_positions(lg: PartitionLog) -> dict[tuple[Any, Any, Any], list[EntryTuple]]:
+    out: dict[tuple[Any, Any, Any], list[EntryTuple]] = {}
     for e in lg.entries:
-        if e.kind in ("DDL", "BOOTSTRAP") and e.table is not None:
-            out.setdefault((e.table[0], e.table[1], e.version), []).append(e)
+        if e[KIND] in ("DDL", "BOOTSTRAP") and e[TABLE] is not None:
+            out.setdefault((e[TABLE][0], e[TABLE][1], e[VERSION]), []).append(e)
     return out
 
 
-def _latest_before(entries: list[Entry], seq: int) -> Entry | None:
+def _latest_before(entries: list[EntryTuple], seq: int) -> EntryTuple | None:
     best = None
     for e in entries:
-        if e.seq < seq:
+        if e[SEQ] < seq:
             best = e
         else:
             break
@@ -130,10 +145,10 @@ def _bootstrap_sources(st: StreamEvidence, part: int) -> list[PartitionLog]:
     return [lg, st.logs[0]]
 
 
-_SEQ = attrgetter("seq")
+_SEQ = itemgetter(SEQ)
 
 
-def _merged(st: StreamEvidence, part: int) -> tuple[list[Entry], set[int] | None]:
+def _merged(st: StreamEvidence, part: int) -> tuple[list[EntryTuple], set[int] | None]:
     """The messages a consumer of `part` reads schemas from (its own, and partition 0's when
     bootstraps go only there), in the order they were made; and the ids of the partition's own
     among them, or None where they are all its own. Worked out once for the stream checks that
@@ -150,26 +165,26 @@ def _merged(st: StreamEvidence, part: int) -> tuple[list[Entry], set[int] | None
     return got
 
 
-def _overdue(st: StreamEvidence, e: Entry, since: Entry | None, rows_since: list[Entry], start_bt: int | None
-             ) -> str | None:
+def _overdue(st: StreamEvidence, e: EntryTuple, since: EntryTuple | None, rows_since: list[EntryTuple],
+             start_bt: int | None) -> str | None:
     """Why DML `e` came too long after `since` (the last schema message it could use): more than
     one interval (+ the 5 s check period), or count rows and then more than a check period."""
     o = st.o
-    ref = since.build_ts if since is not None else start_bt
-    if ref is None or e.build_ts is None:
+    ref = since[BUILD_TS] if since is not None else start_bt
+    if ref is None or e[BUILD_TS] is None:
         return None
-    if e.build_ts - ref > _bound_ms(o):
-        return f"{(e.build_ts - ref) / 1000:.1f} s after it (interval {o.bootstrap_interval_s:g} s + 5 s check period)"
+    if e[BUILD_TS] - ref > _bound_ms(o):
+        return f"{(e[BUILD_TS] - ref) / 1000:.1f} s after it (interval {o.bootstrap_interval_s:g} s + 5 s check period)"
     count = max(1, o.bootstrap_count)  # <= 0 under the docs' rule: due at every check
     if len(rows_since) > count:
-        reached = rows_since[count - 1].build_ts
-        if reached is not None and e.build_ts - reached > BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS:
+        reached = rows_since[count - 1][BUILD_TS]
+        if reached is not None and e[BUILD_TS] - reached > BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS:
             return (f"{len(rows_since)} rows after it (send-bootstrap-in-msg-count {o.bootstrap_count}), "
-                    f"{(e.build_ts - reached) / 1000:.1f} s after the count was reached")
+                    f"{(e[BUILD_TS] - reached) / 1000:.1f} s after the count was reached")
     return None
 
 
-def _bootstrap_gaps(st: StreamEvidence, key: Callable[[Entry], Any], sources: Callable[[Entry], bool]
+def _bootstrap_gaps(st: StreamEvidence, key: Callable[[EntryTuple], Any], sources: Callable[[EntryTuple], bool]
                     ) -> Findings:
     """Shared by join-anywhere and bootstrap.interval: every DML must come within one bootstrap
     interval of the last message (selected by `sources`) with the same `key` that a consumer of
@@ -185,16 +200,16 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[Entry], Any], sources: Ca
     for part in sorted(st.logs):
         merged, mine = _merged(st, part)
         start_bt = None if _from_start(st.logs[part]) else next(
-            (e.build_ts for e in st.logs[part].entries if e.build_ts is not None), None)
-        last: dict[Any, Entry] = {}
-        rows: dict[Any, list[Entry]] = {}
+            (e[BUILD_TS] for e in st.logs[part].entries if e[BUILD_TS] is not None), None)
+        last: dict[Any, EntryTuple] = {}
+        rows: dict[Any, list[EntryTuple]] = {}
         for e in merged:
-            kind = e.kind
+            kind = e[KIND]
             if kind == "DML":
                 if mine is not None and id(e) not in mine:
                     continue
             elif kind in ("DDL", "BOOTSTRAP"):
-                if sources(e) and e.table is not None:
+                if sources(e) and e[TABLE] is not None:
                     last[key(e)] = e
                     rows[key(e)] = []
                 continue
@@ -210,19 +225,19 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[Entry], Any], sources: Ca
                 rk = rows[k] = []
             rk.append(e)
             # `_overdue`'s two tests, to call it (for its text) only where one holds.
-            ref = since.build_ts if since is not None else start_bt
-            bt = e.build_ts
+            ref = since[BUILD_TS] if since is not None else start_bt
+            bt = e[BUILD_TS]
             if ref is None or bt is None:
                 continue
-            if bt - ref <= bound and (len(rk) <= count or (reached := rk[count - 1].build_ts) is None
+            if bt - ref <= bound and (len(rk) <= count or (reached := rk[count - 1][BUILD_TS]) is None
                                       or bt - reached <= period):
                 continue
             why = _overdue(st, e, since, rk, start_bt)
             if why:
-                yield Failure(f"partition {part}: a DML of {e.table[0] if e.table else '?'}."
-                              f"{e.table[1] if e.table else '?'} {why}",
+                yield Failure(f"partition {part}: a DML of {e[TABLE][0] if e[TABLE] else '?'}."
+                              f"{e[TABLE][1] if e[TABLE] else '?'} {why}",
                               expected="a schema message at least once per bootstrap interval",
-                              actual=f"last usable one at offset {since.offset if since else 'none (log start)'}",
+                              actual=f"last usable one at offset {since[OFFSET] if since else 'none (log start)'}",
                               location=_where(st, part, e))
                 last[k] = e  # one finding per gap
                 rows[k] = []
@@ -239,7 +254,7 @@ def join_anywhere(st: StreamEvidence) -> Findings:
     bootstrap interval: no DML comes more than send-bootstrap-interval-in-sec (+ the 5 s check
     period), or send-bootstrap-in-msg-count rows, after the last message announcing its exact
     (database, table, schemaVersion)."""
-    yield from _bootstrap_gaps(st, key=lambda e: (e.table, e.version), sources=lambda e: True)
+    yield from _bootstrap_gaps(st, key=lambda e: (e[TABLE], e[VERSION]), sources=lambda e: True)
 
 
 @check("bootstrap.interval", level=Level.MUST, scope=Scope.STREAM,
@@ -249,7 +264,7 @@ def bootstrap_interval(st: StreamEvidence) -> Findings:
     """While a table has rows, its BOOTSTRAP is repeated at least every
     send-bootstrap-interval-in-sec seconds and every send-bootstrap-in-msg-count rows (each
     with TiCDC's 5 s check period)."""
-    yield from _bootstrap_gaps(st, key=lambda e: e.table_id, sources=lambda e: e.kind == "BOOTSTRAP")
+    yield from _bootstrap_gaps(st, key=lambda e: e[TABLE_ID], sources=lambda e: e[KIND] == "BOOTSTRAP")
 
 
 @check("bootstrap.before-first-dml", level=Level.MUST, scope=Scope.STREAM,
@@ -268,20 +283,20 @@ def bootstrap_first(st: StreamEvidence) -> Findings:
         booted: set[Any] = set()
         reported: set[Any] = set()
         for e in merged:
-            if e.kind == "BOOTSTRAP":
-                booted.add(e.table_id)
-            elif e.kind == "DML" and (mine is None or id(e) in mine):
+            if e[KIND] == "BOOTSTRAP":
+                booted.add(e[TABLE_ID])
+            elif e[KIND] == "DML" and (mine is None or id(e) in mine):
                 judged = True
-                if e.table_id not in booted and e.table_id not in reported:
-                    reported.add(e.table_id)
-                    yield Failure(f"partition {part}: the first DML of tableID {e.table_id} has no BOOTSTRAP before "
-                                  "it", expected="BOOTSTRAP, then DML", actual=f"DML at offset {e.offset}",
+                if e[TABLE_ID] not in booted and e[TABLE_ID] not in reported:
+                    reported.add(e[TABLE_ID])
+                    yield Failure(f"partition {part}: the first DML of tableID {e[TABLE_ID]} has no BOOTSTRAP before "
+                                  "it", expected="BOOTSTRAP, then DML", actual=f"DML at offset {e[OFFSET]}",
                                   location=_where(st, part, e))
     if not judged:
         yield NotApplicable("no DML in a log read from its start")
 
 
-def _covered(st: StreamEvidence, ts_of: Callable[[Entry], int | None]) -> tuple[int, int]:
+def _covered(st: StreamEvidence, ts_of: Callable[[EntryTuple], int | None]) -> tuple[int, int]:
     """The range of a ts that every partition's log covers for sure: captures may start and stop
     anywhere, and several messages share a ts at the cut (so the cut's own ts is left out)."""
     lo, hi = 0, 1 << 64
@@ -310,8 +325,8 @@ def bootstrap_partitions(st: StreamEvidence) -> Findings:
     where: dict[tuple[Any, Any, Any], set[int]] = {}
     for part, lg in st.logs.items():
         for e in lg.entries:
-            if e.kind == "BOOTSTRAP":
-                where.setdefault((e.table_id, e.version, e.build_ts), set()).add(part)
+            if e[KIND] == "BOOTSTRAP":
+                where.setdefault((e[TABLE_ID], e[VERSION], e[BUILD_TS]), set()).add(part)
     if not where:
         yield NotApplicable("no BOOTSTRAP")
         return
@@ -324,7 +339,7 @@ def bootstrap_partitions(st: StreamEvidence) -> Findings:
     if len(st.partitions) < 2:
         yield NotApplicable("only one partition seen")
         return
-    lo, hi = _covered(st, lambda e: e.build_ts)
+    lo, hi = _covered(st, lambda e: e[BUILD_TS])
     want = set(st.partitions)
     for (tid, _, bt), parts in sorted(where.items(), key=lambda kv: kv[0][2] or 0):
         if parts != want and bt is not None and lo <= bt <= hi:
@@ -345,7 +360,7 @@ def bootstrap_disabled(st: StreamEvidence) -> Findings:
         return
     for part, lg in sorted(st.logs.items()):
         for e in lg.entries:
-            if e.kind == "BOOTSTRAP":
+            if e[KIND] == "BOOTSTRAP":
                 yield Failure(f"a BOOTSTRAP although send-bootstrap-interval-in-sec={st.o.bootstrap_interval_s:g} "
                               f"and send-bootstrap-in-msg-count={st.o.bootstrap_count} disable them "
                               f"({st.o.disable_rule} rule)", expected="no BOOTSTRAP", actual="BOOTSTRAP",
@@ -359,32 +374,32 @@ def order_dml(st: StreamEvidence) -> Findings:
     """In each partition, DML commitTs never decreases (duplicates after a restart aside)."""
     seen = False
     for part, lg in sorted(st.logs.items()):
-        high: Entry | None = None
+        high: EntryTuple | None = None
         for e in lg.entries:
-            if e.kind != "DML" or e.commit_ts is None:
+            if e[KIND] != "DML" or e[COMMIT_TS] is None:
                 continue
             seen = True
-            if high is not None and e.commit_ts < high.commit_ts:  # type: ignore[operator]
-                yield Failure(f"partition {part}: commitTs {e.commit_ts} after {high.commit_ts}",
-                              expected=f">= {high.commit_ts}", actual=e.commit_ts, location=_where(st, part, e))
+            if high is not None and e[COMMIT_TS] < high[COMMIT_TS]:
+                yield Failure(f"partition {part}: commitTs {e[COMMIT_TS]} after {high[COMMIT_TS]}",
+                              expected=f">= {high[COMMIT_TS]}", actual=e[COMMIT_TS], location=_where(st, part, e))
                 break
             high = e
     if not seen:
         yield NotApplicable("no DML")
 
 
-def _broadcast_findings(st: StreamEvidence, kind: str, ident: Callable[[Entry], Any]) -> Findings:
+def _broadcast_findings(st: StreamEvidence, kind: str, ident: Callable[[EntryTuple], Any]) -> Findings:
     where: dict[Any, set[int]] = {}
     for part, lg in st.logs.items():
         for e in lg.entries:
-            if e.kind == kind and e.commit_ts is not None:  # a malformed commitTs is message.fields' finding
+            if e[KIND] == kind and e[COMMIT_TS] is not None:  # a malformed commitTs is message.fields' finding
                 where.setdefault(ident(e), set()).add(part)
     if not where:
         yield NotApplicable(f"no {kind}")
         return
     if len(st.partitions) < 2:
         return
-    lo, hi = _covered(st, lambda e: e.commit_ts if e.kind in ("DML", "DDL", "WATERMARK") else None)
+    lo, hi = _covered(st, lambda e: e[COMMIT_TS] if e[KIND] in ("DML", "DDL", "WATERMARK") else None)
     want = set(st.partitions)
     for k, parts in sorted(where.items(), key=lambda kv: str(kv[0])):
         ts = k[0] if isinstance(k, tuple) else k
@@ -400,17 +415,17 @@ def _broadcast_findings(st: StreamEvidence, kind: str, ident: Callable[[Entry], 
 def order_ddl(st: StreamEvidence) -> Findings:
     """Each DDL reaches every partition, and after it no DML of an earlier transaction follows
     in that partition."""
-    yield from _broadcast_findings(st, "DDL", lambda e: (e.commit_ts, e.type))
+    yield from _broadcast_findings(st, "DDL", lambda e: (e[COMMIT_TS], e[TYPE]))
     for part, lg in sorted(st.logs.items()):
-        barrier: Entry | None = None
+        barrier: EntryTuple | None = None
         for e in lg.entries:
-            if e.kind == "DDL" and e.commit_ts is not None:
-                barrier = e if barrier is None or e.commit_ts > barrier.commit_ts else barrier  # type: ignore[operator]
-            elif e.kind == "DML" and barrier is not None and e.commit_ts is not None \
-                    and e.commit_ts < barrier.commit_ts:  # type: ignore[operator]
-                yield Failure(f"partition {part}: a DML of commitTs {e.commit_ts} after the DDL of commitTs "
-                              f"{barrier.commit_ts}", expected="every earlier DML before the DDL",
-                              actual=f"DML at offset {e.offset}, DDL at offset {barrier.offset}",
+            if e[KIND] == "DDL" and e[COMMIT_TS] is not None:
+                barrier = e if barrier is None or e[COMMIT_TS] > barrier[COMMIT_TS] else barrier
+            elif e[KIND] == "DML" and barrier is not None and e[COMMIT_TS] is not None \
+                    and e[COMMIT_TS] < barrier[COMMIT_TS]:
+                yield Failure(f"partition {part}: a DML of commitTs {e[COMMIT_TS]} after the DDL of commitTs "
+                              f"{barrier[COMMIT_TS]}", expected="every earlier DML before the DDL",
+                              actual=f"DML at offset {e[OFFSET]}, DDL at offset {barrier[OFFSET]}",
                               location=_where(st, part, e))
                 break
 
@@ -421,19 +436,19 @@ def order_ddl(st: StreamEvidence) -> Findings:
 def order_watermark(st: StreamEvidence) -> Findings:
     """Each WATERMARK reaches every partition; per partition they never decrease, and no DML
     with a smaller commitTs follows one."""
-    yield from _broadcast_findings(st, "WATERMARK", lambda e: e.commit_ts)
+    yield from _broadcast_findings(st, "WATERMARK", lambda e: e[COMMIT_TS])
     for part, lg in sorted(st.logs.items()):
-        wm: Entry | None = None
+        wm: EntryTuple | None = None
         for e in lg.entries:
-            if e.kind == "WATERMARK" and e.commit_ts is not None:
-                if wm is not None and e.commit_ts < wm.commit_ts:  # type: ignore[operator]
-                    yield Failure(f"partition {part}: WATERMARK {e.commit_ts} after {wm.commit_ts}",
-                                  expected=f">= {wm.commit_ts}", actual=e.commit_ts, location=_where(st, part, e))
+            if e[KIND] == "WATERMARK" and e[COMMIT_TS] is not None:
+                if wm is not None and e[COMMIT_TS] < wm[COMMIT_TS]:
+                    yield Failure(f"partition {part}: WATERMARK {e[COMMIT_TS]} after {wm[COMMIT_TS]}",
+                                  expected=f">= {wm[COMMIT_TS]}", actual=e[COMMIT_TS], location=_where(st, part, e))
                     break
                 wm = e
-            elif e.kind == "DML" and wm is not None and e.commit_ts is not None \
-                    and e.commit_ts < wm.commit_ts:  # type: ignore[operator]
-                yield Failure(f"partition {part}: a DML of commitTs {e.commit_ts} after WATERMARK {wm.commit_ts}",
-                              expected=f"DML commitTs >= {wm.commit_ts}", actual=e.commit_ts,
+            elif e[KIND] == "DML" and wm is not None and e[COMMIT_TS] is not None \
+                    and e[COMMIT_TS] < wm[COMMIT_TS]:
+                yield Failure(f"partition {part}: a DML of commitTs {e[COMMIT_TS]} after WATERMARK {wm[COMMIT_TS]}",
+                              expected=f"DML commitTs >= {wm[COMMIT_TS]}", actual=e[COMMIT_TS],
                               location=_where(st, part, e))
                 break

@@ -239,20 +239,25 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
 
 
 # The fast path's test of one JSON value (fastpath.py): a decimal integer this short (`-?[0-9]+`,
-# fewer characters than this) needs no more than the range test the rule makes.
-_QUICK_INT_LEN = 19
+# fewer characters than this: at most 20 digits, which `_decimal_int` reads) needs no more than the
+# range test the rule makes.
+_QUICK_INT_LEN = 21
 _MEMO_MAX = 4096
 
 # Temporal texts the rules surely accept (each a subset of what its rule accepts, held to it by
 # tests/unit/test_fast_paths_simple.py), by the column's fsp (0..6): a four-digit year, month and
 # day within 00..12 and 00..31 (any sql_mode's DATE), a clock within 23:59:59, TIME under 838
 # hours (positive), exactly fsp fraction digits (TiCDC prints exactly fsp; a DATE none),
-# TIMESTAMP's calendar dates of 1971..2037 (inside TiDB's range in any time zone), YEAR 1901..2155.
+# TIMESTAMP's calendar dates of 1971..2037 (inside TiDB's range in any time zone), YEAR 1901..2155;
+# a negative TIME of nonzero hours under 838.
 _DAY = r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
 _CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
 _TS_DAY = (r"(?:197[1-9]|19[89][0-9]|20[0-2][0-9]|203[0-7])-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
            r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")
 _HOURS = r"(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-7])"
+# A negative TIME's hours: as _HOURS, but not zero (a negative zero is refused; nonzero hours make
+# the magnitude nonzero).
+_NONZERO_HOURS = r"(?:0[1-9]|[1-9][0-9]|0(?:0[1-9]|[1-9][0-9])|[1-7][0-9]{2}|8[0-2][0-9]|83[0-7])"
 _QUICK_YEAR = re.compile(r"190[1-9]|19[1-9][0-9]|20[0-9][0-9]|21[0-4][0-9]|215[0-5]")
 
 
@@ -274,6 +279,45 @@ def quick_float64_text(p: str) -> bool:
     return (r[:-2] if r.endswith(".0") else r) == p
 
 
+def quick_number(fam: str, dt: dict[str, Any]) -> Callable[[str], bool] | None:
+    """For a JSON column of `fam` (DECIMAL, BIT, ENUM, SET) with dataType `dt`: a test of a string
+    the rule surely accepts (True), written as the rule's steps without its regular expression
+    (an ASCII text's `isdigit` is `[0-9]+`); None for another family. DECIMAL: `-?[0-9]+(.[0-9]+)?`
+    with the column's scale of fraction digits and no more significant digits than its precision;
+    BIT, ENUM, SET: `[0-9]+` of at most 20 digits (what `_decimal_int` reads) below the family's
+    bound (64 bits; BIT's width; an ENUM's index up to its element count; a SET's bitmask)."""
+    if fam == Family.DECIMAL:
+        precision = _meta(dt, "length", False)
+        scale = _meta(dt, "decimal", False)
+
+        def decimal(v: str) -> bool:
+            body = v[1:] if v[:1] == "-" else v
+            whole, dot, frac = body.partition(".")
+            if not (body.isascii() and whole.isdigit() and (not dot or frac.isdigit())):
+                return False
+            if scale is not None and len(frac) != scale:
+                return False
+            return not precision or len((whole + frac).lstrip("0") or "0") <= precision
+
+        return decimal
+    if fam not in (Family.BIT, Family.ENUM, Family.SET):
+        return None
+    bound = 1 << 64
+    width = _meta(dt, "length", False)
+    if fam == Family.BIT and width:
+        bound = 1 << min(width, 64)
+    elements = _strings(dt.get("elements")) if dt.get("elements") is not None else []
+    if fam == Family.ENUM and elements is not None:
+        bound = min(bound, len(elements) + 1)
+    if fam == Family.SET and elements is not None:
+        bound = min(bound, 1 << len(elements))
+
+    def unsigned(v: str) -> bool:
+        return len(v) <= 20 and v.isascii() and v.isdigit() and int(v) < bound
+
+    return unsigned
+
+
 def quick_text(fam: str, dt: dict[str, Any]) -> re.Pattern[str] | None:
     """The pattern of `fam` texts the rule surely accepts for a column of dataType `dt` (JSON), or
     None (no shortcut: a malformed or out-of-range fsp, another family)."""
@@ -290,7 +334,7 @@ def quick_text(fam: str, dt: dict[str, Any]) -> re.Pattern[str] | None:
     if fam == Family.DATETIME:
         return re.compile(_DAY + " " + _CLOCK + frac)
     if fam == Family.TIME:
-        return re.compile(_HOURS + ":[0-5][0-9]:[0-5][0-9]" + frac)
+        return re.compile(f"(?:{_HOURS}|-{_NONZERO_HOURS}):[0-5][0-9]:[0-5][0-9]" + frac)
     return re.compile(_TS_DAY + " " + _CLOCK + frac)
 
 
@@ -300,8 +344,8 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     column repeat), text needs only to be a string, a short decimal integer only its range, and a
     float or vector whose text is surely Go's shortest (`quick_float32_text` for a FLOAT or a
     vector element, `quick_float64_text` for a DOUBLE: after the memo) only that, a temporal
-    text or YEAR `quick_text` recognises nothing more; a binary string is decoded as the rule
-    decodes it (no memo)."""
+    text or YEAR `quick_text` recognises, or a DECIMAL, BIT, ENUM or SET text `quick_number`
+    accepts, nothing more; a binary string is decoded as the rule decodes it (no memo)."""
     if fam == Family.TEXT:
         return string_test()  # the rule asks nothing more of text
 
@@ -349,6 +393,9 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     if quick_ is not None:
         match = quick_.fullmatch
         return _known(lambda v: (v.__class__ is str and match(v) is not None) or ok(v), {})
+    number = quick_number(fam, dt)
+    if number is not None:  # seldom repeated values (DECIMAL's above all): the quick test before the memo
+        return _known(lambda v: (v.__class__ is str and number(v)) or ok(v), {})
     # A float's or a vector's quick test costs more than the memo: the memo first.
     if fam == Family.FLOAT:
         return remembered(quick_float32_text)
@@ -387,6 +434,34 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
         return ok(v)
 
     return _known(ok_int, {})
+
+
+#: `value_ok` functions, shared by every column of the same family, dataType and options (the fast
+#: path's kinds, and the value checks: table versions come and go; their columns' types, and so
+#: their values' memos, stay).
+_OK: dict[tuple[str, str, Any], Callable[[Any], bool]] = {}
+#: The same, by the dataType object (the kinds of one table version, INSERT, UPDATE and DELETE, read
+#: one schema): id(dt) → (dt, family, options, test); holding dt, so that its id is not reused.
+_OK_BY_DT: dict[int, tuple[Any, str, Any, Callable[[Any], bool]]] = {}
+_SHARED_MAX = 20_000
+
+
+def shared_value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
+    """`value_ok(fam, dt, o)`, one function (and memo) for every column that asks with an equal
+    dataType (a JSON object from the stream: its sorted text says all of it) and these options."""
+    got = _OK_BY_DT.get(id(dt))
+    if got is not None and got[0] is dt and got[1] == fam and got[2] is o:
+        return got[3]
+    key = (fam, json.dumps(dt, sort_keys=True), o)
+    test = _OK.get(key)
+    if test is None:
+        if len(_OK) >= _SHARED_MAX:
+            _OK.clear()
+        test = _OK[key] = value_ok(fam, dt, o)
+    if len(_OK_BY_DT) >= _SHARED_MAX:
+        _OK_BY_DT.clear()
+    _OK_BY_DT[id(dt)] = (dt, fam, o, test)
+    return test
 
 
 def _known(fn: Callable[[Any], bool], memo: dict[str, bool], miss: bool | None = None) -> Callable[[Any], bool]:
@@ -537,6 +612,8 @@ def value_findings(ev: RecordEvidence, fam: str) -> Findings:
                             and fam in (Family.BIT, Family.SET):
                         value = ("long", value[1] + (1 << 64))  # the uint64 written as int64
                     rendered = render(value, str(dt.get("mysqlType")))
+                elif value is None or shared_value_ok(fam, dt, ev.o)(value):
+                    continue  # JSON: the rule's answer by its shared test (`value_ok`), the problem only where it fails
                 else:
                     rendered = value
                 if rendered is None:
