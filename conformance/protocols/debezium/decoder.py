@@ -269,8 +269,14 @@ def _view_of(text: str) -> _View:
     except ValueError as e:
         v.error = f"the registered schema is not JSON: {e}"
         return v
+    except RecursionError:
+        v.error = TOO_DEEP
+        return v
     try:
         v.parsed = fastavro.parse_schema(_without_logical(v.avro), _ignore_default_error=True)
+    except RecursionError:
+        v.error = TOO_DEEP
+        return v
     except Exception as e:  # noqa: BLE001
         v.error = f"the registered schema is not valid Avro: {type(e).__name__}: {e}"
         return v
@@ -279,7 +285,15 @@ def _view_of(text: str) -> _View:
         v.from_datum = connect_avro.datum_converter(v.connect)
     except connect_avro.NotConnectAvro as e:
         v.error = f"the registered schema is not one the Avro converter makes: {e}"
+    except RecursionError:
+        v.connect = v.from_datum = None
+        v.error = TOO_DEEP
     return v
+
+
+#: A registered schema that nests deeper than the checker's reading of it can follow (Python's
+#: recursion limit): the encoder's finding, not the suite's crash.
+TOO_DEEP = "the registered schema nests deeper than this checker can read (Python's recursion limit)"
 
 
 def _without_logical(a: Any) -> Any:

@@ -1,0 +1,50 @@
+"""A registry schema nested deeper than the checker's reading can follow (Python's recursion
+limit) is the encoder's finding, not the suite's crash (Debezium with the Avro converter)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.encoders.spi import Record
+from conformance.harness.capture import DeliveryLogs
+from conformance.harness.check import capture_tally, check_log, unnumbered
+from conformance.protocols import get_protocol
+from conformance.protocols.debezium import decoder
+
+DEEP = {
+    "records": '{"type":"record","name":"r0","fields":[{"name":"f","type":' * 400 + '"int"' + "}]}" * 400,
+    "arrays": '{"type":"array","items":' * 900 + '"int"' + "}" * 900,
+    "lists": "[" * 5000 + "]" * 5000,
+}
+
+
+class _Registry:
+    """Every id is the one deep schema, registered under every subject asked about."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def schema_by_id(self, schema_id: int) -> str:
+        return self.text
+
+    def subjects_for_id(self, schema_id: int, *, fresh: bool = False) -> list[tuple[str, int]]:
+        return []
+
+
+@pytest.mark.parametrize("name", sorted(DEEP))
+def test_a_schema_too_deep_to_read_is_a_finding(name: str) -> None:
+    registry = _Registry(DEEP[name])
+    view = decoder.SchemaResolver(registry).view(7)
+    assert not isinstance(view, str) and view.error == decoder.TOO_DEEP
+    suite = get_protocol("debezium")
+    options = suite.resolve_options({"profile": "avro"})
+    tally = capture_tally(suite, "t")
+    framed = b"\x00\x00\x00\x00\x07\x02"
+    records = [Record("cdc.public.t", framed, framed, 0, (), None, i) for i in range(3)]
+    logs = DeliveryLogs(suite.name, options, registry)
+    check_log(suite, options, registry, unnumbered(records), tally, delivery=logs)
+    logs.judge(tally)
+    framing = tally.checks["debezium.avro.framing"]
+    assert framing.failed == 3
+    assert any(decoder.TOO_DEEP in f.message for f in framing.failures.values())
+    assert not any(t.errored for t in tally)
