@@ -127,13 +127,20 @@ def schema_view(schema_id: int, text: str) -> SchemaView:
     except ValueError as e:
         v.error = f"the registered schema is not JSON: {e}"
         return v
+    except RecursionError:
+        v.error = TOO_DEEP
+        return v
     j = v.json
     if not isinstance(j, dict) or j.get("type") != "record" or not isinstance(j.get("fields"), list):
         v.error = "the registered schema is not an Avro record with a fields list"
         return v
     v.name = j.get("name") if isinstance(j.get("name"), str) else None
     v.namespace = j.get("namespace") if isinstance(j.get("namespace"), str) else None
-    v.fields = [_field_view(f) for f in j["fields"]]
+    try:
+        v.fields = [_field_view(f) for f in j["fields"]]
+    except RecursionError:
+        v.json, v.error = None, TOO_DEEP
+        return v
     v.by_name = {f.name: f for f in v.fields}
     try:
         # fastavro insists that a double's default be written 0.0, not 0; Avro, Java and
@@ -142,6 +149,11 @@ def schema_view(schema_id: int, text: str) -> SchemaView:
     except Exception as e:  # noqa: BLE001 - the encoder registered something unparseable
         v.parse_error = f"{type(e).__name__}: {e}"
     return v
+
+
+#: A registered schema that nests deeper than the checker's reading of it can follow (Python's
+#: recursion limit): the encoder's finding, not the suite's crash.
+TOO_DEEP = "the registered schema nests deeper than this checker can read (Python's recursion limit)"
 
 
 class SchemaResolver:

@@ -1,5 +1,6 @@
 """A registry schema nested deeper than the checker's reading can follow (Python's recursion
-limit) is the encoder's finding, not the suite's crash (Debezium with the Avro converter)."""
+limit) is the encoder's finding, not the suite's crash (Debezium with the Avro converter, and
+TiCDC Avro)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,27 @@ def test_a_schema_too_deep_to_read_is_a_finding(name: str) -> None:
     assert framing.failed == 3
     assert any(decoder.TOO_DEEP in f.message for f in framing.failures.values())
     assert not any(t.errored for t in tally)
+
+
+@pytest.mark.parametrize("name", [*sorted(DEEP), "deep-field"])
+def test_ticdc_avro_meets_a_schema_too_deep_to_read_with_findings(name: str) -> None:
+    from conformance.protocols.ticdc_avro import decoder as avro_decoder
+
+    text = DEEP.get(name) or ('{"type":"record","name":"r","fields":[{"name":"f","type":'
+                              + '{"type":"array","items":' * 900 + '"int"' + "}" * 900 + "}]}")
+    registry = _Registry(text)
+    suite = get_protocol("ticdc-avro")
+    options = suite.resolve_options({"enable-tidb-extension": "true"})
+    tally = capture_tally(suite, "t")
+    framed = b"\x00\x00\x00\x00\x07\x02"
+    records = [Record("t", framed, framed, 0, (), None, i) for i in range(3)]
+    logs = DeliveryLogs(suite.name, options, registry)
+    check_log(suite, options, registry, unnumbered(records), tally, delivery=logs)
+    logs.judge(tally)
+    assert "ticdc-avro.schema.valid-avro" in tally.failed_ids()
+    assert not any(t.errored for t in tally)
+    view = avro_decoder.schema_view(7, text)
+    if name in ("records", "lists"):
+        assert view.error == avro_decoder.TOO_DEEP
+    elif name == "arrays":  # JSON that reads, and no record
+        assert view.error == "the registered schema is not an Avro record with a fields list"
