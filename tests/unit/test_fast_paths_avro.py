@@ -247,3 +247,92 @@ def test_the_generated_entity_is_identifys_digest(topic: str, kd: dict[str, obje
     from conformance.protocols.ticdc_avro.evidence import freeze
 
     assert entity_function(list(kd))(topic, kd) == digest(("e", topic, freeze(kd)))
+
+
+# -- fastavro's reader called with its named types and options made once per kind -----------------
+
+_NAMED = {"type": "record", "name": "r", "namespace": "ns", "fields": [
+    {"name": "a", "type": {"type": "fixed", "name": "f2", "size": 2}},
+    {"name": "b", "type": ["null", "ns.f2"]},  # the named type again, by name
+    {"name": "c", "type": {"type": "enum", "name": "e", "symbols": ["x", "y"]}},
+    {"name": "d", "type": ["null", "e"]},
+    {"name": "s", "type": ["null", "string"]},
+    {"name": "n", "type": "long"},
+]}
+
+
+def _bodies(rnd: random.Random) -> list[bytes]:
+    """Framed bodies of `_NAMED`: well formed, cut short, with bytes left over, garbage, and a
+    string that is not UTF-8."""
+    parsed = fastavro.parse_schema(_NAMED)
+    out = []
+    for _ in range(40):
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, {
+            "a": rnd.randbytes(2), "b": rnd.choice([None, rnd.randbytes(2)]), "c": rnd.choice("xy"),
+            "d": rnd.choice([None, "x", "y"]), "s": rnd.choice([None, "", "é", "abc"]), "n": rnd.randint(-2**63, 2**63 - 1)})
+        body = b"\x00\x00\x00\x00\x07" + buf.getvalue()
+        out += [body, body[:-1], body + b"\x00", body[:5] + rnd.randbytes(len(body) - 5)]
+    # "s" = the two bytes ff fe (not UTF-8): strict decoding refuses them.
+    bad = io.BytesIO()
+    fastavro.schemaless_writer(bad, parsed, {"a": b"ab", "b": None, "c": "x", "d": None, "s": "zz", "n": 1})
+    out.append(b"\x00\x00\x00\x00\x07" + bad.getvalue().replace(b"\x04zz", b"\x04\xff\xfe"))
+    return out
+
+
+def test_the_direct_reader_decodes_as_schemaless_reader() -> None:
+    """`fastpath.decode` with `named_schemas` answers as with fastavro's public reader on every
+    body (decoded, refused, bytes left over), named types referred to by name included, and
+    leaves the named types as they were."""
+    from conformance.protocols.ticdc_avro import fastpath
+
+    assert fastpath._DIRECT, "the compiled reader is not in use: the test would exercise nothing"
+    schema = fastavro.parse_schema(json.loads(json.dumps(_NAMED)))
+    named = fastpath.named_schemas(schema)
+    assert named is not None and set(named["writer"]) >= {"ns.r", "ns.f2", "ns.e"}
+    before = repr(named)
+    bodies = _bodies(random.Random(7))
+    answers = [fastpath.decode(b, schema, named) for b in bodies]
+    assert answers == [fastpath.decode(b, schema) for b in bodies]
+    assert any(a is not None for a in answers) and any(a is None for a in answers)
+    assert answers[-1] is None  # not UTF-8
+    assert repr(named) == before
+
+
+def test_the_direct_reader_decodes_the_reference_as_the_checks_do() -> None:
+    """Every key and value of the reference's records (and each cut short by a byte or with a
+    byte more): `fastpath.decode` with the kind's named types gives the datum
+    `decoder.decode_framed` gives (None where it finds a fault)."""
+    from test_fast_paths import _records  # type: ignore[import-not-found]
+
+    from conformance.protocols import get_protocol
+    from conformance.protocols.ticdc_avro import fastpath
+    from conformance.protocols.ticdc_avro.decoder import SchemaResolver, decode_framed
+
+    records, registry = _records("ticdc-avro", get_protocol("ticdc-avro").reference().name,
+                                 {"enable-tidb-extension": "true"})
+    resolver = SchemaResolver(registry)
+    checked = 0
+    for r in records:
+        for raw in (r.key, r.value):
+            if raw is None or len(raw) < 5:
+                continue
+            for body in (raw, raw[:-1], raw + b"\x01"):
+                d = decode_framed(body, resolver)
+                if d.view is None or d.view.parsed is None:
+                    continue
+                named = fastpath.named_schemas(d.view.parsed)
+                assert named is not None
+                want = d.datum if d.error_kind is None else None
+                assert fastpath.decode(body, d.view.parsed, named) == want, body
+                checked += 1
+    assert checked > 100
+
+
+def test_named_schemas_leaves_unparsed_schemas_to_the_public_reader() -> None:
+    from conformance.protocols.ticdc_avro import fastpath
+
+    assert fastpath.named_schemas(_NAMED) is None  # not parsed by fastavro
+    parsed = fastavro.parse_schema(_NAMED)
+    assert fastpath.named_schemas({k: v for k, v in parsed.items() if k != "__named_schemas"}) is None
+    assert fastpath.named_schemas("long") is None

@@ -118,7 +118,7 @@ class AvroChecker(CheckerBase):
             return False
         got = kind.keys.get(key)
         if got is None:
-            kd = _decode(key, kind.key_schema)
+            kd = _decode(key, kind.key_schema, kind.key_named)
             if kd is None:
                 return False
             entity = None
@@ -126,7 +126,7 @@ class AvroChecker(CheckerBase):
             kd, entity = got
         vd = None
         if value is not None:
-            vd = _decode(value, kind.value_schema)
+            vd = _decode(value, kind.value_schema, kind.value_named)
             if vd is None:
                 return False
         try:
