@@ -334,5 +334,73 @@ def test_named_schemas_leaves_unparsed_schemas_to_the_public_reader() -> None:
 
     assert fastpath.named_schemas(_NAMED) is None  # not parsed by fastavro
     parsed = fastavro.parse_schema(_NAMED)
+    assert isinstance(parsed, dict)
     assert fastpath.named_schemas({k: v for k, v in parsed.items() if k != "__named_schemas"}) is None
     assert fastpath.named_schemas("long") is None
+
+
+# -- the value rules' memo, tested inline by the generated code -------------------------------------
+
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, -1.0, 2.0]),
+                    st.sampled_from(["", "0", "1", "a", "[1]", "[-0]", "[0.1]"]), st.sampled_from([b"", b"\x00", b"\x01"]))
+
+
+@settings(max_examples=1000)
+@given(st.lists(_VALUES, max_size=30), st.integers(0, 2**32), st.booleans())
+def test_the_memo_passes_only_what_the_rule_passes(values: list[Any], salt: int, with_quick: bool) -> None:
+    """Whatever a rule answers (here an arbitrary function of a value and its class), the
+    memoised rule answers the same, and `passed.get(w) is w.__class__` (the generated code's
+    inline test) holds only for values the rule passes: `1` remembered does not answer for
+    `True` or `1.0`. With a quick test (a subset of the rule), the same."""
+    from conformance.checks.compiled import Source
+    from conformance.protocols.ticdc_avro.checks.types import memoised_rule, passed_expression
+
+    def rule(f: Any, v: Any, o: Any) -> str | None:
+        return "no" if hash((salt, v.__class__.__name__, repr(v))) % 3 == 0 else None
+
+    def quick(v: Any) -> bool:
+        return rule(None, v, None) is None and hash((salt, repr(v))) % 2 == 0
+
+    judge, passed = memoised_rule(rule, None, None, quick if with_quick else None)  # type: ignore[arg-type]
+    src = Source("known", ("v",))
+    src.line(f"return {passed_expression(src, passed, 'v')}")
+    known = src.build()
+    for v in values:
+        assert judge(v) == rule(None, v, None), v
+        for w in values:
+            if known(w):
+                assert rule(None, w, None) is None, (w, passed)
+
+
+def test_the_memo_keeps_at_most_its_bound(monkeypatch: Any) -> None:
+    from conformance.protocols.ticdc_avro.checks import types
+
+    monkeypatch.setattr(types, "_MEMO_MAX", 8)
+    judge, passed = types.memoised_rule(lambda f, v, o: None, None, None)  # type: ignore[arg-type]
+    for i in range(100):
+        judge(i)
+        assert len(passed) <= 8
+
+
+_MODES = [{}, {"avro-bigint-unsigned-handling-mode": "string"}, {"avro-decimal-handling-mode": "string"},
+          {"enable-tidb-extension": "true", "avro-bigint-unsigned-handling-mode": "long"}]
+
+
+@settings(max_examples=500)
+@given(_VALUES | st.text(max_size=25) | st.integers() | st.binary(max_size=9) | st.floats())
+def test_families_without_a_value_line_pass_every_value(v: Any) -> None:
+    """Where `_no_value_problem` says the fast path emits no line for a family's values, the
+    family's rule passes every value (under each handling mode of the families' options)."""
+    from conformance.protocols.ticdc_avro.checks.types import _VALUE_RULES, _no_value_problem
+    from conformance.protocols.ticdc_avro.decoder import _field_view
+    from conformance.protocols.ticdc_avro.spec import AvroOptions
+
+    f = _field_view({"name": "c", "type": ["null", {"type": "long", "connect.parameters": {"tidb_type": "BIGINT UNSIGNED"}}]})
+    skipped = 0
+    for options in _MODES:
+        o = AvroOptions.from_options(options)
+        for fam, rule in _VALUE_RULES.items():
+            if _no_value_problem(fam, o):
+                skipped += 1
+                assert rule(f, v, o) is None, (fam, options, v)
+    assert skipped, "no family is skipped under any option set: the test exercised nothing"

@@ -373,15 +373,29 @@ def quick_vector(text: str) -> bool:
     return values.quick_vector(text, values.quick_float32_text)
 
 
+#: Families whose quick test is a function call worth remembering (its values repeat): run by the
+#: memoised rule before the rule itself (`memoised_rule`'s `quick`).
 _QUICK_FN: dict[str, Any] = {Family.VECTOR: quick_vector}
 _MEMO_TYPES = frozenset({str, bytes, int})
 _MEMO_MAX = 4096
 
 
-def memoised_rule(rule: Any, f: FieldView, o: spec.AvroOptions) -> Any:
+def _no_value_problem(fam: str, o: spec.AvroOptions) -> bool:
+    """The family's value rule passes every value under these options (it judges nothing): no
+    line for it. BIGINT UNSIGNED in long mode (`_bigint_unsigned_value` reads only the string
+    mode)."""
+    return fam == Family.BIGINT_UNSIGNED and not o.bigint_unsigned_string
+
+
+def memoised_rule(rule: Any, f: FieldView, o: spec.AvroOptions, quick: Any = None
+                  ) -> tuple[Any, dict[Any, type]]:
     """`rule(f, v, o)` for one field, remembered per value (str, bytes or int: values of one
-    field repeat, and a rule is a function of the value alone)."""
+    field repeat, and a rule is a function of the value alone), and the values it passed, each
+    with its class: generated code tests `passed.get(v) is v.__class__` inline before calling
+    (the class test keeps `1` from answering for `True` or `1.0`). `quick`, if given, is tried
+    before the rule on a value not yet seen (a subset of what the rule passes)."""
     memo: dict[Any, str | None] = {}
+    passed: dict[Any, type] = {}
 
     def judge(v: Any) -> str | None:
         if v.__class__ not in _MEMO_TYPES:
@@ -390,13 +404,22 @@ def memoised_rule(rule: Any, f: FieldView, o: spec.AvroOptions) -> Any:
             return memo[v]
         except KeyError:
             pass
-        problem: str | None = rule(f, v, o)
+        problem: str | None = None if quick is not None and quick(v) else rule(f, v, o)
         if len(memo) >= _MEMO_MAX:
             memo.clear()
+            passed.clear()
         memo[v] = problem
+        if problem is None:
+            passed[v] = v.__class__
         return problem
 
-    return judge
+    return judge, passed
+
+
+def passed_expression(src: Source, passed: dict[Any, type], v: str) -> str:
+    """The inline test that `v` is a value `memoised_rule` passed (its `passed`): the same value
+    of the same class."""
+    return f"{src.const(passed, 'passed')}.get({v}) is {v}.__class__"
 
 
 def _type_fast(fam: str) -> Any:
@@ -412,20 +435,20 @@ def _type_fast(fam: str) -> Any:
         for part, _col, f in bindings:
             if field_plausibility(fam, f, ev.o) is not None:
                 return False
-            if value_rule is None:
+            if value_rule is None or _no_value_problem(fam, ev.o):
                 continue
             v = src.fresh("v")
             src.line(f"{v} = {'kd' if part == 'key' else 'vd'}.get({src.const(f.name, 'n')})")
-            judge = src.const(memoised_rule(value_rule, f, ev.o), "rule")
+            judge, passed = memoised_rule(value_rule, f, ev.o, _QUICK_FN.get(fam))
+            known = passed_expression(src, passed, v)
             quick = ""
             if fam in QUICK_TEXT:
                 m = src.const(QUICK_TEXT[fam].fullmatch, "quick")
                 quick = f"({v}.__class__ is str and {m}({v}) is not None) or "
-            elif fam in _QUICK_FN:
-                quick = f"{src.const(_QUICK_FN[fam], 'quick')}({v}) or "
             elif fam in _QUICK_EXPR:
                 quick = "(" + _QUICK_EXPR[fam].format(v=v, isfinite=src.const(math.isfinite, "isfinite")) + ") or "
-            src.line(f"if {v} is not None and not ({quick}{judge}({v}) is None): return None")
+            src.line(f"if {v} is not None and not ({quick}{known} or {src.const(judge, 'rule')}({v}) is None): "
+                     "return None")
         return True
 
     return rule
