@@ -404,3 +404,24 @@ def test_families_without_a_value_line_pass_every_value(v: Any) -> None:
                 skipped += 1
                 assert rule(f, v, o) is None, (fam, options, v)
     assert skipped, "no family is skipped under any option set: the test exercised nothing"
+
+
+def test_parts_with_bytes_left_over_go_to_the_checks() -> None:
+    """A key or value with a byte more than its body (the same kind: the same 5-byte headers),
+    met after the kind was compiled: the fast path accepts none of them, and the verdicts are
+    the checks'."""
+    from test_fast_paths import _records, assert_parity  # type: ignore[import-not-found]
+
+    from conformance.encoders.spi import Record
+    from conformance.protocols import get_protocol
+
+    options = {"enable-tidb-extension": "true"}
+    records, registry = _records("ticdc-avro", get_protocol("ticdc-avro").reference().name, options)
+    longer = [Record(r.topic, r.key + b"\x00", r.value, r.partition, r.headers, r.timestamp, r.offset)
+              for r in records if r.key is not None and len(r.key) > 5]
+    longer += [Record(r.topic, r.key, r.value + b"\x00", r.partition, r.headers, r.timestamp, r.offset)
+               for r in records if r.value is not None and len(r.value) > 5]
+    assert len(longer) > 50
+    accepted = assert_parity("ticdc-avro", options, registry, records)
+    assert accepted
+    assert assert_parity("ticdc-avro", options, registry, records + longer) == accepted

@@ -142,8 +142,12 @@ try:
     from fastavro._read import schemaless_reader as _compiled_reader
 except ImportError:  # pragma: no cover - a fastavro without its compiled reader
     _DIRECT = False
+    _read_data_c = None
 else:
     _DIRECT = _reader is _compiled_reader
+#: The compiled reader's body (None where it is missing), for `AvroChecker.check_fast`, which
+#: calls it as `decode` does.
+read_direct: Any = _read_data_c
 _OPTIONS: dict[str, Any] = {"return_record_name": False, "return_record_name_override": False,
                             "handle_unicode_errors": "strict", "return_named_type": False,
                             "return_named_type_override": False}
