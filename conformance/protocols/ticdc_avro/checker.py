@@ -155,7 +155,7 @@ class AvroChecker(CheckerBase):
             if kind.answers is not None:
                 version, variant = version
             if entity is None:
-                entity = kind.entity(record.topic, kd)
+                entity = kind.entity(kind.prefix, kd)
                 keys = kind.keys
                 if len(keys) >= fastpath.MAX_KEYS:
                     keys.clear()

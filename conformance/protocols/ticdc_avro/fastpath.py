@@ -34,7 +34,7 @@ from ...checks.compiled import Answer, Source, variant_expression, variant_plan
 from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from .checks.common import FAST
-from .delivery import emit_version, entity_function
+from .delivery import emit_version, entity_function, entity_prefix
 from .evidence import RecordEvidence, StreamEvidence
 
 #: Records of a kind the checks see before the kind is compiled: a capture of many short-lived
@@ -57,6 +57,7 @@ class FastKind:
     # writer schemas of key and value.
     accept: Callable[[dict[str, Any], dict[str, Any] | None], Any] | None = None
     entity: Callable[[str, dict[str, Any]], Any] = None  # type: ignore[assignment]
+    prefix: str = ""  # the entity's `delivery.entity_prefix` (the topic's)
     # Keys seen, decoded, with their entity: a row's key comes back with each of its changes.
     keys: dict[bytes, tuple[dict[str, Any], Any]] = field(default_factory=dict)
     plan: RecordPlan | None = None
@@ -117,6 +118,7 @@ def compile_kind(kind: FastKind, ev: RecordEvidence, plan: RecordPlan, stream: S
         kind.answers = answers
     kind.accept = src.build()
     kind.entity = entity_function([f.name for f in k.view.fields])
+    kind.prefix = entity_prefix(ev.record.topic)
     kind.plan = plan
     kind.stream = stream
     kind.key_schema = k.view.parsed
