@@ -426,3 +426,71 @@ def test_parts_with_bytes_left_over_go_to_the_checks() -> None:
     accepted = assert_parity("ticdc-avro", options, registry, records)
     assert accepted
     assert assert_parity("ticdc-avro", options, registry, records + longer) == accepted
+
+
+# -- per-field quick tests of YEAR, DECIMAL and BIT values ------------------------------------------
+
+def _field_of(fam: str, precision: int, width: int) -> Any:
+    from conformance.protocols.ticdc_avro.decoder import _field_view
+
+    inner: dict[str, Any] = {
+        "year": {"type": "int", "connect.parameters": {"tidb_type": "YEAR"}},
+        "decimal": {"type": "bytes", "logicalType": "decimal", "precision": precision, "scale": 0,
+                    "connect.parameters": {"tidb_type": "DECIMAL"}},
+        "bit": {"type": "bytes", "connect.parameters": {"tidb_type": "BIT", "length": str(width)}},
+    }[fam]
+    return _field_view({"name": "c", "type": ["null", inner]})
+
+
+def _quick_of(fam: str, f: Any, o: Any) -> Any:
+    from conformance.checks.compiled import Source
+    from conformance.protocols.ticdc_avro.checks.types import field_quick
+
+    src = Source("quick", ("v",))
+    expr = field_quick(fam, f, o, src, "v")
+    if expr is None:
+        return None
+    src.line(f"return {expr}")
+    return src.build()
+
+
+_FIELD_VALUES = st.one_of(
+    st.integers(-3, 3), st.integers(1895, 1905), st.integers(2150, 2160), st.booleans(), st.floats(),
+    st.binary(max_size=10), st.sampled_from([b"\x00", b"\x00\x01", b"\x80", b"\x7f\xff", b"\xff\xff", b"\x01" + b"\x00" * 8]),
+    st.integers(1, 40).flatmap(lambda n: st.sampled_from([
+        b"\x7f" + b"\xff" * (n - 1), b"\x80" + b"\x00" * (n - 1), b"\xff" * n, b"\x01" + b"\x00" * (n - 1)])),
+    st.text(max_size=3))
+
+
+@settings(max_examples=3000)
+@given(st.sampled_from(["year", "decimal", "bit"]), st.integers(1, 65), st.integers(1, 64), st.booleans(),
+       st.lists(_FIELD_VALUES, max_size=8))
+def test_field_quick_values_are_a_subset_of_what_the_rules_accept(fam: str, precision: int, width: int, padded: bool,
+                                                                 values: list[Any]) -> None:
+    from conformance.protocols.ticdc_avro.checks.types import _VALUE_RULES, field_plausibility
+    from conformance.protocols.ticdc_avro.spec import AvroOptions
+
+    o = AvroOptions.from_options({"bit-bytes": "padded"} if padded else {})
+    f = _field_of(fam, precision, width)
+    assert field_plausibility(fam, f, o) is None
+    quick = _quick_of(fam, f, o)
+    if quick is None:
+        return
+    for v in values:
+        if quick(v):
+            assert _VALUE_RULES[fam](f, v, o) is None, (fam, precision, width, v)
+
+
+def test_field_quick_values_take_the_common_values() -> None:
+    from conformance.protocols.ticdc_avro.spec import AvroOptions
+
+    o = AvroOptions.from_options({})
+    year = _quick_of("year", _field_of("year", 0, 0), o)
+    assert year(0) and year(1901) and year(2155) and not year(1900) and not year(2156) and not year(True)
+    dec = _quick_of("decimal", _field_of("decimal", 10, 0), o)
+    # 10 digits: 4 bytes hold at most 2^31 in magnitude (< 10^10), 5 bytes up to 2^39 (> 10^10).
+    assert dec(b"\x01") and dec(b"\x80\x00\x00\x00") and not dec(b"\x01\x00\x00\x00\x00") and not dec(b"")
+    assert _quick_of("decimal", _field_of("decimal", 2, 0), o) is None  # one byte already reaches 128
+    bit = _quick_of("bit", _field_of("bit", 0, 12), o)
+    assert bit(b"\x00") and bit(b"\x0f\xff") and not bit(b"\x1f\xff") and not bit(b"\x00\x01") and not bit(b"")
+    assert _quick_of("bit", _field_of("bit", 0, 12), AvroOptions.from_options({"bit-bytes": "padded"})) is None

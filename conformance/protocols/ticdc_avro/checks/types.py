@@ -387,6 +387,28 @@ def _no_value_problem(fam: str, o: spec.AvroOptions) -> bool:
     return fam == Family.BIGINT_UNSIGNED and not o.bigint_unsigned_string
 
 
+def field_quick(fam: str, f: FieldView, o: spec.AvroOptions, src: Source, v: str) -> str | None:
+    """An expression over the value `v` of field `f` (its schema plausible for `fam`) true only
+    where the family's value rule passes it, with what the rule reads off the field worked out
+    once; None for a family without one. YEAR: an int 0 or YEAR_MIN..YEAR_MAX; DECIMAL (precise):
+    non-empty bytes too short to reach 10^precision (L bytes of two's complement hold at most
+    2^(8L-1) in magnitude); BIT (minimal bytes): 1..8 bytes, no leading zero byte but for 0x00,
+    the value within the field's bit width."""
+    if fam == Family.YEAR:
+        return f"({v}.__class__ is int and ({v} == 0 or {mysql_text.YEAR_MIN} <= {v} <= {mysql_text.YEAR_MAX}))"
+    if fam == Family.DECIMAL and not o.decimal_string and isinstance(f.precision, int):
+        n = 0
+        while 2 ** (8 * (n + 1) - 1) < 10 ** f.precision:
+            n += 1
+        return f"({v}.__class__ is bytes and 0 < len({v}) <= {n})" if n else None
+    if fam == Family.BIT and not o.bit_padded:
+        width = int(f.params["length"])  # a plausible field's: digits, 1..64
+        from_bytes = src.const(int.from_bytes, "from_bytes")
+        return (f"({v}.__class__ is bytes and 0 < len({v}) <= 8 and ({v}[0] != 0 or len({v}) == 1)"
+                f" and not {from_bytes}({v}, 'big') >> {width})")
+    return None
+
+
 def memoised_rule(rule: Any, f: FieldView, o: spec.AvroOptions, quick: Any = None
                   ) -> tuple[Any, dict[Any, type]]:
     """`rule(f, v, o)` for one field, remembered per value (str, bytes or int: values of one
@@ -447,6 +469,8 @@ def _type_fast(fam: str) -> Any:
                 quick = f"({v}.__class__ is str and {m}({v}) is not None) or "
             elif fam in _QUICK_EXPR:
                 quick = "(" + _QUICK_EXPR[fam].format(v=v, isfinite=src.const(math.isfinite, "isfinite")) + ") or "
+            elif (expr := field_quick(fam, f, ev.o, src, v)) is not None:
+                quick = f"{expr} or "
             src.line(f"if {v} is not None and not ({quick}{known} or {src.const(judge, 'rule')}({v}) is None): "
                      "return None")
         return True
