@@ -10,13 +10,14 @@ digests, so that they cross process boundaries (Spark stages) cheaply and compar
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...checks.compiled import Source
 from ...checks.delivery import Version
 from ...model.events import Op, Workload
-from ..kit import Identified, VersionNumbers, digest, key_change_split, repr_digest
+from ..kit import DIGEST_SIZE, Identified, VersionNumbers, digest, key_change_split, repr_digest
 from . import spec, watermark
 from .decoder import SchemaResolver, decode_framed
 from .evidence import freeze
@@ -79,23 +80,30 @@ def identify(topic: str, key: bytes | None, value: bytes | None, resolver: Schem
     return entity, digest(("v", freeze(cols))), None
 
 
+def entity_prefix(topic: str) -> str:
+    """The start of the repr text of `identify`'s entity tuple for `topic`: what the functions of
+    `entity_function` take first (worked out once per kind, not per record)."""
+    return f"('e', {topic!r}, "
+
+
 def entity_function(key_names: list[str]) -> Any:
-    """`identify`'s entity of a record from its decoded key `kd` (which has exactly the fields
-    `key_names`, so `freeze` is those fields in sorted order), compiled once per set of names
-    (kinds of one table's key share it)."""
+    """`identify`'s entity of a record, `(entity_prefix(topic), kd)` -> digest, from its decoded
+    key `kd` (which has exactly the fields `key_names`, so `freeze` is those fields in sorted
+    order), compiled once per set of names (kinds of one table's key share it)."""
     return _entity_function(tuple(sorted(key_names)))
 
 
 @functools.lru_cache(maxsize=1024)
 def _entity_function(names: tuple[str, ...]) -> Any:
     """`digest(('e', topic, ((name, kd[name]), …)))`, with the tuple's repr written directly as
-    one f-string (a tuple's repr is its items' reprs joined by ", ", a one-item tuple's ends
-    with ","): the same text, hence the same digest, without building the tuples."""
-    src = Source("entity", ("topic", "kd"))
-    dig = src.const(repr_digest, "digest")
+    one f-string after the topic's prefix (a tuple's repr is its items' reprs joined by ", ", a
+    one-item tuple's ends with ","): the same text, hence the same digest, without building the
+    tuples; `kit.digest`'s hash called in place."""
+    src = Source("entity", ("prefix", "kd"))
+    b2 = src.const(hashlib.blake2b, "blake2b")
     pairs = [f"({{{src.const(repr(n), 'r')}}}, {{kd[{src.const(n, 'n')}]!r}})" for n in names]
     frozen = "(" + ", ".join(pairs) + ("," if len(pairs) == 1 else "") + ")"
-    src.line(f'return {dig}(f"(\'e\', {{topic!r}}, {frozen})")')
+    src.line(f'return {b2}((prefix + f"{frozen})").encode("utf-8"), digest_size={DIGEST_SIZE}).digest()')
     return src.build()
 
 

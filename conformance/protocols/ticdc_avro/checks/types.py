@@ -373,15 +373,51 @@ def quick_vector(text: str) -> bool:
     return values.quick_vector(text, values.quick_float32_text)
 
 
+#: Families whose quick test is a function call worth remembering (its values repeat): run by the
+#: memoised rule before the rule itself (`memoised_rule`'s `quick`).
 _QUICK_FN: dict[str, Any] = {Family.VECTOR: quick_vector}
 _MEMO_TYPES = frozenset({str, bytes, int})
 _MEMO_MAX = 4096
 
 
-def memoised_rule(rule: Any, f: FieldView, o: spec.AvroOptions) -> Any:
+def _no_value_problem(fam: str, o: spec.AvroOptions) -> bool:
+    """The family's value rule passes every value under these options (it judges nothing): no
+    line for it. BIGINT UNSIGNED in long mode (`_bigint_unsigned_value` reads only the string
+    mode)."""
+    return fam == Family.BIGINT_UNSIGNED and not o.bigint_unsigned_string
+
+
+def field_quick(fam: str, f: FieldView, o: spec.AvroOptions, src: Source, v: str) -> str | None:
+    """An expression over the value `v` of field `f` (its schema plausible for `fam`) true only
+    where the family's value rule passes it, with what the rule reads off the field worked out
+    once; None for a family without one. YEAR: an int 0 or YEAR_MIN..YEAR_MAX; DECIMAL (precise):
+    non-empty bytes too short to reach 10^precision (L bytes of two's complement hold at most
+    2^(8L-1) in magnitude); BIT (minimal bytes): 1..8 bytes, no leading zero byte but for 0x00,
+    the value within the field's bit width."""
+    if fam == Family.YEAR:
+        return f"({v}.__class__ is int and ({v} == 0 or {mysql_text.YEAR_MIN} <= {v} <= {mysql_text.YEAR_MAX}))"
+    if fam == Family.DECIMAL and not o.decimal_string and isinstance(f.precision, int):
+        n = 0
+        while 2 ** (8 * (n + 1) - 1) < 10 ** f.precision:
+            n += 1
+        return f"({v}.__class__ is bytes and 0 < len({v}) <= {n})" if n else None
+    if fam == Family.BIT and not o.bit_padded:
+        width = int(f.params["length"])  # a plausible field's: digits, 1..64
+        from_bytes = src.const(int.from_bytes, "from_bytes")
+        return (f"({v}.__class__ is bytes and 0 < len({v}) <= 8 and ({v}[0] != 0 or len({v}) == 1)"
+                f" and not {from_bytes}({v}, 'big') >> {width})")
+    return None
+
+
+def memoised_rule(rule: Any, f: FieldView, o: spec.AvroOptions, quick: Any = None
+                  ) -> tuple[Any, dict[Any, type]]:
     """`rule(f, v, o)` for one field, remembered per value (str, bytes or int: values of one
-    field repeat, and a rule is a function of the value alone)."""
+    field repeat, and a rule is a function of the value alone), and the values it passed, each
+    with its class: generated code tests `passed.get(v) is v.__class__` inline before calling
+    (the class test keeps `1` from answering for `True` or `1.0`). `quick`, if given, is tried
+    before the rule on a value not yet seen (a subset of what the rule passes)."""
     memo: dict[Any, str | None] = {}
+    passed: dict[Any, type] = {}
 
     def judge(v: Any) -> str | None:
         if v.__class__ not in _MEMO_TYPES:
@@ -390,13 +426,22 @@ def memoised_rule(rule: Any, f: FieldView, o: spec.AvroOptions) -> Any:
             return memo[v]
         except KeyError:
             pass
-        problem: str | None = rule(f, v, o)
+        problem: str | None = None if quick is not None and quick(v) else rule(f, v, o)
         if len(memo) >= _MEMO_MAX:
             memo.clear()
+            passed.clear()
         memo[v] = problem
+        if problem is None:
+            passed[v] = v.__class__
         return problem
 
-    return judge
+    return judge, passed
+
+
+def passed_expression(src: Source, passed: dict[Any, type], v: str) -> str:
+    """The inline test that `v` is a value `memoised_rule` passed (its `passed`): the same value
+    of the same class."""
+    return f"{src.const(passed, 'passed')}.get({v}) is {v}.__class__"
 
 
 def _type_fast(fam: str) -> Any:
@@ -412,20 +457,22 @@ def _type_fast(fam: str) -> Any:
         for part, _col, f in bindings:
             if field_plausibility(fam, f, ev.o) is not None:
                 return False
-            if value_rule is None:
+            if value_rule is None or _no_value_problem(fam, ev.o):
                 continue
             v = src.fresh("v")
             src.line(f"{v} = {'kd' if part == 'key' else 'vd'}.get({src.const(f.name, 'n')})")
-            judge = src.const(memoised_rule(value_rule, f, ev.o), "rule")
+            judge, passed = memoised_rule(value_rule, f, ev.o, _QUICK_FN.get(fam))
+            known = passed_expression(src, passed, v)
             quick = ""
             if fam in QUICK_TEXT:
                 m = src.const(QUICK_TEXT[fam].fullmatch, "quick")
                 quick = f"({v}.__class__ is str and {m}({v}) is not None) or "
-            elif fam in _QUICK_FN:
-                quick = f"{src.const(_QUICK_FN[fam], 'quick')}({v}) or "
             elif fam in _QUICK_EXPR:
                 quick = "(" + _QUICK_EXPR[fam].format(v=v, isfinite=src.const(math.isfinite, "isfinite")) + ") or "
-            src.line(f"if {v} is not None and not ({quick}{judge}({v}) is None): return None")
+            elif (expr := field_quick(fam, f, ev.o, src, v)) is not None:
+                quick = f"{expr} or "
+            src.line(f"if {v} is not None and not ({quick}{known} or {src.const(judge, 'rule')}({v}) is None): "
+                     "return None")
         return True
 
     return rule
