@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.checks.results import Tally
 from conformance.encoders.spi import Record
 from conformance.harness.capture import DeliveryLogs
 from conformance.harness.check import capture_tally, check_log, unnumbered
@@ -32,19 +33,26 @@ class _Registry:
         return []
 
 
+def _check(protocol: str, options: dict[str, str], topic: str, registry: _Registry) -> Tally:
+    """A capture check (and its delivery judgement) of three records whose key and value are
+    framed with schema id 7."""
+    suite = get_protocol(protocol)
+    resolved = suite.resolve_options(options)
+    tally = capture_tally(suite, "t")
+    framed = b"\x00\x00\x00\x00\x07\x02"
+    records = [Record(topic, framed, framed, 0, (), None, i) for i in range(3)]
+    logs = DeliveryLogs(suite.name, resolved, registry)
+    check_log(suite, resolved, registry, unnumbered(records), tally, delivery=logs)
+    logs.judge(tally)
+    return tally
+
+
 @pytest.mark.parametrize("name", sorted(DEEP))
 def test_a_schema_too_deep_to_read_is_a_finding(name: str) -> None:
     registry = _Registry(DEEP[name])
     view = decoder.SchemaResolver(registry).view(7)
     assert not isinstance(view, str) and view.error == decoder.TOO_DEEP
-    suite = get_protocol("debezium")
-    options = suite.resolve_options({"profile": "avro"})
-    tally = capture_tally(suite, "t")
-    framed = b"\x00\x00\x00\x00\x07\x02"
-    records = [Record("cdc.public.t", framed, framed, 0, (), None, i) for i in range(3)]
-    logs = DeliveryLogs(suite.name, options, registry)
-    check_log(suite, options, registry, unnumbered(records), tally, delivery=logs)
-    logs.judge(tally)
+    tally = _check("debezium", {"profile": "avro"}, "cdc.public.t", registry)
     framing = tally.checks["debezium.avro.framing"]
     assert framing.failed == 3
     assert any(decoder.TOO_DEEP in f.message for f in framing.failures.values())
@@ -57,15 +65,7 @@ def test_ticdc_avro_meets_a_schema_too_deep_to_read_with_findings(name: str) -> 
 
     text = DEEP.get(name) or ('{"type":"record","name":"r","fields":[{"name":"f","type":'
                               + '{"type":"array","items":' * 900 + '"int"' + "}" * 900 + "}]}")
-    registry = _Registry(text)
-    suite = get_protocol("ticdc-avro")
-    options = suite.resolve_options({"enable-tidb-extension": "true"})
-    tally = capture_tally(suite, "t")
-    framed = b"\x00\x00\x00\x00\x07\x02"
-    records = [Record("t", framed, framed, 0, (), None, i) for i in range(3)]
-    logs = DeliveryLogs(suite.name, options, registry)
-    check_log(suite, options, registry, unnumbered(records), tally, delivery=logs)
-    logs.judge(tally)
+    tally = _check("ticdc-avro", {"enable-tidb-extension": "true"}, "t", _Registry(text))
     assert "ticdc-avro.schema.valid-avro" in tally.failed_ids()
     assert not any(t.errored for t in tally)
     view = avro_decoder.schema_view(7, text)
