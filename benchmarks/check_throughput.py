@@ -490,7 +490,8 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
               **({"options": dict(_EXTRA_OPTIONS)} if _EXTRA_OPTIONS else {})}
     made = workdir / "generated.json"
     if args.reuse and made.exists() and (workdir / "records.jsonl").exists() \
-            and {k: v for k, v in json.loads(made.read_text()).items() if k in wanted} == wanted:
+            and {k: v for k, v in json.loads(made.read_text()).items() if k in wanted} == wanted \
+            and json.loads(made.read_text()).get("options", {}) == _EXTRA_OPTIONS:
         gen = json.loads(made.read_text())
         print(f"reusing the {protocol} records in {workdir} (generated earlier: same size, seed and shape)", flush=True)
     else:
