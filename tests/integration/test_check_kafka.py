@@ -181,6 +181,19 @@ def test_simple_live_topic_is_checked_per_topic(capsys, spark: bool, tmp_path: P
     assert res["ticdc-simple.order.ddl-barrier"]["outcome"] == "passed"
 
 
+def _failing_report(capsys, tmp_path: Path, args: list[str]) -> tuple:  # type: ignore[no-untyped-def,type-arg]
+    """`conformance check ARGS`, which must fail: its record count, every check's outcome, counts
+    and failure messages, and the run's notes, from its JSON report."""
+    code = main(["check", *args, "--report-json", str(tmp_path / "r.json")])
+    out, err = capsys.readouterr()
+    assert code == 1, out + err
+    data = json.loads((tmp_path / "r.json").read_text())
+    return (data["runs"][0]["records"],
+            sorted((r["check"], r["outcome"], json.dumps(r["counts"], sort_keys=True),
+                    sorted(f["message"] for f in r.get("failures", []))) for r in data["results"]),
+            json.dumps(data["runs"][0].get("notes")))
+
+
 def test_simple_spark_and_in_process_checks_agree_on_every_count(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A protocol checked per topic: Spark packs whole topics into tasks, each reading its topics
     and judging their delivery itself; the in-process check packs them too. Both give the same
@@ -206,15 +219,9 @@ def test_simple_spark_and_in_process_checks_agree_on_every_count(capsys, tmp_pat
         for extra, one_pack in ((["--no-spark"], False), ([], False), ([], True)):
             if one_pack:
                 monkeypatch.setattr(kafka_source, "default_pack", lambda ranges, cores: 10 ** 9)
-            code = main(["check", "--protocol", "ticdc-simple", "--kafka", f"kafka://{k.bootstrap.split(',')[0]}",
-                         "--topics", ",".join(topics), *extra, "--report-json", str(tmp_path / "r.json")])
-            out, err = capsys.readouterr()
-            assert code == 1, out + err
-            data = json.loads((tmp_path / "r.json").read_text())
-            results.append((data["runs"][0]["records"],
-                            sorted((r["check"], r["outcome"], json.dumps(r["counts"], sort_keys=True),
-                                    sorted(f["message"] for f in r.get("failures", [])))
-                                   for r in data["results"]), json.dumps(data["runs"][0].get("notes"))))
+            results.append(_failing_report(capsys, tmp_path, ["--protocol", "ticdc-simple", "--kafka",
+                                                              f"kafka://{k.bootstrap.split(',')[0]}",
+                                                              "--topics", ",".join(topics), *extra]))
     assert results[0] == results[1] == results[2]
     assert results[0][0] == 3 * len(stream) + 4
     assert any(c == "ticdc-simple.message.decodes" and o == "failed" for c, o, *_ in results[0][1]), results[0][1]
@@ -275,16 +282,10 @@ def test_debezium_avro_spark_and_in_process_checks_agree_on_every_count(capsys, 
         p.flush(10)
         results = []
         for extra in (["--no-spark"], []):
-            code = main(["check", "--protocol", "debezium", "--kafka", f"kafka://{k.bootstrap.split(',')[0]}",
-                         "--topics", ",".join(names), "--registry", reg.url, "--option", "profile=avro", *extra,
-                         "--report-json", str(tmp_path / "r.json")])
-            out, err = capsys.readouterr()
-            assert code == 1, out + err
-            data = json.loads((tmp_path / "r.json").read_text())
-            results.append((data["runs"][0]["records"],
-                            sorted((r["check"], r["outcome"], json.dumps(r["counts"], sort_keys=True),
-                                    sorted(f["message"] for f in r.get("failures", [])))
-                                   for r in data["results"]), json.dumps(data["runs"][0].get("notes"))))
+            results.append(_failing_report(capsys, tmp_path, ["--protocol", "debezium", "--kafka",
+                                                              f"kafka://{k.bootstrap.split(',')[0]}",
+                                                              "--topics", ",".join(names), "--registry", reg.url,
+                                                              "--option", "profile=avro", *extra]))
     assert results[0] == results[1]
     assert results[0][0] == sum(len(rs) for rs in topics.values()) + 3
     failed = {c for c, o, *_ in results[0][1] if o == "failed"}
