@@ -226,6 +226,11 @@ def loads_strict(text: str, *, constant: Callable[[str], Any] = _no_constant,
 
 # -- schema registries ------------------------------------------------------------------------------
 
+#: A registered schema that nests deeper than a checker's reading of it can follow (Python's
+#: recursion limit): the encoder's finding, not the suite's crash (the Avro protocols' decoders).
+SCHEMA_TOO_DEEP = "the registered schema nests deeper than this checker can read (Python's recursion limit)"
+
+
 def registry_unreachable(e: BaseException) -> bool:
     """The registry cannot answer (down, or refusing the suite's credentials): an
     infrastructure error to raise, not a finding about the encoder."""

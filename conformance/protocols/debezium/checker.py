@@ -175,6 +175,15 @@ def _avro_key_text(msg: Message) -> str | None:
     return json.dumps(k.payload, sort_keys=True) if k.ok else k.raw.hex()
 
 
+def log_key_text(o: DbzOptions, msg: Message, raw_key: bytes | None) -> str | None:
+    """A message's key as its topic's log keeps it (`Entry.key`): an Avro key as
+    `_avro_key_text` gives it; a JSON key the decoder parsed is not parsed again (`key_text_of`),
+    one it refused is shown as `key_text` shows it."""
+    if o.key_avro:
+        return _avro_key_text(msg)
+    return key_text_of(msg.key) if msg.key.ok else key_text(raw_key)
+
+
 class DebeziumChecker(CheckerBase):
     def __init__(self, checks: CheckRegistry, options: Mapping[str, str], tally: Tally, mode: CheckerMode, *,
                  topic_prefix: str = "", partitions: int | None = None, registry: Any = None,
@@ -206,11 +215,7 @@ class DebeziumChecker(CheckerBase):
         lg = st.logs.setdefault(record.partition or 0, [])
         offset = record.offset if record.offset is not None else len(lg)
         kind = "tombstone" if msg.tombstone else (msg.op or "other")
-        # A key the decoder parsed is not parsed again (`key_text_of`); one it refused is shown as
-        # `key_text` shows it.
-        text = (_avro_key_text(msg) if self.o.key_avro
-                else key_text_of(msg.key) if msg.key.ok else key_text(record.key))
-        lg.append(Entry(offset, kind, text))
+        lg.append(Entry(offset, kind, log_key_text(self.o, msg, record.key)))
         return ev
 
     # -- the fast path (fastpath.py) ------------------------------------------------------------
@@ -275,7 +280,7 @@ class DebeziumChecker(CheckerBase):
                 return False
             known = None if m.tombstone else self.fastpath.message_identity(
                 o, record.topic, record.key, record.value, m, kind.after_fields, kind.key_types)
-            text = _avro_key_text(m) if o.key_avro else key_text_of(m.key)  # as `evidence` writes it
+            text = log_key_text(o, m, record.key)  # as `evidence` writes it
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
             return False
         # The topic's log, as `evidence` keeps it.

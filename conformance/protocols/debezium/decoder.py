@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import exception_text
 from ..kit import CONSTANTS, DuplicateKey, loads_strict, registry_unreachable, strict_decoder
+from ..kit import SCHEMA_TOO_DEEP as TOO_DEEP
 from . import connect_avro
 
 
@@ -289,11 +290,6 @@ def _view_of(text: str) -> _View:
         v.connect = v.from_datum = None
         v.error = TOO_DEEP
     return v
-
-
-#: A registered schema that nests deeper than the checker's reading of it can follow (Python's
-#: recursion limit): the encoder's finding, not the suite's crash.
-TOO_DEEP = "the registered schema nests deeper than this checker can read (Python's recursion limit)"
 
 
 def _without_logical(a: Any) -> Any:

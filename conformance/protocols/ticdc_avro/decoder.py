@@ -18,6 +18,7 @@ from typing import Any
 import fastavro
 
 from ...errors import InfrastructureError, exception_text
+from ..kit import SCHEMA_TOO_DEEP as TOO_DEEP
 from ..kit import registry_not_found, registry_unreachable
 from .encoder import strip_logical_types
 from .spec import ALL_EXTENSION_FIELDS
@@ -149,11 +150,6 @@ def schema_view(schema_id: int, text: str) -> SchemaView:
     except Exception as e:  # noqa: BLE001 - the encoder registered something unparseable
         v.parse_error = f"{type(e).__name__}: {e}"
     return v
-
-
-#: A registered schema that nests deeper than the checker's reading of it can follow (Python's
-#: recursion limit): the encoder's finding, not the suite's crash.
-TOO_DEEP = "the registered schema nests deeper than this checker can read (Python's recursion limit)"
 
 
 class SchemaResolver:
