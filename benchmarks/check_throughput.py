@@ -489,10 +489,11 @@ def _run(args: argparse.Namespace, workdir: Path, cli: list[str]) -> int:
     wanted = {"records_asked": args.records, "seed": args.seed, "shape": args.shape, "protocol": protocol,
               **({"options": dict(_EXTRA_OPTIONS)} if _EXTRA_OPTIONS else {})}
     made = workdir / "generated.json"
-    if args.reuse and made.exists() and (workdir / "records.jsonl").exists() \
-            and {k: v for k, v in json.loads(made.read_text()).items() if k in wanted} == wanted \
-            and json.loads(made.read_text()).get("options", {}) == _EXTRA_OPTIONS:
-        gen = json.loads(made.read_text())
+    earlier = json.loads(made.read_text()) if args.reuse and made.exists() else None
+    if earlier is not None and (workdir / "records.jsonl").exists() \
+            and {k: v for k, v in earlier.items() if k in wanted} == wanted \
+            and earlier.get("options", {}) == _EXTRA_OPTIONS:
+        gen = earlier
         print(f"reusing the {protocol} records in {workdir} (generated earlier: same size, seed and shape)", flush=True)
     else:
         print(f"generating >= {args.records} {protocol} reference records in {workdir} …", flush=True)
