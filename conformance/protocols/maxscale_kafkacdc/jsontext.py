@@ -13,10 +13,11 @@ DECIMAL values), integers as `int`. Nothing here raises on bad input: `read` say
 from __future__ import annotations
 
 import decimal
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ...model.values import render_json
 from ..kit import DuplicateKey, loads_strict
@@ -73,13 +74,14 @@ def read(raw: bytes | None) -> Parsed:
     return Parsed(obj, None, text)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-# The strict parse's reader without its duplicate-key hook: the C scanner builds every object
-# itself (no list of pairs, no Python call per object), numbers and constants as `read` has them.
-_scan = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=decimal.Decimal).scan_once  # type: ignore[attr-defined]
+# The fast parse (`parse_compact`): msgspec's JSON decoder, exact decimals by its float hook (the
+# text of every number with a fraction or exponent, as `parse_float` gets it). It reads what the
+# standard library reads alike (keys in order, strings, integers of any size up to the stdlib's
+# digit limit, `Decimal`s from the same text) and refuses some of what it reads (lone surrogates;
+# `parse_compact` then asks the strict parse); it keeps the last of a key given twice, which the
+# count of key tokens below catches. Held to the strict parse by tests/unit/test_fast_paths_maxscale.py.
+_decode = msgspec.json.Decoder(float_hook=decimal.Decimal).decode
+_Refused = msgspec.MsgspecError
 
 
 def parse_object(text: str) -> Any:
@@ -101,17 +103,17 @@ def parse_compact(text: str) -> Any:
     is one object of `len(obj)` distinct keys, each from at least one key token; so where the
     text holds exactly `len(obj)` `":`, it has exactly `len(obj)` key tokens: no key twice, and
     no key in a nested object (nowhere the strict parse could find a key twice). Every other text
-    (whitespace before a colon, more `":`, a parse that does not end the text, a value that is no
+    (whitespace before a colon, more `":`, a text the fast decoder refuses, a value that is no
     object) goes through the strict parse."""
     if "\t" in text or "\n" in text or "\r" in text:
         return None
     if " :" in text:
         return loads_strict(text, parse_float=decimal.Decimal)
     try:
-        obj, end = _scan(text, 0)
-    except StopIteration:
-        return loads_strict(text, parse_float=decimal.Decimal)  # raises, as `read` does
-    if end != len(text) or obj.__class__ is not dict or text.count('":') != len(obj):
+        obj = _decode(text)
+    except _Refused:
+        return loads_strict(text, parse_float=decimal.Decimal)  # raises, as `read` does, or reads it
+    if obj.__class__ is not dict or text.count('":') != len(obj):
         return loads_strict(text, parse_float=decimal.Decimal)
     return obj
 
