@@ -255,16 +255,27 @@ def kind_answers(specs: list[CheckSpec], ev: Any, known: Callable[[str], bool]) 
     one `NotApplicable`)."""
     out: list[tuple[str, str | None]] = []
     for s in specs:
-        if not known(s.id):
+        sid = s.id
+        if not known(sid):
             return None
+        # `s.run(ev)` (or the gate's answer) with its two commonest answers taken as they come:
+        # None (passed) and one NotApplicable; a Failure raised ends it as a failed check would.
         try:
-            na = s.gate(ev) if s.gate is not None else None
-            items = [na] if na is not None else list(s.run(ev))
-        except Exception:  # noqa: BLE001 - the checks report it, on every record of the kind
+            res = s.gate(ev) if s.gate is not None else None
+            if res is None:
+                res = s.fn(ev)
+                if res is None:
+                    out.append((sid, None))
+                    continue
+            if res.__class__ is NotApplicable:
+                out.append((sid, res.reason))
+                continue
+            items = s.normalise(res)
+        except Exception:  # noqa: BLE001 - a Failure raised, or the checks report it, on every record of the kind
             return None
         nas = [i for i in items if isinstance(i, NotApplicable)]
         if len(nas) < len(items):
             return None
-        out.append((s.id, nas[0].reason if nas else None))
+        out.append((sid, nas[0].reason if nas else None))
     return out
 
