@@ -335,5 +335,21 @@ def rematch(kind: FastKind, announced: dict[Any, Any], generation: int) -> None:
         kind.match = None
     elif ts is not kind.announced:
         names = handle_key_names(ts, kind.row_keys)
-        kind.match = delivery.matcher(names, kind.typ) if names is not None else None
+        kind.match = _matcher(names, kind.typ) if names is not None else None
     kind.announced = ts
+
+
+#: `delivery.matcher` of each (handle key names, DML type) met: a schema announced again (a
+#: BOOTSTRAP's, every interval) gives its kinds the match they had (`rematch`).
+_MATCHERS: dict[tuple[tuple[str, ...], str], Callable[[dict[str, Any], int], bytes]] = {}
+
+
+def _matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes]:
+    """`delivery.matcher(names, typ)`, one for each (names, typ): it depends on nothing else."""
+    key = (tuple(names), typ)
+    got = _MATCHERS.get(key)
+    if got is None:
+        if len(_MATCHERS) >= MAX_KINDS:
+            _MATCHERS.clear()
+        got = _MATCHERS[key] = delivery.matcher(names, typ)
+    return got
