@@ -186,10 +186,67 @@ _U32 = struct.Struct("<I")
 _ELEMENT = re.compile(r"-?(0|[1-9][0-9]*)(?:\.([0-9]*[1-9]))?")
 
 
+# The same two tests, without formatting or parsing a decimal, where float arithmetic with a
+# margin settles them (`quick_float32_text`; `_quick_float32_exact` decides the rest): for p of k
+# >= 2 digits, p = S * 10^t (S its k significant digits), y = float(p) (|p - y| <= y * 2^-53) and
+# x = float32(y), a normal float32 (1e-37 < y < 1e37) with exact neighbours (`_F32`, `_U32`), so
+# that d = |y - x| is exact (Sterbenz: x and y are within a factor 2):
+#   (1) if d + y * 1e-15 < 0.4999999 * 10^t, then |p - x| < 10^t / 2: p is the one k-digit decimal
+#       closest to x (p >= 10^exp + 10^t, so the k-digit decimals of the decade below, and of the
+#       decade above from 10^(exp+1) on, are further than 10^t / 2 from x), which is what `.{k-1}e`
+#       prints;
+#   (2) `float(lower) < lo` holds if the exact lower is below the double before lo, which it is
+#       where lower * 10^(t+1) computed in doubles (two roundings of 2^-53, 10^n read correctly
+#       rounded: `_P10`) times (1 + 1e-14) is below lo * (1 - 1e-14); the same for upper, above hi.
+# Where a margin is not met the exact test decides: this one accepts exactly what it accepts.
+_P10 = [float(f"1e{n}") for n in range(-64, 65)]  # 10^n correctly rounded, at n + 64
+
+
 def quick_float32_text(p: str) -> bool:
     """`parse_vector` surely accepts the element `p` (Go's shortest float32 'f' text): what
     `model.values.quick_float_text` takes (up to 6 digits of a normal float32), and the texts of
-    up to 9 digits that pass the two tests above (any finite float32 but zero)."""
+    up to 9 digits that pass the two tests above (any finite float32 but zero). The tests by
+    float arithmetic where its margin holds, else by `_quick_float32_exact` (the same answer)."""
+    m = _ELEMENT.fullmatch(p)
+    if m is None:
+        return False
+    whole, frac = m.groups("")
+    if whole != "0":
+        exp = len(whole) - 1
+        sig = (whole + frac).rstrip("0")
+    elif frac:
+        sig = frac.lstrip("0")
+        exp = len(sig) - len(frac) - 1
+    else:
+        return p == "0"  # "-0" goes to the rule
+    k = len(sig)
+    if k > 9:
+        return False
+    y = float(p)
+    if y < 0:
+        y = -y
+    if k <= 6 and 1e-30 < y < 1e30:
+        return True  # `quick_float_text`: a normal float32's digits, at most FLT_DIG of them
+    if k >= 2 and 1e-37 < y < 1e37:
+        x: float = _F32.unpack(_F32.pack(y))[0]
+        d = y - x
+        if d < 0:
+            d = -d
+        t = exp - k + 65  # 10^t at _P10[t]
+        if d + y * 1e-15 < 0.4999999 * _P10[t]:  # (1)
+            bits = _U32.unpack(_F32.pack(x))[0]
+            lo = (x + _F32.unpack(_U32.pack(bits - 1))[0]) / 2
+            hi = (x + _F32.unpack(_U32.pack(bits + 1))[0]) / 2
+            w = _P10[t + 1]
+            lower = int(sig[:-1])
+            if lower * w * (1 + 1e-14) < lo * (1 - 1e-14) and (lower + 1) * w * (1 - 1e-14) > hi * (1 + 1e-14):
+                return True  # (2)
+    return _quick_float32_exact(p)
+
+
+def _quick_float32_exact(p: str) -> bool:
+    """`quick_float32_text`'s answer, by the two tests as written above (formatting x to k
+    digits, reading the shorter decimals back)."""
     m = _ELEMENT.fullmatch(p)
     if m is None:
         return False

@@ -743,6 +743,10 @@ def test_simple_replay_digest_is_repr_equality(a: Any, b: Any, data: Any) -> Non
         == (repr(a) == repr(b))
     assert replay_digest(7, "UPDATE", "d", "t", {"c": "x"}, a) \
         == hash((7, "UPDATE", "d", "t", frozen({"c": "x"}), frozen(a)))
+    if isinstance(a, dict):  # the fast path's digest of a row object (`frozen_object`, with the kind's keys)
+        from conformance.protocols.ticdc_simple.checker import frozen_object
+
+        assert frozen_object(a, tuple(a)) == frozen(a), a
 
 
 _LOOKALIKES = [1, True, 1.0, "1", [1], (1,), ("r", "1"), 0, False, 0.0, -0.0, None, "None", float("nan"), {}, (), []]
@@ -830,6 +834,11 @@ def test_simple_log_entry_indexes_are_the_entry_fields() -> None:
     assert len(simple_checker.Entry._fields) == 10
 
 
+def _bound(fn: Any) -> dict[str, Any]:
+    """The constants a kind's function reads (`fastpath._factory` binds them as free variables)."""
+    return dict(zip(fn.__code__.co_freevars, [c.cell_contents for c in fn.__closure__], strict=True))
+
+
 def test_simple_kinds_of_one_layout_bind_their_own_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     """A kind whose layout an earlier kind wrote (`fastpath._LAYOUTS`) gets the function a kind
     compiled alone gets: the same text, every constant the same (its columns' names and value
@@ -854,11 +863,10 @@ def test_simple_kinds_of_one_layout_bind_their_own_columns(monkeypatch: pytest.M
             fastpath._LAYOUTS.update(saved)
         assert alone.accept is not None
         assert kind.accept.__source__ == alone.accept.__source__  # type: ignore[attr-defined]
-        got, want = kind.accept.__globals__, alone.accept.__globals__
-        assert got.keys() == want.keys()
+        got, want = _bound(kind.accept), _bound(alone.accept)
+        assert got.keys() == want.keys() and got
         for name in got:
-            if name not in ("accept", "__builtins__"):
-                assert got[name] is want[name] or (got[name].__class__ is str and got[name] == want[name]), name
+            assert got[name] is want[name] or (got[name].__class__ is str and got[name] == want[name]), name
         shared["kinds"] += 1
         # A kind of a layout met before whose column names and tests are not all the first's.
         earlier = first.setdefault(kind.accept.__source__, got)

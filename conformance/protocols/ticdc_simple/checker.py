@@ -309,8 +309,9 @@ class SimpleChecker(CheckerBase):
         if kind.plain:
             digest = hash((cts, typ, db, table, (dk, tuple(d.values())) if dk is not None else frozen(d),
                            (ok, tuple(o.values())) if ok is not None else frozen(o)))
-        else:
-            digest = hash((cts, typ, db, table, frozen(d), frozen(o)))
+        else:  # `frozen` of an object, with the kind key's tuple of its keys (`frozen_object`)
+            digest = hash((cts, typ, db, table, frozen_object(d, dk) if dk is not None else frozen(d),
+                           frozen_object(o, ok) if ok is not None else frozen(o)))
         seen = lg.seen_dml
         if digest in seen:
             return False  # a replay: its evidence has no schema (the checks judge it)
@@ -425,6 +426,13 @@ def frozen(v: Any) -> Any:
             return (tuple(v), tuple(v.values()))
         return (tuple(v), tuple(map(frozen, v.values())))
     return ("r", repr(v))
+
+
+def frozen_object(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """`frozen(obj)` of an object whose keys, in order, are `keys`: its values frozen, a string
+    or null taken as it is without a call (`frozen` only for another value, e.g. a TIMESTAMP's
+    object)."""
+    return (keys, tuple([v if v is None or v.__class__ is str else frozen(v) for v in obj.values()]))
 
 
 def spec_type(op: Op) -> str:

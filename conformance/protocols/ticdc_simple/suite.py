@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...checks.results import Tally
 from ...encoders.spi import EncoderInfo, EncoderKind, Record
-from ...encoders.tool import FieldIds, ToolRecord
 from ...model.events import Ddl, Event, Transaction, Watermark, Workload
 from ...model.table import Table
 from ...model.types import TIDB_KINDS
 from ..base import Capabilities, CheckerMode, Identify, ProtocolSuite
-from ..mutants import MutantSpec
 from . import delivery, fastpath, spec
 from .checker import SimpleChecker
 from .checks import CHECKS
 from .decoder import decode, integer, schema_key, table_schema_of
-from .encoder import TiCDCSimpleEncoder
+
+if TYPE_CHECKING:  # imported where used: a `conformance check` needs neither the encoder nor the tool records
+    from ...encoders.tool import FieldIds, ToolRecord
+    from ..mutants import MutantSpec
 
 
 class TiCDCSimpleSuite(ProtocolSuite):
@@ -25,6 +26,8 @@ class TiCDCSimpleSuite(ProtocolSuite):
         return spec.combination_problems(spec.SimpleOptions.from_options(options))
 
     def reference(self) -> EncoderInfo:
+        from .encoder import TiCDCSimpleEncoder
+
         return EncoderInfo(f"{self.name}/reference", self.name, EncoderKind.REFERENCE, TiCDCSimpleEncoder,
                            "Reference encoder, as pingcap/tiflow emits Simple (spec/notes/ticdc.md §2).")
 
@@ -60,6 +63,8 @@ class TiCDCSimpleSuite(ProtocolSuite):
         """A DML: its table and commitTs (the transaction's); a DDL: the table it made and its own
         commitTs; a BOOTSTRAP goes with what follows it in its partition; a WATERMARK is made on
         TiCDC's own schedule."""
+        from ...encoders.tool import ToolRecord
+
         o = spec.SimpleOptions.from_options(options)
         m = decode(record.value, o.compression, o.avro)
         if not m.ok:
@@ -86,6 +91,8 @@ class TiCDCSimpleSuite(ProtocolSuite):
                   ) -> FieldIds:
         """The commit ts TiDB gave the transaction or DDL, a DDL's statement as TiDB recorded it,
         and each table version's tableID and schemaVersion (TiDB's UpdateTS)."""
+        from ...encoders.tool import FieldIds
+
         o = spec.SimpleOptions.from_options(options)
         msgs = [m for m in (decode(r.value, o.compression, o.avro) for r in records) if m.ok]
         tables: list[tuple[Table, dict[str, Any]]] = []
