@@ -213,3 +213,28 @@ def run_info(info: Any, workloads: list[Workload], options: Mapping[str, str] | 
 def counts(tally: Tally) -> dict[str, tuple[Any, ...]]:
     """Per-check outcome counts: what two runs must agree on to give the same verdicts."""
     return {t.id: (t.outcome.value, t.passed, t.failed, t.errored, t.not_applicable, t.skipped) for t in tally}
+
+
+def positional(text: str) -> str:
+    """A number's text without exponent, and without trailing fraction zeros."""
+    import decimal
+
+    out = format(decimal.Decimal(text), "f")
+    return out.rstrip("0").rstrip(".") if "." in out else out
+
+
+def float32_texts_near(x: float) -> list[str]:
+    """Texts of the float32 x at every rounding (too short, exact, too long), positional at any
+    magnitude, their last digit moved by one, a fixed-point text of each precision, and the
+    float32's own text (Go's shortest 'f')."""
+    from conformance.model.values import go_format_float
+
+    out = [go_format_float(x, 32, "f")]
+    for q in range(0, 11):
+        out.append(f"{x:.{q}f}")
+        text = positional(f"{x:.{q}e}")
+        out.append(text)
+        if text[-1] not in "09":
+            out.append(text[:-1] + str(int(text[-1]) + 1))
+            out.append(text[:-1] + str(int(text[-1]) - 1))
+    return out

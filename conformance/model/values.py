@@ -202,11 +202,10 @@ _ELEMENT = re.compile(r"-?(0|[1-9][0-9]*)(?:\.([0-9]*[1-9]))?")
 _P10 = [float(f"1e{n}") for n in range(-64, 65)]  # 10^n correctly rounded, at n + 64
 
 
-def quick_float32_text(p: str) -> bool:
-    """`parse_vector` surely accepts the element `p` (Go's shortest float32 'f' text): what
-    `model.values.quick_float_text` takes (up to 6 digits of a normal float32), and the texts of
-    up to 9 digits that pass the two tests above (any finite float32 but zero). The tests by
-    float arithmetic where its margin holds, else by `_quick_float32_exact` (the same answer)."""
+def _element_digits(p: str) -> tuple[str, int, float] | bool:
+    """The element `p`'s significant digits, the decimal exponent of the first and its magnitude
+    (a float), for the two tests below; or `quick_float32_text`'s answer where the text alone
+    gives it (not an element, zero, more than 9 digits, or `quick_float_text`'s)."""
     m = _ELEMENT.fullmatch(p)
     if m is None:
         return False
@@ -227,6 +226,19 @@ def quick_float32_text(p: str) -> bool:
         y = -y
     if k <= 6 and 1e-30 < y < 1e30:
         return True  # `quick_float_text`: a normal float32's digits, at most FLT_DIG of them
+    return sig, exp, y
+
+
+def quick_float32_text(p: str) -> bool:
+    """`parse_vector` surely accepts the element `p` (Go's shortest float32 'f' text): what
+    `model.values.quick_float_text` takes (up to 6 digits of a normal float32), and the texts of
+    up to 9 digits that pass the two tests above (any finite float32 but zero). The tests by
+    float arithmetic where its margin holds, else by `_quick_float32_exact` (the same answer)."""
+    got = _element_digits(p)
+    if isinstance(got, bool):
+        return got
+    sig, exp, y = got
+    k = len(sig)
     if k >= 2 and 1e-37 < y < 1e37:
         x: float = _F32.unpack(_F32.pack(y))[0]
         d = y - x
@@ -247,26 +259,11 @@ def quick_float32_text(p: str) -> bool:
 def _quick_float32_exact(p: str) -> bool:
     """`quick_float32_text`'s answer, by the two tests as written above (formatting x to k
     digits, reading the shorter decimals back)."""
-    m = _ELEMENT.fullmatch(p)
-    if m is None:
-        return False
-    whole, frac = m.groups("")
-    if whole != "0":
-        exp = len(whole) - 1
-        sig = (whole + frac).rstrip("0")
-    elif frac:
-        sig = frac.lstrip("0")
-        exp = len(sig) - len(frac) - 1
-    else:
-        return p == "0"  # "-0" goes to the rule
+    got = _element_digits(p)
+    if isinstance(got, bool):
+        return got
+    sig, exp, y = got
     k = len(sig)
-    if k > 9:
-        return False
-    y = float(p)
-    if y < 0:
-        y = -y
-    if k <= 6 and 1e-30 < y < 1e30:
-        return True  # `quick_float_text`: a normal float32's digits, at most FLT_DIG of them
     try:
         x: float = _F32.unpack(_F32.pack(y))[0]
     except OverflowError:  # beyond float32: the rule says so

@@ -14,7 +14,6 @@ the reference, every in-memory mutant, damaged records and generated workloads).
 
 from __future__ import annotations
 
-import decimal
 import io
 import json
 import random
@@ -22,6 +21,7 @@ import struct
 from typing import Any
 
 import fastavro
+from helpers import float32_texts_near
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -47,25 +47,8 @@ def _float32s() -> st.SearchStrategy[float]:
     return st.one_of(bits, powers).filter(lambda x: x == x and abs(x) != float("inf"))
 
 
-def _positional(text: str) -> str:
-    """A number's text without exponent, and without trailing fraction zeros."""
-    out = format(decimal.Decimal(text), "f")
-    return out.rstrip("0").rstrip(".") if "." in out else out
-
-
 def _near(x: float) -> list[str]:
-    """Texts of x at every rounding (too short, exact, too long), positional at any magnitude,
-    their last digit moved by one, a fixed-point text of each precision, and the float32's own
-    text."""
-    out = [go_format_float(x, 32, "f")]
-    for q in range(0, 11):
-        out.append(f"{x:.{q}f}")
-        text = _positional(f"{x:.{q}e}")
-        out.append(text)
-        if text[-1] not in "09":
-            out.append(text[:-1] + str(int(text[-1]) + 1))
-            out.append(text[:-1] + str(int(text[-1]) - 1))
-    return out
+    return float32_texts_near(x)
 
 
 @settings(max_examples=3000)

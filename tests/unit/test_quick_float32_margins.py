@@ -9,15 +9,15 @@ itself by tests/unit/test_fast_paths_avro.py."""
 
 from __future__ import annotations
 
-import decimal
 import struct
 
 import pytest
+from helpers import float32_texts_near
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conformance.model import values
-from conformance.model.values import _quick_float32_exact, go_format_float, quick_float32_text
+from conformance.model.values import _quick_float32_exact, quick_float32_text
 
 
 def _float32s() -> st.SearchStrategy[float]:
@@ -31,22 +31,10 @@ def _float32s() -> st.SearchStrategy[float]:
     return st.one_of(bits, normal, powers).filter(lambda x: x == x and abs(x) != float("inf"))
 
 
-def _positional(text: str) -> str:
-    out = format(decimal.Decimal(text), "f")
-    return out.rstrip("0").rstrip(".") if "." in out else out
-
-
 def _near(x: float) -> list[str]:
     """x's own text; its texts at every rounding of 1 to 11 digits, positional; those with the
     last digit moved by one; a fixed-point text of each precision; all also negated."""
-    out = [go_format_float(x, 32, "f")]
-    for q in range(0, 11):
-        out.append(f"{x:.{q}f}")
-        text = _positional(f"{x:.{q}e}")
-        out.append(text)
-        if text[-1] not in "09":
-            out.append(text[:-1] + str(int(text[-1]) + 1))
-            out.append(text[:-1] + str(int(text[-1]) - 1))
+    out = float32_texts_near(x)
     return out + ["-" + t for t in out if not t.startswith("-")]
 
 
