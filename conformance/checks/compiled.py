@@ -32,7 +32,6 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import CodeType
 from typing import Any
 
 from .registry import CheckRegistry, CheckSpec, NotApplicable
@@ -63,7 +62,7 @@ def forced(on: bool) -> Iterator[None]:
 
 class Source:
     """The source of one generated function: its lines, and the constants it names (schema-level
-    objects the rules bind, e.g. a field's value rule), which become its globals."""
+    objects the rules bind, e.g. a field's value rule), which `build` binds as its free variables."""
 
     def __init__(self, name: str, args: tuple[str, ...]) -> None:
         self.name = name
@@ -120,22 +119,31 @@ class Source:
         return "\n".join(self.lines) + "\n"
 
     def build(self) -> Callable[..., Any]:
-        """Compile (once per distinct text: kinds alike share the code) and bind the constants."""
+        """The function, its constants bound. Its text is compiled once per distinct text and set
+        of constant names (kinds alike share the code), as the inner function of a factory that
+        takes the constants and returns it: a kind's function costs one call of its text's
+        factory, its constants read as free variables."""
         text = self.text
-        code = _CODE.get(text)
-        if code is None:
-            if len(_CODE) >= _CODE_MAX:
-                _CODE.clear()
-            code = _CODE[text] = compile(text, f"<fast path {self.name}>", "exec")
-        namespace: dict[str, Any] = dict(self.consts)
-        exec(code, namespace)  # noqa: S102 - our own generated source, from schema-level data only
-        fn: Callable[..., Any] = namespace[self.name]
+        names = tuple(sorted(self.consts))
+        make = _MAKERS.get((text, names))
+        if make is None:
+            if len(_MAKERS) >= _MAKERS_MAX:
+                _MAKERS.clear()
+            body = "".join("    " + line + "\n" for line in self.lines)
+            namespace: dict[str, Any] = {}
+            factory = f"def _make({', '.join(names)}):\n{body}    return {self.name}\n"
+            # Our own generated source, from schema-level data only.
+            exec(compile(factory, f"<fast path {self.name}>", "exec"), namespace)  # noqa: S102
+            make = _MAKERS[(text, names)] = namespace["_make"]
+        consts = self.consts
+        fn: Callable[..., Any] = make(*[consts[n] for n in names])
         fn.__source__ = text  # type: ignore[attr-defined]  # for a reader who wants to see it
         return fn
 
 
-_CODE: dict[str, CodeType] = {}
-_CODE_MAX = 4096
+#: The factory of each (text, constant names) built (`Source.build`).
+_MAKERS: dict[tuple[str, tuple[str, ...]], Callable[..., Any]] = {}
+_MAKERS_MAX = 4096
 
 @dataclass(frozen=True, slots=True)
 class Seen:

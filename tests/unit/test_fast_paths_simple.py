@@ -835,7 +835,7 @@ def test_simple_log_entry_indexes_are_the_entry_fields() -> None:
 
 
 def _bound(fn: Any) -> dict[str, Any]:
-    """The constants a kind's function reads (`fastpath._factory` binds them as free variables)."""
+    """The constants a kind's function reads (`Source.build` binds them as free variables)."""
     return dict(zip(fn.__code__.co_freevars, [c.cell_contents for c in fn.__closure__], strict=True))
 
 

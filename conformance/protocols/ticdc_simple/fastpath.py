@@ -176,17 +176,16 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     if cached is None:
         if len(_LAYOUTS) >= MAX_KINDS:
             _LAYOUTS.clear()
-        layout_src, slots = _source(kind_key[4], False, kind_key[5], kind_key[6], ev.o.max_message_bytes, tests)
-        cached = _LAYOUTS[layout] = (layout_src, slots, *_factory(layout_src))
-    consts = dict(cached[0].consts)
+        cached = _LAYOUTS[layout] = _source(kind_key[4], False, kind_key[5], kind_key[6], ev.o.max_message_bytes, tests)
+    src = Source("accept", ("obj", "key", "value"))
+    src.lines = cached[0].lines
+    src.consts = dict(cached[0].consts)
     for (n, known, miss, ok), (name, test) in zip(cached[1], tests, strict=True):
-        consts[n] = name
-        consts[known] = test.known  # type: ignore[attr-defined]
-        consts[miss] = test.miss  # type: ignore[attr-defined]
-        consts[ok] = test
-    make, names, text = cached[2], cached[3], cached[4]
-    kind.accept = accept = make(*[consts[n] for n in names])
-    accept.__source__ = text  # as `Source.build` gives it
+        src.consts[n] = name
+        src.consts[known] = test.known  # type: ignore[attr-defined]
+        src.consts[miss] = test.miss  # type: ignore[attr-defined]
+        src.consts[ok] = test
+    kind.accept = src.build()
     kind.plan.fixed = got
     kind.plain = plain
     # What the checker's log entry of every record of the kind takes from the kind (`check_fast`).
@@ -204,24 +203,9 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
 
 
 #: A DML layout's function source (its text, and its constants as the first kind of the layout bound
-#: them), each column's constant names (name, memo, miss answer, test), and the layout's factory
-#: (`_factory`), by (top-level keys, data and old column counts or None, max-message-bytes):
-#: `compile_kind`.
-_LAYOUTS: dict[tuple[Any, ...], tuple[Source, list[tuple[str, str, str, str]], Callable[..., Any], list[str], str]] = {}
-
-
-def _factory(src: Source) -> tuple[Callable[..., Any], list[str], str]:
-    """The layout's function compiled once, as the inner function of a factory that takes its
-    constants (by the order of the names returned) and returns it, their values bound as free
-    variables where `Source.build` binds them as globals (an `exec` for every kind); with the
-    function's own text (`Source.text`, which `Source.build` gives its function as `__source__`)."""
-    names = sorted(src.consts)
-    text = src.text
-    inner = "".join("    " + line + "\n" for line in src.lines)
-    namespace: dict[str, Any] = {}
-    exec(compile(f"def make({', '.join(names)}):\n{inner}    return {src.name}\n",  # noqa: S102 - our own
-                 f"<fast path {src.name}>", "exec"), namespace)
-    return namespace["make"], names, text
+#: them) and each column's constant names (name, memo, miss answer, test), by (top-level keys, data
+#: and old column counts or None, max-message-bytes): `compile_kind`.
+_LAYOUTS: dict[tuple[Any, ...], tuple[Source, list[tuple[str, str, str, str]]]] = {}
 
 
 def _source(keys: tuple[str, ...], watermark: bool, data: tuple[str, ...] | None, old: tuple[str, ...] | None,
