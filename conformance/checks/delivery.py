@@ -404,35 +404,46 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
         scope_max: dict[Hashable, tuple[int, int]] = {}  # scope -> (largest first-seen commit ts, its offset)
         key_max: dict[Hashable, tuple[int, int]] = {}  # entity -> (largest first-seen commit ts, its offset)
         first_at: dict[Hashable, int] = {}  # entity -> offset of its first message in this partition
+        # The partition's scope (`ts_scope` "partition"): its largest first-seen commit ts and that
+        # message's offset, in two locals (`scope_max` keeps the entities' where the scope is each).
+        part_ts: int | None = None
+        part_offset = 0
+        unattributed = delivered = duplicates = with_ts = 0
         for _t, _p, offset, entity, match, ts, fingerprint in entries:
             if entity is None:
-                rep.unattributed += 1
+                unattributed += 1
                 continue
-            if entity not in first_at:
-                first_at[entity] = offset
+            first_at.setdefault(entity, offset)
             if ts is None:
                 # Without a commit ts the same content may well be a new version (a key deleted
                 # again: the same tombstone): neither de-duplicated nor ordered.
-                rep.delivered += 1
+                delivered += 1
                 continue
             # A message whose version cannot be read (match None) is told apart by its bytes.
             ident: tuple[Hashable, ...] = ((entity, match) if match is not None
                                            else (entity, None, fingerprint or offset))
-            n = copies.get(ident, 0)
-            copies[ident] = n + 1
-            if n:
-                rep.duplicates += 1  # a replayed copy: allowed, and never judged as a reorder
+            n = copies.get(ident)
+            if n is not None:
+                copies[ident] = n + 1
+                duplicates += 1  # a replayed copy: allowed, and never judged as a reorder
                 continue
-            rep.delivered += 1
-            rep.with_ts += 1
-            scope = entity if per_entity else None
-            top = scope_max.get(scope)
-            if top is not None and ts < top[0]:
+            copies[ident] = 1
+            delivered += 1
+            with_ts += 1
+            if per_entity:
+                top = scope_max.get(entity)
+                if top is not None and ts < top[0]:
+                    rep.findings.append(Finding(Anomaly.COMMIT_TS_REGRESSION, entity,
+                                                f"commit ts {ts} after {top[0]}{_SCOPE_WORDS[ts_scope]} (offset "
+                                                f"{top[1]})", topic, part, offset, hint))
+                if top is None or ts >= top[0]:
+                    scope_max[entity] = (ts, offset)
+            elif part_ts is None or ts >= part_ts:
+                part_ts, part_offset = ts, offset
+            else:
                 rep.findings.append(Finding(Anomaly.COMMIT_TS_REGRESSION, entity,
-                                            f"commit ts {ts} after {top[0]}{_SCOPE_WORDS[ts_scope]} (offset "
-                                            f"{top[1]})", topic, part, offset, hint))
-            if top is None or ts >= top[0]:
-                scope_max[scope] = (ts, offset)
+                                            f"commit ts {ts} after {part_ts}{_SCOPE_WORDS[ts_scope]} (offset "
+                                            f"{part_offset})", topic, part, offset, hint))
             prev = key_max.get(entity)
             if prev is not None and ts < prev[0]:
                 rep.findings.append(Finding(Anomaly.REORDERED_WITHIN_KEY, entity,
@@ -440,6 +451,10 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
                                             f"(offset {prev[1]})", topic, part, offset, hint))
             if prev is None or ts >= prev[0]:
                 key_max[entity] = (ts, offset)
+        rep.unattributed += unattributed
+        rep.delivered += delivered
+        rep.duplicates += duplicates
+        rep.with_ts += with_ts
         for ident, n in copies.items():
             if n > 1:
                 rep.findings.append(Finding(Anomaly.DUPLICATED, ident[0], f"seen {n} times", topic, part))

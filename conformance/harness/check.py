@@ -131,10 +131,7 @@ def check_log(suite: ProtocolSuite, options: Mapping[str, str], registry: Any,
     later). Returns how many records were checked."""
     log = LogCheck(suite, options, registry, tally, partitions=partitions, delivery=delivery, complete=complete)
     with _quiet_gc():
-        for line, item in items:
-            log.add(line, item)
-            if progress is not None and line is not None and line % 2048 == 0:
-                progress(line)
+        log.add_all(items, progress)
         return log.finish()
 
 
@@ -171,6 +168,28 @@ class LogCheck:
                                                 line=line))
         if self.delivery is not None:
             self.delivery.add_record(item, checker.identity(item))
+
+    def add_all(self, items: Iterable[tuple[int | None, Record | BadLine]],
+                progress: Callable[[int], None] | None = None) -> None:
+        """`add` of every item (`progress` told every 2,048th line number), its steps inline with
+        the methods it calls bound once: a check loop runs this for every record."""
+        read, unsettled = self._read, self.tally.unsettled
+        checker, delivery = self.checker, self.delivery
+        check_fast, check_record, identity = checker.check_fast, checker.check_record, checker.identity
+        add_record = delivery.add_record if delivery is not None else None
+        for line, item in items:
+            if item.__class__ is not Record and isinstance(item, BadLine):
+                bad_line(self.tally, item)
+                continue
+            read.count += 1  # `self.tally.count(read)`
+            unsettled.add(read)
+            if not check_fast(item):
+                check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset,
+                                            line=line))
+            if add_record is not None:
+                add_record(item, identity(item))
+            if progress is not None and line is not None and line % 2048 == 0:
+                progress(line)
 
     def finish(self) -> int:
         """Run the stream checks; returns how many records were checked."""
