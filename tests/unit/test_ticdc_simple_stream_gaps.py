@@ -45,7 +45,9 @@ def _oracle(st_: StreamEvidence, key: Any, sources: Any) -> list[Any]:
                 continue
             judged = True
             rows.setdefault(k, []).append(e)
-            why = stream._overdue(st_, e, since, rows[k], start_bt)
+            count = max(1, st_.o.bootstrap_count)
+            reached = rows[k][count - 1].build_ts if len(rows[k]) >= count else None
+            why = stream._overdue(st_, e, since, len(rows[k]), reached, start_bt)
             if why:
                 out.append((part, e.offset, why))
                 last[k] = e

@@ -168,10 +168,11 @@ def _merged(st: StreamEvidence, part: int) -> tuple[list[EntryTuple], set[int] |
     return got
 
 
-def _overdue(st: StreamEvidence, e: EntryTuple, since: EntryTuple | None, rows_since: list[EntryTuple],
+def _overdue(st: StreamEvidence, e: EntryTuple, since: EntryTuple | None, rows_since: int, reached: int | None,
              start_bt: int | None) -> str | None:
     """Why DML `e` came too long after `since` (the last schema message it could use): more than
-    one interval (+ the 5 s check period), or count rows and then more than a check period."""
+    one interval (+ the 5 s check period), or count rows (`rows_since` of them came since, `e`
+    the last; `reached`: the build ts of the count-th) and then more than a check period."""
     o = st.o
     ref = since[BUILD_TS] if since is not None else start_bt
     if ref is None or e[BUILD_TS] is None:
@@ -179,10 +180,9 @@ def _overdue(st: StreamEvidence, e: EntryTuple, since: EntryTuple | None, rows_s
     if e[BUILD_TS] - ref > _bound_ms(o):
         return f"{(e[BUILD_TS] - ref) / 1000:.1f} s after it (interval {o.bootstrap_interval_s:g} s + 5 s check period)"
     count = max(1, o.bootstrap_count)  # <= 0 under the docs' rule: due at every check
-    if len(rows_since) > count:
-        reached = rows_since[count - 1][BUILD_TS]
+    if rows_since > count:
         if reached is not None and e[BUILD_TS] - reached > BOOTSTRAP_CHECK_PERIOD_MS + BOOTSTRAP_SLACK_MS:
-            return (f"{len(rows_since)} rows after it (send-bootstrap-in-msg-count {o.bootstrap_count}), "
+            return (f"{rows_since} rows after it (send-bootstrap-in-msg-count {o.bootstrap_count}), "
                     f"{(e[BUILD_TS] - reached) / 1000:.1f} s after the count was reached")
     return None
 
@@ -204,46 +204,46 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[EntryTuple], Any], source
         merged, mine = _merged(st, part)
         start_bt = None if _from_start(st.logs[part]) else next(
             (e[BUILD_TS] for e in st.logs[part].entries if e[BUILD_TS] is not None), None)
-        last: dict[Any, EntryTuple] = {}
-        rows: dict[Any, list[EntryTuple]] = {}
+        # Per key: [the last usable schema message (None: the log's start), how many of the
+        # partition's DMLs came since, the build ts of the count-th of them].
+        state: dict[Any, list[Any]] = {}
         for e in merged:
             kind = e[KIND]
             if kind == "DML":
                 if mine is not None and id(e) not in mine:
                     continue
-            elif kind in ("DDL", "BOOTSTRAP"):
+            elif kind == "DDL" or kind == "BOOTSTRAP":
                 if sources(e) and e[TABLE] is not None:
-                    last[key(e)] = e
-                    rows[key(e)] = []
+                    state[key(e)] = [e, 0, None]
                 continue
             else:
                 continue
             k = key(e)
-            since = last.get(k)
-            if since is None and start_bt is None:
-                continue  # never announced at all: consumer.schema-known's finding
+            got = state.get(k)
+            if got is None:
+                if start_bt is None:
+                    continue  # never announced at all: consumer.schema-known's finding
+                got = state[k] = [None, 0, None]
             judged = True
-            rk = rows.get(k)
-            if rk is None:
-                rk = rows[k] = []
-            rk.append(e)
-            # `_overdue`'s two tests, to call it (for its text) only where one holds.
-            ref = since[BUILD_TS] if since is not None else start_bt
+            n = got[1] = got[1] + 1
             bt = e[BUILD_TS]
+            if n == count:
+                got[2] = bt
+            # `_overdue`'s two tests, to call it (for its text) only where one holds.
+            since = got[0]
+            ref = since[BUILD_TS] if since is not None else start_bt
             if ref is None or bt is None:
                 continue
-            if bt - ref <= bound and (len(rk) <= count or (reached := rk[count - 1][BUILD_TS]) is None
-                                      or bt - reached <= period):
+            if bt - ref <= bound and (n <= count or (reached := got[2]) is None or bt - reached <= period):
                 continue
-            why = _overdue(st, e, since, rk, start_bt)
+            why = _overdue(st, e, since, n, got[2], start_bt)
             if why:
                 yield Failure(f"partition {part}: a DML of {e[TABLE][0] if e[TABLE] else '?'}."
                               f"{e[TABLE][1] if e[TABLE] else '?'} {why}",
                               expected="a schema message at least once per bootstrap interval",
                               actual=f"last usable one at offset {since[OFFSET] if since else 'none (log start)'}",
                               location=_where(st, part, e))
-                last[k] = e  # one finding per gap
-                rows[k] = []
+                state[k] = [e, 0, None]  # one finding per gap
     if not judged:
         yield NotApplicable("no DML after a schema message")
 
