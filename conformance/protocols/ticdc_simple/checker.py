@@ -77,6 +77,10 @@ class PartitionLog:
     seen_watermarks: set[int | None] = field(default_factory=set)
     # The fast path's kinds of DML message in this partition (fastpath.Kind → fastpath.FastKind).
     kinds: dict[Any, Any] = field(default_factory=dict)
+    # The kind compiled or found last for each (database, table, schemaVersion, type): always one of
+    # `kinds` (each kind made goes here, and replaces a kind of its key: `_first_of_kind`), so that
+    # `check_fast` hashes a short key and compares the rest of the kind's.
+    fast: dict[tuple[str, str, int, str], Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -142,6 +146,7 @@ class SimpleChecker(CheckerBase):
         # the checks, which import this module): JSON DMLs judged alone (no workload to join).
         self.fastpath = fastpath
         self.fast = fastpath is not None and compiled.enabled() and mode.records and not mode.source and not self.o.avro
+        self._uncompressed = self.o.compression == "none"
         # The fast path's delivery identities (`identity`): every schema announced so far, topic-wide
         # and keyed as `delivery.identifier` keys them (topic, database, table, version); the record
         # `check_fast` accepted last, with its kind and message.
@@ -235,6 +240,11 @@ class SimpleChecker(CheckerBase):
         kind = new_kind(lg.kinds, k, ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
         if kind is None:
             return False
+        kind.key = k
+        if len(lg.kinds) == 1:  # the first kind, or `new_kind` emptied the table: `fast` starts again too
+            lg.fast.clear()
+        if k[0] != "WATERMARK":
+            lg.fast[k[:4]] = kind
         fastpath.compile_kind(kind, ev, self.record_specs, k)
         if kind.accept is None:
             return False
@@ -249,8 +259,7 @@ class SimpleChecker(CheckerBase):
         lg = self.logs.logs.get((record.topic, record.partition or 0))  # `PartitionLogs.get`, inline
         if lg is None or not lg.kinds:
             return False
-        fastpath = self.fastpath
-        if self.o.compression == "none":  # `fastpath.parse`, inline where there is nothing to decompress
+        if self._uncompressed:  # `fastpath.parse`, inline where there is nothing to decompress
             try:
                 obj = _loads(value)
             except _JSONDecodeError:
@@ -258,7 +267,7 @@ class SimpleChecker(CheckerBase):
             if obj.__class__ is not dict:
                 return False
         else:
-            obj = fastpath.parse(value, self.o.compression)
+            obj = self.fastpath.parse(value, self.o.compression)
             if obj is None:
                 return False
         try:
@@ -266,7 +275,7 @@ class SimpleChecker(CheckerBase):
             # `fastpath.kind_of`, inline (check_fast must find the kinds `_first_of_kind` keyed by it:
             # tests/unit/test_fast_paths_simple.py holds the two to each other).
             if typ == "WATERMARK":
-                k: Any = ("WATERMARK", tuple(obj))
+                kind = lg.kinds.get(("WATERMARK", tuple(obj)))
             else:
                 d, o, h = obj.get("data"), obj.get("old"), obj.get("handleKeyOnly")
                 if h is not None and h is not True:
@@ -277,8 +286,19 @@ class SimpleChecker(CheckerBase):
                     return False
                 dk = tuple(d) if d.__class__ is dict else None
                 ok = tuple(o) if o.__class__ is dict else None
-                k = (db, table, version, typ, tuple(obj), dk, ok, h is True)
-            kind = lg.kinds.get(k)
+                k = (db, table, version, typ)
+                kind = lg.fast.get(k)
+                if kind is None:
+                    return False  # no kind of this (database, table, schemaVersion, type) at all
+                top = tuple(obj)
+                hko = h is True
+                kk = kind.key
+                if kk[4] != top or kk[5] != dk or kk[6] != ok or kk[7] is not hko:
+                    # Another kind of the same table version and type: by its whole key (`kind_of`'s).
+                    kind = lg.kinds.get((db, table, version, typ, top, dk, ok, hko))
+                    if kind is None:
+                        return False
+                    lg.fast[k] = kind
             if kind is None or kind.accept is None or not kind.accept(obj, record.key, value):
                 return False
         except Exception:  # noqa: BLE001 - the checks judge it (and report their own errors)
@@ -321,7 +341,9 @@ class SimpleChecker(CheckerBase):
         lg.entries.append((self._seq, offset, "DML", typ, cts, obj["buildTs"], kind.table, version,
                            kind.table_id if kind.table_id is not None else obj["tableID"], kind.schema is not None))
         seen.add(digest)
-        self.tally.count(kind.plan)
+        plan = kind.plan  # `self.tally.count(plan)`, inline
+        plan.count += 1
+        self.tally.unsettled.add(plan)
         self._accepted = (record, kind, obj)
         return True
 

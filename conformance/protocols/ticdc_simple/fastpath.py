@@ -87,6 +87,7 @@ Kind = tuple[Any, ...]
 @dataclass(slots=True)
 class FastKind:
     schema: Any  # the resolved tableSchema the kind was compiled for (None: none known)
+    key: Kind = ()  # its key (`kind_of`'s)
     accept: Callable[[dict[str, Any], bytes | None, bytes], bool | None] | None = None
     plan: RecordPlan = field(default_factory=RecordPlan)
     hopeless: bool = False  # a check failed, errored or has no argument here: the kind stays on the checks
@@ -133,11 +134,19 @@ def kind_of(obj: dict[str, Any]) -> Kind | None:
 
 def answers(specs: list[CheckSpec], ev: Any) -> list[tuple[str, str | None]] | None:
     """Every record check's answer on `ev` (`compiled.kind_answers`), for the checks this module knows."""
-    return kind_answers(specs, ev, _known)
+    return kind_answers(specs, ev, _KNOWN.__getitem__)
 
 
-def _known(i: str) -> bool:
-    return i in _PER_RECORD or i in _BY_KIND or i.startswith(_VALUE)
+class _KnownIds(dict[str, bool]):
+    """Whether this module knows a check (an argument for it is written here), by id: worked out
+    once per id, then a lookup."""
+
+    def __missing__(self, i: str) -> bool:
+        got = self[i] = i in _PER_RECORD or i in _BY_KIND or i.startswith(_VALUE)
+        return got
+
+
+_KNOWN = _KnownIds()
 
 
 def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind) -> None:

@@ -448,11 +448,14 @@ _SHARED_MAX = 20_000
 
 def shared_value_ok(fam: str, dt: Any, o: Any) -> Callable[[Any], bool]:
     """`value_ok(fam, dt, o)`, one function (and memo) for every column that asks with an equal
-    dataType (a JSON object from the stream: its sorted text says all of it) and these options."""
+    dataType (a JSON object from the stream: its items' `repr`, in key order, says all of it) and
+    these options."""
     got = _OK_BY_DT.get(id(dt))
     if got is not None and got[0] is dt and got[1] == fam and got[2] is o:
         return got[3]
-    key = (fam, json.dumps(dt, sort_keys=True), o)
+    # `repr` tells apart any two values JSON decodes to (1, 1.0, True; NaN, null); an object's keys
+    # are taken in order (each once: the values are never compared).
+    key = (fam, repr(sorted(dt.items())) if dt.__class__ is dict else repr(dt), o)
     test = _OK.get(key)
     if test is None:
         if len(_OK) >= _SHARED_MAX:
