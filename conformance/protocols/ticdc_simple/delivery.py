@@ -40,16 +40,31 @@ def _canonical(values: dict[str, Any]) -> str:
 
 def match_digest(commit_ts: Any, typ: Any, canonical: str) -> bytes:
     """A row message's match, the one definition (`expected_versions`, `identifier` and the fast
-    path's `matcher` all give this): the blake2b digest of a plain text, the commit ts ("i" and
-    an integer's digits, else "r" and its `repr`), NUL, `repr` of the type, NUL, the handle key's
-    canonical text (`_canonical`). The text is told apart part by part (the first two parts hold
-    no NUL: digits, and `repr` of the JSON or decoded values that stand there, which escapes a
-    NUL; the canonical text is last), and stable across processes (no `hash`): `--jobs` workers
-    and Spark executors compare matches. A lone surrogate (the standard library's JSON reads
-    one) is encoded as itself (`surrogatepass`), so that every text has its bytes."""
+    path's `matcher` all give this): a plain text's UTF-8 bytes, the commit ts ("i" and an
+    integer's digits, else "r" and its `repr`), NUL, `repr` of the type, NUL, the handle key's
+    canonical text (`_canonical`); themselves where they are short (`short_match`), else their
+    blake2b digest. The text is told apart part by part (the first two parts hold no NUL:
+    digits, and `repr` of the JSON or decoded values that stand there, which escapes a NUL; the
+    canonical text is last), and stable across processes (no `hash`): `--jobs` workers and Spark
+    executors compare matches. A lone surrogate (the standard library's JSON reads one) is
+    encoded as itself (`surrogatepass`), so that every text has its bytes."""
     ts = "i" + int.__repr__(commit_ts) if commit_ts.__class__ is int else "r" + repr(commit_ts)
+    return short_match((ts + "\x00" + repr(typ) + "\x00" + canonical).encode("utf-8", "surrogatepass"))
+
+
+#: The longest match text kept as itself (`short_match`): the usual one (a commit ts, the type, a
+#: short key) fits, and costs no hashing.
+SHORT_MATCH = 64
+
+
+def short_match(data: bytes) -> bytes:
+    """A match text's bytes as the match: themselves where at most SHORT_MATCH long and not
+    DIGEST_SIZE long, else their blake2b digest (DIGEST_SIZE long: no text kept as itself is
+    mistaken for a digest)."""
+    if len(data) <= SHORT_MATCH and len(data) != DIGEST_SIZE:
+        return data
     h = _new_hash()
-    h.update((ts + "\x00" + repr(typ) + "\x00" + canonical).encode("utf-8", "surrogatepass"))
+    h.update(data)
     return h.digest()
 
 
@@ -93,6 +108,8 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
                 except UnicodeEncodeError:
                     pass
                 else:
+                    if len(data) <= SHORT_MATCH and len(data) != DIGEST_SIZE:  # `short_match`, inline
+                        return data
                     hasher = new_hash()
                     hasher.update(data)
                     return hasher.digest()
@@ -110,6 +127,8 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
                 except UnicodeEncodeError:
                     pass
                 else:
+                    if len(data) <= SHORT_MATCH and len(data) != DIGEST_SIZE:  # `short_match`, inline
+                        return data
                     hasher = new_hash()
                     hasher.update(data)
                     return hasher.digest()
