@@ -270,9 +270,11 @@ def check_inprocess(records: list[Record], registry: DumpRegistry, protocol: str
 def check_cold(records: list[Record], registry: DumpRegistry, protocol: str = PROTOCOL) -> tuple[float, Tally | None]:
     """`check_inprocess` in a forked child: a fresh process's caches (compiled kinds, schema
     memos), as every `conformance check` has, with the records already in memory. The parent has
-    run no check before it forks. Returns the child's own time for the check, and None for the
-    tally after asserting, in the child, that the records conform (a tally does not cross the
-    fork cheaply)."""
+    run no check before it forks; it has loaded the protocol (`get_protocol`: its modules
+    imported, once per process), as the CLI has before its clock starts. Returns the child's own
+    time for the check, and None for the tally after asserting, in the child, that the records
+    conform (a tally does not cross the fork cheaply)."""
+    get_protocol(protocol)
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: time the check, say whether it passed, and leave without cleanup
