@@ -374,6 +374,10 @@ def log_entry(identify: Any, topic: str, partition: int, offset: int, key: bytes
 _new_entry = tuple.__new__  # a LogEntry from its seven fields, without its constructor's keyword handling
 
 
+#: Above every offset (`DeliveryLogs._run_first` before a partition's first message).
+_NO_OFFSET = float("inf")
+
+
 class DeliveryLogs:
     """The messages of a log as the log-only delivery analysis wants them, one topic apart from
     another: each message is identified as it streams by (a protocol's identifier may learn from
@@ -388,32 +392,40 @@ class DeliveryLogs:
         self._identify = get_protocol(protocol).identifier(self.options, registry)
         self.entries: dict[str, list[LogRow]] = {}  # plain tuples: see `LogRow`
         self.first: dict[tuple[str, int], int] = {}  # smallest offset seen, control messages included
+        # The topic-partition of the last message (a partition's messages come in runs), its
+        # smallest offset seen (`first`'s) and its topic's list in `entries` (None: not made yet).
+        self._run: tuple[str, int] | None = None
+        self._run_first: float = _NO_OFFSET
+        self._run_entries: list[LogRow] | None = None
 
     def add_record(self, r: Record, known: tuple[Identified] | None = None) -> None:
         """One message; `known`: its identity where the checker worked it out already (its fast
         path, with the decode), in a 1-tuple (None: identify it here). `log_entry`'s steps, inline:
         a check loop calls this for every record."""
         topic, partition, offset = r.topic, r.partition or 0, r.offset or 0
-        tp = (topic, partition)
-        first = self.first.get(tp)
-        if first is None or offset < first:
-            self.first[tp] = offset
+        run = self._run
+        if run is None or run[1] != partition or run[0] != topic:
+            run = self._run = (topic, partition)
+            self._run_first = self.first.get(run, _NO_OFFSET)
+            self._run_entries = self.entries.get(topic)
+        if offset < self._run_first:
+            self._run_first = self.first[run] = offset
         ident = self._identify(topic, r.key, r.value) if known is None else known[0]
         if ident is None:
             return
         ent, match, ts = ident
-        entry = (topic, partition, offset, ent, match, ts,
-                 fingerprint(topic, r.key, r.value) if match is None else None)
-        entries = self.entries.get(topic)
+        entries = self._run_entries
         if entries is None:
-            entries = self.entries[topic] = []
-        entries.append(entry)
+            entries = self._run_entries = self.entries.setdefault(topic, [])
+        entries.append((topic, partition, offset, ent, match, ts,
+                        fingerprint(topic, r.key, r.value) if match is None else None))
 
     def judge(self, tally: Tally, starts: Mapping[tuple[str, int], int] | None = None) -> DeliverySummary:
         """Judge every topic seen since the last call (and forget its messages); `starts` are
         the offsets each partition was read from, where known (else the smallest offset seen)."""
         summary = DeliverySummary()
         begins = {**self.first, **(starts or {})}
+        self._run, self._run_entries = None, None  # the lists judged are dropped
         for topic in sorted(self.entries):
             summary.merge(judge_log(self.protocol, self.options, topic, self.entries.pop(topic), tally, begins))
         return summary
