@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,10 +123,15 @@ class Source:
         of constant names (kinds alike share the code), as the inner function of a factory that
         takes the constants and returns it: a kind's function costs one call of its text's
         factory, its constants read as free variables."""
+        return self.factory().bind(self.consts)
+
+    def factory(self) -> Factory:
+        """The factory of this text and constant names (`build`), to bind other constants of the
+        same names to the same text without writing it again."""
         text = self.text
         names = tuple(sorted(self.consts))
-        make = _MAKERS.get((text, names))
-        if make is None:
+        got = _MAKERS.get((text, names))
+        if got is None:
             if len(_MAKERS) >= _MAKERS_MAX:
                 _MAKERS.clear()
             body = "".join("    " + line + "\n" for line in self.lines)
@@ -134,15 +139,28 @@ class Source:
             factory = f"def _make({', '.join(names)}):\n{body}    return {self.name}\n"
             # Our own generated source, from schema-level data only.
             exec(compile(factory, f"<fast path {self.name}>", "exec"), namespace)  # noqa: S102
-            make = _MAKERS[(text, names)] = namespace["_make"]
-        consts = self.consts
-        fn: Callable[..., Any] = make(*[consts[n] for n in names])
-        fn.__source__ = text  # type: ignore[attr-defined]  # for a reader who wants to see it
+            got = _MAKERS[(text, names)] = Factory(namespace["_make"], names, text)
+        return got
+
+
+@dataclass(frozen=True, slots=True)
+class Factory:
+    """A compiled text's factory (`Source.factory`): `make` takes the constants, by `names` in
+    order, and returns the function."""
+
+    make: Callable[..., Callable[..., Any]]
+    names: tuple[str, ...]
+    text: str
+
+    def bind(self, consts: Mapping[str, Any]) -> Callable[..., Any]:
+        """The function with these constants (every name of `names`) bound."""
+        fn = self.make(*[consts[n] for n in self.names])
+        fn.__source__ = self.text  # type: ignore[attr-defined]  # for a reader who wants to see it
         return fn
 
 
 #: The factory of each (text, constant names) built (`Source.build`).
-_MAKERS: dict[tuple[str, tuple[str, ...]], Callable[..., Any]] = {}
+_MAKERS: dict[tuple[str, tuple[str, ...]], Factory] = {}
 _MAKERS_MAX = 4096
 
 @dataclass(frozen=True, slots=True)

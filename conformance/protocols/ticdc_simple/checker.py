@@ -240,7 +240,11 @@ class SimpleChecker(CheckerBase):
         kind = new_kind(lg.kinds, k, ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
         if kind is None:
             return False
-        kind.key = k
+        # Its key as the fast parse reads it (the same, by `kind_of`; its strings, the keys above all,
+        # those the parser hands out again for the kind's next records: `check_fast` compares them).
+        fast_obj = fastpath.parse(ev.record.value, self.o.compression) if ev.record.value is not None else None
+        fast_key = fastpath.kind_of(fast_obj) if fast_obj is not None else None
+        kind.key = fast_key if fast_key == k else k
         if len(lg.kinds) == 1:  # the first kind, or `new_kind` emptied the table: `fast` starts again too
             lg.fast.clear()
         if k[0] != "WATERMARK":

@@ -44,7 +44,7 @@ from typing import Any
 
 import orjson
 
-from ...checks.compiled import Source, kind_answers
+from ...checks.compiled import Factory, Source, kind_answers
 from ...checks.registry import CheckSpec
 from ...checks.results import RecordPlan
 from ...model.events import TSO_LOGICAL_BITS
@@ -185,16 +185,15 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
     if cached is None:
         if len(_LAYOUTS) >= MAX_KINDS:
             _LAYOUTS.clear()
-        cached = _LAYOUTS[layout] = _source(kind_key[4], False, kind_key[5], kind_key[6], ev.o.max_message_bytes, tests)
-    src = Source("accept", ("obj", "key", "value"))
-    src.lines = cached[0].lines
-    src.consts = dict(cached[0].consts)
+        src, slots = _source(kind_key[4], False, kind_key[5], kind_key[6], ev.o.max_message_bytes, tests)
+        cached = _LAYOUTS[layout] = (src.consts, slots, src.factory())
+    consts = dict(cached[0])
     for (n, known, miss, ok), (name, test) in zip(cached[1], tests, strict=True):
-        src.consts[n] = name
-        src.consts[known] = test.known  # type: ignore[attr-defined]
-        src.consts[miss] = test.miss  # type: ignore[attr-defined]
-        src.consts[ok] = test
-    kind.accept = src.build()
+        consts[n] = name
+        consts[known] = test.known  # type: ignore[attr-defined]
+        consts[miss] = test.miss  # type: ignore[attr-defined]
+        consts[ok] = test
+    kind.accept = cached[2].bind(consts)
     kind.plan.fixed = got
     kind.plain = plain
     # What the checker's log entry of every record of the kind takes from the kind (`check_fast`).
@@ -211,10 +210,10 @@ def compile_kind(kind: FastKind, ev: Any, specs: list[CheckSpec], kind_key: Kind
         kind.match = delivery.matcher(list(kind.row_keys), kind_key[3]) if kind.row_keys is not None else None
 
 
-#: A DML layout's function source (its text, and its constants as the first kind of the layout bound
-#: them) and each column's constant names (name, memo, miss answer, test), by (top-level keys, data
-#: and old column counts or None, max-message-bytes): `compile_kind`.
-_LAYOUTS: dict[tuple[Any, ...], tuple[Source, list[tuple[str, str, str, str]]]] = {}
+#: A DML layout's constants as the first kind of the layout bound them, each column's constant names
+#: (name, memo, miss answer, test), and its text's factory, by (top-level keys, data and old column
+#: counts or None, max-message-bytes): `compile_kind`.
+_LAYOUTS: dict[tuple[Any, ...], tuple[dict[str, Any], list[tuple[str, str, str, str]], Factory]] = {}
 
 
 def _source(keys: tuple[str, ...], watermark: bool, data: tuple[str, ...] | None, old: tuple[str, ...] | None,
