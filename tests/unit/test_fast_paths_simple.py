@@ -529,6 +529,25 @@ def test_simple_match_tells_its_parts_apart() -> None:
     assert match_digest(1, "INSERT", "{}") == match_digest(1, "INSERT", "{}")
 
 
+def test_simple_short_match_is_its_text_and_never_a_digest() -> None:
+    """A match text of at most SHORT_MATCH bytes is the match itself, but one of DIGEST_SIZE
+    bytes and any longer one are digested (DIGEST_SIZE bytes): no text kept as itself has a
+    digest's length, so none is mistaken for another's digest."""
+    from conformance.protocols.kit import DIGEST_SIZE
+    from conformance.protocols.ticdc_simple.delivery import SHORT_MATCH, match_digest, short_match
+
+    for n in range(SHORT_MATCH + 3):
+        data = b"x" * n
+        got = short_match(data)
+        if n <= SHORT_MATCH and n != DIGEST_SIZE:
+            assert got == data
+        else:
+            assert len(got) == DIGEST_SIZE and got != data
+    short = match_digest(1, "INSERT", '{"id": "1"}')
+    assert short == b"i1\x00'INSERT'\x00{\"id\": \"1\"}"
+    assert len(match_digest(1, "INSERT", '{"id": "' + "x" * SHORT_MATCH + '"}')) == DIGEST_SIZE
+
+
 # -- the quick temporal texts --------------------------------------------------------------------------------
 
 _DIGITS = st.sampled_from(["0", "1", "2", "3", "5", "8", "9"])

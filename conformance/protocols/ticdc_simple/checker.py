@@ -327,15 +327,17 @@ class SimpleChecker(CheckerBase):
             if got is not kind.schema:
                 return False
             kind.resolved = self._schemas_written
-        # `replay_digest`, whose `frozen` leaves an int (commitTs) and strings as they are, and
+        # `replay_digest`, whose `frozen` leaves an int (commitTs), strings and null as they are, and
         # takes an object whose values are strings or null as its keys (the kind key's) and values.
         cts = obj["commitTs"]
         if kind.plain:
-            digest = hash((cts, typ, db, table, (dk, tuple(d.values())) if dk is not None else frozen(d),
-                           (ok, tuple(o.values())) if ok is not None else frozen(o)))
+            digest = hash((cts, typ, db, table,
+                           (dk, tuple(d.values())) if dk is not None else None if d is None else frozen(d),
+                           (ok, tuple(o.values())) if ok is not None else None if o is None else frozen(o)))
         else:  # `frozen` of an object, with the kind key's tuple of its keys (`frozen_object`)
-            digest = hash((cts, typ, db, table, frozen_object(d, dk) if dk is not None else frozen(d),
-                           frozen_object(o, ok) if ok is not None else frozen(o)))
+            digest = hash((cts, typ, db, table,
+                           frozen_object(d, dk) if dk is not None else None if d is None else frozen(d),
+                           frozen_object(o, ok) if ok is not None else None if o is None else frozen(o)))
         seen = lg.seen_dml
         if digest in seen:
             return False  # a replay: its evidence has no schema (the checks judge it)

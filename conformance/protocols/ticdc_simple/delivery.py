@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from hashlib import blake2b
 from json.encoder import encode_basestring  # the C encoder json.dumps uses (ensure_ascii=False)
+from operator import add, itemgetter
 from typing import Any
 
 from ...checks.delivery import Version
@@ -135,8 +136,26 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
             return match(row, commit_ts)
 
         return match_one
+    if not order:
+        return match
 
-    return match
+    values = itemgetter(*order)  # their values, in order, as a tuple (two names or more)
+
+    def match_many(row: dict[str, Any], commit_ts: int) -> bytes:
+        if commit_ts.__class__ is int:  # every value a string: the text at once (else `match` writes it)
+            try:
+                data = f"i{commit_ts}{mid}{', '.join(map(add, heads, map(encode_basestring, values(row))))}}}".encode()
+            except (TypeError, UnicodeEncodeError):  # a value not a string; a lone surrogate
+                pass
+            else:
+                if len(data) <= SHORT_MATCH and len(data) != DIGEST_SIZE:  # `short_match`, inline
+                    return data
+                hasher = new_hash()
+                hasher.update(data)
+                return hasher.digest()
+        return match(row, commit_ts)
+
+    return match_many
 
 
 def _flat_object(v: dict[str, Any]) -> str | None:
