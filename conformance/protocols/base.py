@@ -181,10 +181,8 @@ class Checker(ABC):
         return False
 
     def identity(self, record: Record) -> tuple[Identified] | None:
-        """The delivery identity of `record`, the record `check_fast` just accepted (or
-        `check_record` just judged), when the checker worked it out with its decode (`(identity,)`:
-        what the protocol's identifier says of it, its state fed alike); None: ask the
-        protocol's identifier."""
+        """The delivery identity of `record`, the record `check_fast` just accepted, when the fast
+        path worked it out with the decode (`(identity,)`); None: ask the protocol's identifier."""
         return None
 
 

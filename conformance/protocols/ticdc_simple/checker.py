@@ -156,12 +156,6 @@ class SimpleChecker(CheckerBase):
         # look again (`check_fast`, `fastpath.rematch`).
         self._schemas_written = 0
         self._accepted: tuple[Record, Any, dict[str, Any] | None] | None = None
-        # The identities of the records `check_record` judged (with the fast path on): worked out
-        # from their decoded message as `delivery.identifier` works them out from their bytes, with
-        # its state of their own (fed, as the identifier's is, by every DDL and BOOTSTRAP, which
-        # only `check_record` takes); the last such record and its identity.
-        self._identify_schemas: dict[Any, Any] = {}
-        self._identified: tuple[Record, Any] | None = None
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -229,9 +223,6 @@ class SimpleChecker(CheckerBase):
         ev = self.evidence(record, loc)
         if not (self.fast and self._first_of_kind(ev)):
             self.run_record_checks(ev)
-        if self.fast:
-            self._identified = (record, self.fastpath.identify_message(record.topic, ev.msg, self._identify_schemas,
-                                                                       self.o))
 
     def _first_of_kind(self, ev: RecordEvidence) -> bool:
         """Where `ev` is the first record of a new fast-path kind, compile the kind from it; when
@@ -372,15 +363,13 @@ class SimpleChecker(CheckerBase):
         return True
 
     def identity(self, record: Record) -> tuple[Any] | None:
-        """What `delivery.identifier` says of the record `check_fast` accepted last: the kind's
-        entity, the match of its row's handle key (found by the schema announced topic-wide for
-        the kind's key, as the identifier finds it, or fixed by handleKeyOnly), the commit ts (an
-        integer, by the kind's function); or of the record `check_record` judged last, with the
-        fast path on (`_identified`). None: neither, the identifier decodes it."""
+        """What `delivery.identifier` says of the record `check_fast` accepted last (None: it
+        did not accept this one): the kind's entity, the match of its row's handle key (found by
+        the schema announced topic-wide for the kind's key, as the identifier finds it, or fixed
+        by handleKeyOnly), the commit ts (an integer, by the kind's function)."""
         got = self._accepted
         if got is None or got[0] is not record:
-            done = self._identified
-            return (done[1],) if done is not None and done[0] is record else None
+            return None
         kind = got[1]
         if kind is None:
             return (None,)  # a WATERMARK: a control message, no row to account for
@@ -431,7 +420,7 @@ class SimpleChecker(CheckerBase):
         self.run_event_checks(eev)
 
     def finish(self) -> None:
-        self._accepted = self._identified = None
+        self._accepted = None
         for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.partitions))
         self.logs.clear()

@@ -24,7 +24,7 @@ from ...model.events import Op, Workload
 from ..kit import DIGEST_SIZE, Identified, VersionNumbers, digest, key_change_split
 from . import spec
 from .checks.messages import handle_key_names
-from .decoder import Message, decode, render, schema_key, table_schema_of
+from .decoder import decode, render, schema_key, table_schema_of
 from .spec import SimpleOptions
 
 _UNSEEN: Any = object()
@@ -194,56 +194,48 @@ def identifier(options: Mapping[str, str]) -> Callable[[str, bytes | None], Iden
     message cannot be decoded or its schema was never announced (then it counts as unexpected;
     its commit ts is still given when it has one)."""
     o = SimpleOptions.from_options(options)
-    schemas: Schemas = {}
+    # The announced schema of each (topic, database, table, version): its handle key depends on
+    # which columns a row carries (a virtual generated column is in none: handle_key_names).
+    # With each, the handle key of each set of row keys met so far (it depends on nothing else).
+    schemas: dict[tuple[str, str, str, int], tuple[dict[str, Any], dict[tuple[str, ...], list[str] | None]]] = {}
 
     def identify(topic: str, value: bytes | None) -> Identified:
-        return identify_message(topic, decode(value, o.compression, o.avro), schemas, o)
+        m = decode(value, o.compression, o.avro)
+        if not m.ok:
+            return None, None, None
+        if m.kind in ("DDL", "BOOTSTRAP"):
+            ts = table_schema_of(m)
+            announced = schema_key(ts) if ts is not None else None
+            if ts is not None and announced is not None:  # a malformed one names no table a DML could use
+                schemas[(topic, *announced)] = (ts, {})
+            return None
+        if m.kind != "DML":
+            return None
+        commit_ts = m.get("commitTs")
+        cts = commit_ts if isinstance(commit_ts, int) and not isinstance(commit_ts, bool) else None
+        entity = digest(("t", topic, m.get("database"), m.get("table")))
+        row = m.get("data") if m.type != "DELETE" else m.get("old")
+        # Without its row or its handle key a message matches no version, but its commit ts still
+        # places it in the partition's order (the checks without a workload judge by it).
+        if not isinstance(row, dict):
+            return entity, None, cts
+        if m.get("handleKeyOnly") is True:
+            names: list[str] | None = list(row)
+        else:
+            dml_key = m.dml_key
+            known = schemas.get((topic, *dml_key)) if dml_key is not None else None
+            if known is None:
+                names = None
+            else:
+                cols = tuple(row)
+                names = known[1].get(cols, _UNSEEN)
+                if names is _UNSEEN:
+                    if len(known[1]) >= 256:
+                        known[1].clear()
+                    names = known[1][cols] = handle_key_names(known[0], row)
+        if names is None or any(n not in row for n in names):
+            return entity, None, cts
+        key = {n: render(row[n]) if o.avro else row[n] for n in names}
+        return entity, match_digest(commit_ts, m.type, _canonical(key)), cts
 
     return identify
-
-
-#: The announced schema of each (topic, database, table, version): its handle key depends on which
-#: columns a row carries (a virtual generated column is in none: handle_key_names). With each, the
-#: handle key of each set of row keys met so far (it depends on nothing else).
-Schemas = dict[tuple[str, str, str, int], tuple[dict[str, Any], dict[tuple[str, ...], list[str] | None]]]
-
-
-def identify_message(topic: str, m: Message, schemas: Schemas, o: SimpleOptions) -> Identified:
-    """`identifier`'s answer for the decoded message `m`, `schemas` its state (the checker, which
-    decoded the message already, keeps its own)."""
-    if not m.ok:
-        return None, None, None
-    if m.kind in ("DDL", "BOOTSTRAP"):
-        ts = table_schema_of(m)
-        announced = schema_key(ts) if ts is not None else None
-        if ts is not None and announced is not None:  # a malformed one names no table a DML could use
-            schemas[(topic, *announced)] = (ts, {})
-        return None
-    if m.kind != "DML":
-        return None
-    commit_ts = m.get("commitTs")
-    cts = commit_ts if isinstance(commit_ts, int) and not isinstance(commit_ts, bool) else None
-    entity = digest(("t", topic, m.get("database"), m.get("table")))
-    row = m.get("data") if m.type != "DELETE" else m.get("old")
-    # Without its row or its handle key a message matches no version, but its commit ts still
-    # places it in the partition's order (the checks without a workload judge by it).
-    if not isinstance(row, dict):
-        return entity, None, cts
-    if m.get("handleKeyOnly") is True:
-        names: list[str] | None = list(row)
-    else:
-        dml_key = m.dml_key
-        known = schemas.get((topic, *dml_key)) if dml_key is not None else None
-        if known is None:
-            names = None
-        else:
-            cols = tuple(row)
-            names = known[1].get(cols, _UNSEEN)
-            if names is _UNSEEN:
-                if len(known[1]) >= 256:
-                    known[1].clear()
-                names = known[1][cols] = handle_key_names(known[0], row)
-    if names is None or any(n not in row for n in names):
-        return entity, None, cts
-    key = {n: render(row[n]) if o.avro else row[n] for n in names}
-    return entity, match_digest(commit_ts, m.type, _canonical(key)), cts

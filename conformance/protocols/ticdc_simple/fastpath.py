@@ -54,7 +54,6 @@ from .checks.common import BUILD_TS_RANGE, CLOCK_SKEW_MS
 from .checks.messages import handle_key_names
 from .checks.values import shared_value_ok, string_test, value_columns
 from .decoder import integer
-from .delivery import identify_message  # noqa: F401 - for the checker, which cannot import delivery
 
 #: Kinds one checker keeps per partition (a capture has few; beyond this, the table starts again).
 MAX_KINDS = 20_000
