@@ -854,8 +854,11 @@ def test_simple_log_entry_indexes_are_the_entry_fields() -> None:
 
 
 def _bound(fn: Any) -> dict[str, Any]:
-    """The constants a kind's function reads (`Source.build` binds them as free variables)."""
-    return dict(zip(fn.__code__.co_freevars, [c.cell_contents for c in fn.__closure__], strict=True))
+    """The constants a kind's function reads (`Source.build` binds them as the defaults of the
+    parameters after the function's own)."""
+    code = fn.__code__
+    return dict(zip(code.co_varnames[code.co_argcount - len(fn.__defaults__):code.co_argcount], fn.__defaults__,
+                    strict=True))
 
 
 def test_simple_kinds_of_one_layout_bind_their_own_columns(monkeypatch: pytest.MonkeyPatch) -> None:
