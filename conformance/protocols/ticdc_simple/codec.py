@@ -29,6 +29,7 @@ from typing import Any
 
 import cramjam
 import fastavro
+import orjson
 
 from ...errors import exception_text
 from ...model import gojson
@@ -87,6 +88,23 @@ def encode_avro(kind: str, payload: dict[str, Any]) -> bytes:
 
 
 def decode_json(data: bytes) -> dict[str, Any]:
+    """The message `decode_json_strict` reads, read by orjson where that is the same thing: an
+    object with no float anywhere, nested no deeper than a Simple message (orjson reads what the
+    standard library reads alike, but an integer beyond 64 bits, as a float: held to it by
+    tests/unit/test_fast_paths_simple.py); anything else (a float, an error to explain) by the
+    standard library."""
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if obj.__class__ is dict and _float_free_depth(obj, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:
+            return obj
+    return decode_json_strict(data)
+
+
+def decode_json_strict(data: bytes) -> dict[str, Any]:
+    """The message as the standard library reads it from UTF-8 (a CodecError says why not)."""
     try:
         obj = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -122,6 +140,26 @@ def json_depth(obj: Any, limit: int) -> int:
             for x in (v.values() if isinstance(v, dict) else v):
                 if isinstance(x, (dict, list)):
                     below.append(x)
+        level = below
+    return depth
+
+
+def _float_free_depth(obj: Any, limit: int) -> int:
+    """`json_depth`, or more than `limit` where a float is anywhere in `obj`."""
+    level = [obj]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return depth
+        below = []
+        for v in level:
+            for x in (v.values() if v.__class__ is dict else v):
+                c = x.__class__
+                if c is dict or c is list:
+                    below.append(x)
+                elif c is float:
+                    return limit + 1
         level = below
     return depth
 
