@@ -156,6 +156,7 @@ class SimpleChecker(CheckerBase):
         # look again (`check_fast`, `fastpath.rematch`).
         self._schemas_written = 0
         self._accepted: tuple[Record, Any, dict[str, Any] | None] | None = None
+        self._last_log: tuple[str, int, PartitionLog] | None = None  # (topic, partition, log): `check_fast`
 
     # -- evidence -------------------------------------------------------------------------------------
 
@@ -240,11 +241,10 @@ class SimpleChecker(CheckerBase):
         kind = new_kind(lg.kinds, k, ev.schema, fastpath.MAX_KINDS, fastpath.FastKind)
         if kind is None:
             return False
-        # Its key as the fast parse reads it (the same, by `kind_of`; its strings, the keys above all,
-        # those the parser hands out again for the kind's next records: `check_fast` compares them).
-        fast_obj = fastpath.parse(ev.record.value, self.o.compression) if ev.record.value is not None else None
-        fast_key = fastpath.kind_of(fast_obj) if fast_obj is not None else None
-        kind.key = fast_key if fast_key == k else k
+        # (Decoded by orjson, as `decoder.decode` reads every message it can: the key's strings, the
+        # keys above all, are those the parser hands out again for the kind's next records, which
+        # `check_fast` compares to them.)
+        kind.key = k
         if len(lg.kinds) == 1:  # the first kind, or `new_kind` emptied the table: `fast` starts again too
             lg.fast.clear()
         if k[0] != "WATERMARK":
@@ -260,8 +260,17 @@ class SimpleChecker(CheckerBase):
         value = record.value
         if not self.fast or value is None:
             return False
-        lg = self.logs.logs.get((record.topic, record.partition or 0))  # `PartitionLogs.get`, inline
-        if lg is None or not lg.kinds:
+        # `PartitionLogs.get`, inline: the last log found, while the records are its partition's.
+        topic, part = record.topic, record.partition or 0
+        last = self._last_log
+        if last is not None and last[1] == part and last[0] == topic:
+            lg = last[2]
+        else:
+            lg = self.logs.logs.get((topic, part))
+            if lg is None:
+                return False
+            self._last_log = (topic, part, lg)
+        if not lg.kinds:
             return False
         if self._uncompressed:  # `fastpath.parse`, inline where there is nothing to decompress
             try:
@@ -420,7 +429,7 @@ class SimpleChecker(CheckerBase):
         self.run_event_checks(eev)
 
     def finish(self) -> None:
-        self._accepted = None
+        self._accepted = self._last_log = None
         for topic, parts in self.logs.by_topic().items():
             self.run_stream_checks(StreamEvidence(topic, parts, self.o, self.mode.complete, self.partitions))
         self.logs.clear()

@@ -228,8 +228,10 @@ def _source(keys: tuple[str, ...], watermark: bool, data: tuple[str, ...] | None
     for f, bits in _INT_BITS.items():
         if f in keys:
             v = ints[f] = src.value(f"obj[{src.const(f, 'n')}]", f[:2])
-            src.line(f"if {v}.__class__ is not int or not 0 <= {v} < {1 << bits}: return None")
-    src.line(f"if {ints['version']} != {spec.VERSION}: return None")
+            if f == "version":  # the version is 1 (in range: its rule's too)
+                src.line(f"if {v}.__class__ is not int or {v} != {spec.VERSION}: return None")
+            else:
+                src.line(f"if {v}.__class__ is not int or not 0 <= {v} < {1 << bits}: return None")
     b, c = ints["buildTs"], ints["commitTs"]
     src.line(f"if not {BUILD_TS_RANGE[0]} <= {b} <= {BUILD_TS_RANGE[1]}: return None")
     src.line(f"if {c} > 0 and {b} < ({c} >> {TSO_LOGICAL_BITS}) - {CLOCK_SKEW_MS}: return None")
