@@ -182,6 +182,7 @@ def quick_float_text(p: str, bits: int = 32) -> bool:
 #       rounds to another float32.
 # Both sides of a tie or a bound go to the rule (strict comparisons, exact digit match).
 _F32 = struct.Struct("<f")
+_frexp, _ldexp = math.frexp, math.ldexp
 _U32 = struct.Struct("<I")
 _ELEMENT = re.compile(r"-?(0|[1-9][0-9]*)(?:\.([0-9]*[1-9]))?")
 
@@ -246,9 +247,13 @@ def quick_float32_text(p: str) -> bool:
             d = -d
         t = exp - k + 65  # 10^t at _P10[t]
         if d + y * 1e-15 < 0.4999999 * _P10[t]:  # (1)
-            bits = _U32.unpack(_F32.pack(x))[0]
-            lo = (x + _F32.unpack(_U32.pack(bits - 1))[0]) / 2
-            hi = (x + _F32.unpack(_U32.pack(bits + 1))[0]) / 2
+            # The midpoints to x's float32 neighbours, from its spacing: x = m * 2^e (0.5 <= m < 1)
+            # has 24 significant bits, so its neighbours are 2^(e-24) away, the one below half that
+            # where x is a power of two (m = 0.5); exact in doubles.
+            m, e = _frexp(x)
+            half = _ldexp(1.0, e - 25)
+            lo = x - (half / 2 if m == 0.5 else half)
+            hi = x + half
             w = _P10[t + 1]
             lower = int(sig[:-1])
             if lower * w * (1 + 1e-14) < lo * (1 - 1e-14) and (lower + 1) * w * (1 - 1e-14) > hi * (1 + 1e-14):
