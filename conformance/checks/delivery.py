@@ -373,6 +373,7 @@ def _scope_of(e: LogEntry, ts_scope: TsScope) -> Hashable:
 
 
 _OFFSET = operator.itemgetter(2)  # a LogEntry's offset
+_NO_TOP: tuple[None, int] = (None, 0)  # `analyse_log`: no commit ts seen yet in a scope
 
 
 def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | None = None, *,
@@ -430,20 +431,19 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
             copies[ident] = 1
             delivered += 1
             with_ts += 1
+            # The scope's largest first-seen commit ts so far, and its message's offset.
             if per_entity:
-                top = scope_max.get(entity)
-                if top is not None and ts < top[0]:
-                    rep.findings.append(Finding(Anomaly.COMMIT_TS_REGRESSION, entity,
-                                                f"commit ts {ts} after {top[0]}{_SCOPE_WORDS[ts_scope]} (offset "
-                                                f"{top[1]})", topic, part, offset, hint))
-                if top is None or ts >= top[0]:
+                top_ts, top_offset = scope_max.get(entity, _NO_TOP)
+                if top_ts is None or ts >= top_ts:
                     scope_max[entity] = (ts, offset)
-            elif part_ts is None or ts >= part_ts:
-                part_ts, part_offset = ts, offset
             else:
+                top_ts, top_offset = part_ts, part_offset
+                if top_ts is None or ts >= top_ts:
+                    part_ts, part_offset = ts, offset
+            if top_ts is not None and ts < top_ts:
                 rep.findings.append(Finding(Anomaly.COMMIT_TS_REGRESSION, entity,
-                                            f"commit ts {ts} after {part_ts}{_SCOPE_WORDS[ts_scope]} (offset "
-                                            f"{part_offset})", topic, part, offset, hint))
+                                            f"commit ts {ts} after {top_ts}{_SCOPE_WORDS[ts_scope]} (offset "
+                                            f"{top_offset})", topic, part, offset, hint))
             prev = key_max.get(entity)
             if prev is not None and ts < prev[0]:
                 rep.findings.append(Finding(Anomaly.REORDERED_WITHIN_KEY, entity,

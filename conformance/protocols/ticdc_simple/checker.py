@@ -266,9 +266,10 @@ class SimpleChecker(CheckerBase):
         if last is not None and last[1] == part and last[0] == topic:
             lg = last[2]
         else:
-            lg = self.logs.logs.get((topic, part))
-            if lg is None:
+            found = self.logs.logs.get((topic, part))
+            if found is None:
                 return False
+            lg = found
             self._last_log = (topic, part, lg)
         if not lg.kinds:
             return False

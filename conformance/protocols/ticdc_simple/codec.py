@@ -98,7 +98,7 @@ def decode_json(data: bytes) -> dict[str, Any]:
     except orjson.JSONDecodeError:
         pass
     else:
-        if obj.__class__ is dict and _float_free_depth(obj, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:
+        if obj.__class__ is dict and json_depth(obj, MAX_JSON_DEPTH, float_deeper=True) <= MAX_JSON_DEPTH:
             return obj
     return decode_json_strict(data)
 
@@ -125,28 +125,11 @@ def decode_json_strict(data: bytes) -> dict[str, Any]:
     return obj
 
 
-def json_depth(obj: Any, limit: int) -> int:
-    """How deep lists and objects nest in `obj` (a scalar is 0), counted without recursion, a
-    level at a time (most values are scalars: only containers are kept), and given up past
-    `limit`."""
-    level = [obj] if isinstance(obj, (dict, list)) else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
-            return depth
-        below = []
-        for v in level:
-            for x in (v.values() if isinstance(v, dict) else v):
-                if isinstance(x, (dict, list)):
-                    below.append(x)
-        level = below
-    return depth
-
-
-def _float_free_depth(obj: Any, limit: int) -> int:
-    """`json_depth`, or more than `limit` where a float is anywhere in `obj`."""
-    level = [obj]
+def json_depth(obj: Any, limit: int, *, float_deeper: bool = False) -> int:
+    """How deep lists and objects nest in `obj` (a scalar is 0; `obj` as JSON decodes it), counted
+    without recursion, a level at a time (most values are scalars: only containers are kept), and
+    given up past `limit`; with `float_deeper`, more than `limit` where a float is anywhere."""
+    level = [obj] if obj.__class__ is dict or obj.__class__ is list else []
     depth = 0
     while level:
         depth += 1
@@ -158,7 +141,7 @@ def _float_free_depth(obj: Any, limit: int) -> int:
                 c = x.__class__
                 if c is dict or c is list:
                     below.append(x)
-                elif c is float:
+                elif float_deeper and c is float:
                     return limit + 1
         level = below
     return depth

@@ -88,7 +88,6 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
     heads = [encode_basestring(n) + ": " for n in order]
     pairs = list(zip(heads, order, strict=True))
     mid = "\x00" + repr(typ) + "\x00{"
-    new_hash = _new_hash
 
     def match(row: dict[str, Any], commit_ts: int) -> bytes:
         parts = []
@@ -105,15 +104,9 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
         else:
             if commit_ts.__class__ is int:  # an int's format is its repr
                 try:
-                    data = f"i{commit_ts}{mid}{', '.join(parts)}}}".encode()
+                    return short_match(f"i{commit_ts}{mid}{', '.join(parts)}}}".encode())
                 except UnicodeEncodeError:
                     pass
-                else:
-                    if len(data) <= SHORT_MATCH and len(data) != DIGEST_SIZE:  # `short_match`, inline
-                        return data
-                    hasher = new_hash()
-                    hasher.update(data)
-                    return hasher.digest()
         return match_digest(commit_ts, typ, _canonical({n: row[n] for n in order}))
 
     if len(order) == 1:  # the usual handle key: one column whose value is a string, written at once
@@ -124,15 +117,9 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
             v = row[name]
             if v.__class__ is str and commit_ts.__class__ is int:  # an int's format is its repr
                 try:
-                    data = f"i{commit_ts}{mid_head}{encode_basestring(v)}}}".encode()
+                    return short_match(f"i{commit_ts}{mid_head}{encode_basestring(v)}}}".encode())
                 except UnicodeEncodeError:
                     pass
-                else:
-                    if len(data) <= SHORT_MATCH and len(data) != DIGEST_SIZE:  # `short_match`, inline
-                        return data
-                    hasher = new_hash()
-                    hasher.update(data)
-                    return hasher.digest()
             return match(row, commit_ts)
 
         return match_one
@@ -144,15 +131,10 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
     def match_many(row: dict[str, Any], commit_ts: int) -> bytes:
         if commit_ts.__class__ is int:  # every value a string: the text at once (else `match` writes it)
             try:
-                data = f"i{commit_ts}{mid}{', '.join(map(add, heads, map(encode_basestring, values(row))))}}}".encode()
+                return short_match(
+                    f"i{commit_ts}{mid}{', '.join(map(add, heads, map(encode_basestring, values(row))))}}}".encode())
             except (TypeError, UnicodeEncodeError):  # a value not a string; a lone surrogate
                 pass
-            else:
-                if len(data) <= SHORT_MATCH and len(data) != DIGEST_SIZE:  # `short_match`, inline
-                    return data
-                hasher = new_hash()
-                hasher.update(data)
-                return hasher.digest()
         return match(row, commit_ts)
 
     return match_many
