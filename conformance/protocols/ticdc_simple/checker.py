@@ -247,7 +247,7 @@ class SimpleChecker(CheckerBase):
         kind.key = k
         if len(lg.kinds) == 1:  # the first kind, or `new_kind` emptied the table: `fast` starts again too
             lg.fast.clear()
-        if k[0] != "WATERMARK":
+        if len(k) != 2:  # a DML's kind (a WATERMARK's is 2 long: `kind_of`)
             lg.fast[k[:4]] = kind
         fastpath.compile_kind(kind, ev, self.record_specs, k)
         if kind.accept is None:
