@@ -409,7 +409,7 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
         # message's offset, in two locals (`scope_max` keeps the entities' where the scope is each).
         part_ts: int | None = None
         part_offset = 0
-        unattributed = delivered = duplicates = with_ts = 0
+        unattributed = delivered = duplicates = 0  # delivered: without a commit ts
         for _t, _p, offset, entity, match, ts, fingerprint in entries:
             if entity is None:
                 unattributed += 1
@@ -428,9 +428,7 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
                 copies[ident] = n + 1
                 duplicates += 1  # a replayed copy: allowed, and never judged as a reorder
                 continue
-            copies[ident] = 1
-            delivered += 1
-            with_ts += 1
+            copies[ident] = 1  # a first copy with a commit ts: delivered (counted below, by `copies`)
             # The scope's largest first-seen commit ts so far, and its message's offset.
             if per_entity:
                 top_ts, top_offset = scope_max.get(entity, _NO_TOP)
@@ -452,9 +450,9 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
             if prev is None or ts >= prev[0]:
                 key_max[entity] = (ts, offset)
         rep.unattributed += unattributed
-        rep.delivered += delivered
+        rep.delivered += delivered + len(copies)
         rep.duplicates += duplicates
-        rep.with_ts += with_ts
+        rep.with_ts += len(copies)
         for ident, n in copies.items():
             if n > 1:
                 rep.findings.append(Finding(Anomaly.DUPLICATED, ident[0], f"seen {n} times", topic, part))

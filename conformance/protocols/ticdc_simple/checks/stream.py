@@ -205,7 +205,8 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[EntryTuple], Any], source
         start_bt = None if _from_start(st.logs[part]) else next(
             (e[BUILD_TS] for e in st.logs[part].entries if e[BUILD_TS] is not None), None)
         # Per key: [the last usable schema message (None: the log's start), how many of the
-        # partition's DMLs came since, the build ts of the count-th of them].
+        # partition's DMLs came since, the build ts of the count-th of them, the build ts the
+        # interval counts from (the message's, or the log's first)].
         state: dict[Any, list[Any]] = {}
         for e in merged:
             kind = e[KIND]
@@ -214,7 +215,7 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[EntryTuple], Any], source
                     continue
             elif kind == "DDL" or kind == "BOOTSTRAP":
                 if sources(e) and e[TABLE] is not None:
-                    state[key(e)] = [e, 0, None]
+                    state[key(e)] = [e, 0, None, e[BUILD_TS]]
                 continue
             else:
                 continue
@@ -223,19 +224,19 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[EntryTuple], Any], source
             if got is None:
                 if start_bt is None:
                     continue  # never announced at all: consumer.schema-known's finding
-                got = state[k] = [None, 0, None]
+                got = state[k] = [None, 0, None, start_bt]
             judged = True
             n = got[1] = got[1] + 1
             bt = e[BUILD_TS]
             if n == count:
                 got[2] = bt
             # `_overdue`'s two tests, to call it (for its text) only where one holds.
-            since = got[0]
-            ref = since[BUILD_TS] if since is not None else start_bt
+            ref = got[3]
             if ref is None or bt is None:
                 continue
             if bt - ref <= bound and (n <= count or (reached := got[2]) is None or bt - reached <= period):
                 continue
+            since = got[0]
             why = _overdue(st, e, since, n, got[2], start_bt)
             if why:
                 yield Failure(f"partition {part}: a DML of {e[TABLE][0] if e[TABLE] else '?'}."
@@ -243,7 +244,7 @@ def _bootstrap_gaps(st: StreamEvidence, key: Callable[[EntryTuple], Any], source
                               expected="a schema message at least once per bootstrap interval",
                               actual=f"last usable one at offset {since[OFFSET] if since else 'none (log start)'}",
                               location=_where(st, part, e))
-                state[k] = [e, 0, None]  # one finding per gap
+                state[k] = [e, 0, None, bt]  # one finding per gap
     if not judged:
         yield NotApplicable("no DML after a schema message")
 
