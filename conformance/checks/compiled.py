@@ -63,7 +63,7 @@ def forced(on: bool) -> Iterator[None]:
 
 class Source:
     """The source of one generated function: its lines, and the constants it names (schema-level
-    objects the rules bind, e.g. a field's value rule), which `build` binds as its free variables."""
+    objects the rules bind, e.g. a field's value rule), which `build` binds as parameter defaults."""
 
     def __init__(self, name: str, args: tuple[str, ...]) -> None:
         self.name = name

@@ -402,7 +402,8 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
         hint = (f"offsets below {start} of this partition were not read: if this message repeats one of them (a "
                 "replay after a restart), it is a duplicate, not a reorder") if start > 0 else None
         copies: dict[tuple[Hashable, ...], int] = {}
-        scope_max: dict[Hashable, tuple[int, int]] = {}  # scope -> (largest first-seen commit ts, its offset)
+        # entity -> (largest first-seen commit ts, its offset), where each entity is a scope (`ts_scope` "entity")
+        scope_max: dict[Hashable, tuple[int, int]] = {}
         key_max: dict[Hashable, tuple[int, int]] = {}  # entity -> (largest first-seen commit ts, its offset)
         first_at: dict[Hashable, int] = {}  # entity -> offset of its first message in this partition
         # The partition's scope (`ts_scope` "partition"): its largest first-seen commit ts and that

@@ -190,7 +190,7 @@ _ELEMENT = re.compile(r"-?(0|[1-9][0-9]*)(?:\.([0-9]*[1-9]))?")
 # The same two tests, without formatting or parsing a decimal, where float arithmetic with a
 # margin settles them (`quick_float32_text`; `_quick_float32_exact` decides the rest): for p of k
 # >= 2 digits, p = S * 10^t (S its k significant digits), y = float(p) (|p - y| <= y * 2^-53) and
-# x = float32(y), a normal float32 (1e-37 < y < 1e37) with exact neighbours (`_F32`, `_U32`), so
+# x = float32(y), a normal float32 (1e-37 < y < 1e37) with exact neighbours (its spacing: `_frexp`), so
 # that d = |y - x| is exact (Sterbenz: x and y are within a factor 2):
 #   (1) if d + y * 1e-15 < 0.4999999 * 10^t, then |p - x| < 10^t / 2: p is the one k-digit decimal
 #       closest to x (p >= 10^exp + 10^t, so the k-digit decimals of the decade below, and of the
