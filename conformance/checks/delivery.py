@@ -404,7 +404,7 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
         copies: dict[tuple[Hashable, ...], int] = {}
         # entity -> (largest first-seen commit ts, its offset), where each entity is a scope (`ts_scope` "entity")
         scope_max: dict[Hashable, tuple[int, int]] = {}
-        key_max: dict[Hashable, tuple[int, int]] = {}  # entity -> (largest first-seen commit ts, its offset)
+        key_max: dict[Hashable, list[int]] = {}  # entity -> [largest first-seen commit ts, its offset]
         first_at: dict[Hashable, int] = {}  # entity -> offset of its first message in this partition
         # The partition's scope (`ts_scope` "partition"): its largest first-seen commit ts and that
         # message's offset, in two locals (`scope_max` keeps the entities' where the scope is each).
@@ -415,7 +415,8 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
             if entity is None:
                 unattributed += 1
                 continue
-            first_at.setdefault(entity, offset)
+            if entity not in first_at:
+                first_at[entity] = offset
             if ts is None:
                 # Without a commit ts the same content may well be a new version (a key deleted
                 # again: the same tombstone): neither de-duplicated nor ordered.
@@ -424,9 +425,8 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
             # A message whose version cannot be read (match None) is told apart by its bytes.
             ident: tuple[Hashable, ...] = ((entity, match) if match is not None
                                            else (entity, None, fingerprint or offset))
-            n = copies.get(ident)
-            if n is not None:
-                copies[ident] = n + 1
+            if ident in copies:
+                copies[ident] += 1
                 duplicates += 1  # a replayed copy: allowed, and never judged as a reorder
                 continue
             copies[ident] = 1  # a first copy with a commit ts: delivered (counted below, by `copies`)
@@ -444,12 +444,14 @@ def analyse_log(log: Iterable[LogRow], starts: Mapping[tuple[str, int], int] | N
                                             f"commit ts {ts} after {top_ts}{_SCOPE_WORDS[ts_scope]} (offset "
                                             f"{top_offset})", topic, part, offset, hint))
             prev = key_max.get(entity)
-            if prev is not None and ts < prev[0]:
+            if prev is None:
+                key_max[entity] = [ts, offset]
+            elif ts >= prev[0]:
+                prev[0], prev[1] = ts, offset  # in place: no pair made per message
+            else:
                 rep.findings.append(Finding(Anomaly.REORDERED_WITHIN_KEY, entity,
                                             f"commit ts {ts} first appears after commit ts {prev[0]} of the same key "
                                             f"(offset {prev[1]})", topic, part, offset, hint))
-            if prev is None or ts >= prev[0]:
-                key_max[entity] = (ts, offset)
         rep.unattributed += unattributed
         rep.delivered += delivered + len(copies)
         rep.duplicates += duplicates

@@ -29,7 +29,7 @@ import pickle
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import groupby
+from itertools import groupby, repeat
 from pathlib import Path
 from typing import Any
 
@@ -183,11 +183,12 @@ class LogCheck:
                 continue
             read.count += 1  # `self.tally.count(read)`
             unsettled.add(read)
-            if not check_fast(item):
+            taken = check_fast(item)
+            if not taken:
                 check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset,
                                             line=line))
-            if add_record is not None:
-                add_record(item, identity(item))
+            if add_record is not None:  # the identity `check_fast` handed over, else the checker's answer
+                add_record(item, taken if taken.__class__ is tuple else identity(item))
             if progress is not None and line is not None and line % 2048 == 0:
                 progress(line)
 
@@ -198,7 +199,9 @@ class LogCheck:
 
 
 def unnumbered(records: Iterable[Record]) -> Iterator[tuple[None, Record]]:
-    return ((None, r) for r in records)
+    """(None, record) for each record: a line number that is not known (zip's pairs: no Python
+    frame per record in a check loop)."""
+    return zip(repeat(None), records)
 
 
 # -- a capture file ---------------------------------------------------------------------------------

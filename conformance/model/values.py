@@ -299,7 +299,7 @@ def quick_vector(text: str, element: Callable[[str], bool] = quick_float_text) -
     if not body:
         return True
     parts = body.split(",")
-    return len(parts) <= VECTOR_MAX_DIMENSION and all(element(p) for p in parts)
+    return len(parts) <= VECTOR_MAX_DIMENSION and all(map(element, parts))
 
 
 def parse_vector(text: str) -> Vector:

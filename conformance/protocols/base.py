@@ -173,11 +173,13 @@ class Checker(ABC):
     def finish(self) -> None:
         """The end of the stream: run the stream checks (modes with `streams`)."""
 
-    def check_fast(self, record: Record) -> bool:
+    def check_fast(self, record: Record) -> bool | tuple[Identified]:
         """`check_record` on the protocol's compiled fast path (`checks.compiled`), for a record
-        of a log: True when it proved the record passes every record check that applies and
-        counted it so (the stream state kept as `check_record` keeps it); False, having changed
-        nothing, when the record must go through `check_record`. None by default."""
+        of a log: true when it proved the record passes every record check that applies and
+        counted it so (the stream state kept as `check_record` keeps it): True, or the record's
+        delivery identity where the fast path worked it out with the decode (`(identity,)`, as
+        `identity` returns it, a tuple of one: true too); False, having changed nothing, when the
+        record must go through `check_record`. None by default."""
         return False
 
     def identity(self, record: Record) -> tuple[Identified] | None:

@@ -155,7 +155,7 @@ class SimpleChecker(CheckerBase):
         # together): a fast kind that checked its schema, or its match, at this count need not
         # look again (`check_fast`, `fastpath.rematch`).
         self._schemas_written = 0
-        self._accepted: tuple[Record, Any, dict[str, Any] | None] | None = None
+        self._accepted: tuple[Record, Any, dict[str, Any] | None, tuple[Any]] | None = None
         self._last_log: tuple[str, int, PartitionLog] | None = None  # (topic, partition, log): `check_fast`
 
     # -- evidence -------------------------------------------------------------------------------------
@@ -255,7 +255,7 @@ class SimpleChecker(CheckerBase):
         self.tally.count(kind.plan)
         return True
 
-    def check_fast(self, record: Record) -> bool:
+    def check_fast(self, record: Record) -> bool | tuple[Any]:
         self._accepted = None
         value = record.value
         if not self.fast or value is None:
@@ -285,7 +285,9 @@ class SimpleChecker(CheckerBase):
             if obj is None:
                 return False
         try:
-            typ = obj.get("type")
+            # (A field every message of a fast kind has is read by subscript: where one is missing,
+            # the KeyError says False below, as the kinds' own tests would.)
+            typ = obj["type"]
             # `fastpath.kind_of`, inline (check_fast must find the kinds `_first_of_kind` keyed by it:
             # tests/unit/test_fast_paths_simple.py holds the two to each other).
             if typ == "WATERMARK":
@@ -294,7 +296,7 @@ class SimpleChecker(CheckerBase):
                 d, o, h = obj.get("data"), obj.get("old"), obj.get("handleKeyOnly")
                 if h is not None and h is not True:
                     return False
-                db, table, version = obj.get("database"), obj.get("table"), obj.get("schemaVersion")
+                db, table, version = obj["database"], obj["table"], obj["schemaVersion"]
                 if db.__class__ is not str or table.__class__ is not str or version.__class__ is not int \
                         or typ.__class__ is not str:
                     return False
@@ -325,7 +327,8 @@ class SimpleChecker(CheckerBase):
                      None if ts in lg.seen_watermarks else "WATERMARK", "WATERMARK", ts, obj["buildTs"],
                      None, None, None, None)
             lg.seen_watermarks.add(ts)
-            return self._accept(lg, entry, kind.plan, (record, None, None))
+            # A control message: no row to account for (its identity is None).
+            return self._accept(lg, entry, kind.plan, (record, None, None, (None,)))
         # `_resolve(lg, k[:3])` is the kind's schema: inline, with the kind's own key tuple; looked
         # up again only after a schema was recorded (until then it finds what it found).
         if kind.resolved != self._schemas_written:
@@ -360,37 +363,35 @@ class SimpleChecker(CheckerBase):
         plan = kind.plan  # `self.tally.count(plan)`, inline
         plan.count += 1
         self.tally.unsettled.add(plan)
-        self._accepted = (record, kind, obj)
-        return True
+        # The delivery identity (`identity` hands it on), as `delivery.identifier` works it out: the
+        # kind's entity, the match of its row's handle key (found by the schema announced topic-wide
+        # for the kind's key, as the identifier finds it, or fixed by handleKeyOnly), the commit ts
+        # (an integer, by the kind's function).
+        if kind.row_keys is None:  # the row is not an object
+            ident = (kind.entity, None, cts)
+        else:
+            if not kind.key_only and kind.generation != self._schemas_written:
+                self.fastpath.rematch(kind, self.announced, self._schemas_written)
+            match = kind.match
+            ident = (kind.entity, None if match is None else match(obj[kind.row], cts), cts)
+        taken = (ident,)
+        self._accepted = (record, kind, obj, taken)
+        return taken
 
     def _accept(self, lg: Any, entry: EntryTuple, plan: Any,
-                accepted: tuple[Record, Any, dict[str, Any] | None]) -> bool:
+                accepted: tuple[Record, Any, dict[str, Any] | None, tuple[Any]]) -> tuple[Any]:
         """A record the fast path took: its entry in the partition's log, counted under its
-        kind's plan, and kept for `identity`."""
+        kind's plan, and kept for `identity`; its identity, as `check_fast` returns it."""
         lg.entries.append(entry)
         self.tally.count(plan)
         self._accepted = accepted
-        return True
+        return accepted[3]
 
     def identity(self, record: Record) -> tuple[Any] | None:
-        """What `delivery.identifier` says of the record `check_fast` accepted last (None: it
-        did not accept this one): the kind's entity, the match of its row's handle key (found by
-        the schema announced topic-wide for the kind's key, as the identifier finds it, or fixed
-        by handleKeyOnly), the commit ts (an integer, by the kind's function)."""
+        """What `delivery.identifier` says of the record `check_fast` accepted last, worked out
+        there (None: it did not accept this one)."""
         got = self._accepted
-        if got is None or got[0] is not record:
-            return None
-        kind = got[1]
-        if kind is None:
-            return (None,)  # a WATERMARK: a control message, no row to account for
-        obj = got[2]
-        cts = obj["commitTs"]  # type: ignore[index]
-        if kind.row_keys is None:  # the row is not an object
-            return ((kind.entity, None, cts),)
-        if not kind.key_only and kind.generation != self._schemas_written:
-            self.fastpath.rematch(kind, self.announced, self._schemas_written)
-        match = kind.match
-        return ((kind.entity, None if match is None else match(obj[kind.row], cts), cts),)  # type: ignore[index]
+        return got[3] if got is not None and got[0] is record else None
 
     # -- run mode -------------------------------------------------------------------------------------
 

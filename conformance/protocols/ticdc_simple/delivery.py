@@ -117,9 +117,11 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
             v = row[name]
             if v.__class__ is str and commit_ts.__class__ is int:  # an int's format is its repr
                 try:
-                    return short_match(f"i{commit_ts}{mid_head}{encode_basestring(v)}}}".encode())
+                    text = f"i{commit_ts}{mid_head}{encode_basestring(v)}}}".encode()
                 except UnicodeEncodeError:
-                    pass
+                    return match(row, commit_ts)
+                n = len(text)  # `short_match`, with no call where the text is the match
+                return text if n <= SHORT_MATCH and n != DIGEST_SIZE else short_match(text)
             return match(row, commit_ts)
 
         return match_one
@@ -127,14 +129,20 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
         return match
 
     values = itemgetter(*order)  # their values, in order, as a tuple (two names or more)
+    strings = True  # False once a row's key held something else: `match` writes the rest (no raising)
 
     def match_many(row: dict[str, Any], commit_ts: int) -> bytes:
-        if commit_ts.__class__ is int:  # every value a string: the text at once (else `match` writes it)
+        nonlocal strings
+        if strings and commit_ts.__class__ is int:  # every value a string: the text at once
             try:
-                return short_match(
-                    f"i{commit_ts}{mid}{', '.join(map(add, heads, map(encode_basestring, values(row))))}}}".encode())
-            except (TypeError, UnicodeEncodeError):  # a value not a string; a lone surrogate
-                pass
+                text = f"i{commit_ts}{mid}{', '.join(map(add, heads, map(encode_basestring, values(row))))}}}".encode()
+            except TypeError:  # a value not a string (a key column of objects, a null): so will the next be
+                strings = False
+                return match(row, commit_ts)
+            except UnicodeEncodeError:  # a lone surrogate
+                return match(row, commit_ts)
+            n = len(text)  # `short_match`, with no call where the text is the match
+            return text if n <= SHORT_MATCH and n != DIGEST_SIZE else short_match(text)
         return match(row, commit_ts)
 
     return match_many

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from ....checks.registry import Failure, Level, NotApplicable, Scope
 from ....model import mysql_text
 from ....model.values import (
@@ -238,6 +240,53 @@ def format_problem(fam: str, dt: dict[str, Any], v: Any, o: spec.SimpleOptions, 
     return None
 
 
+#: TiDB's JSON text of plain JSON data whose objects' keys are in order already: Python's C encoder
+#: quotes a string as `json_quote` does (", \\, \\n \\r \\t \\b \\f, other controls \\u00xx, nothing
+#: else escaped) and prints integers, booleans and null alike, with MySQL's separators.
+_TIDB_JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), check_circular=False).encode
+_NOT_PLAIN = object()
+
+
+def _tidb_ordered(x: Any, room: int) -> Any:
+    """`x` (as orjson reads JSON) with every object's keys in TiDB's order (code point order is
+    UTF-8 byte order: orjson refuses lone surrogates); `_NOT_PLAIN` where it holds a float or
+    nests more than `room` containers deep."""
+    c = x.__class__
+    if c is dict:
+        if not room:
+            return _NOT_PLAIN
+        out = {}
+        for k in sorted(x):
+            y = out[k] = _tidb_ordered(x[k], room - 1)
+            if y is _NOT_PLAIN:
+                return y
+        return out
+    if c is list:
+        if not room:
+            return _NOT_PLAIN
+        items = []
+        for y in x:
+            y = _tidb_ordered(y, room - 1)
+            if y is _NOT_PLAIN:
+                return y
+            items.append(y)
+        return items
+    return _NOT_PLAIN if c is float else x
+
+
+def quick_json(v: str) -> bool:
+    """A JSON column's text the rule (`format_problem`) surely accepts: TiDB's own text of a
+    document without floats that nests at most TIDB_MAX_JSON_DEPTH containers deep (so within
+    both of the rule's depth tests); being that text, it is JSON that the standard library reads
+    as orjson does (no float, no lone surrogate, keys once). False: the rule decides."""
+    try:
+        doc = orjson.loads(v)
+    except orjson.JSONDecodeError:
+        return False
+    ordered = _tidb_ordered(doc, TIDB_MAX_JSON_DEPTH)
+    return ordered is not _NOT_PLAIN and _TIDB_JSON(ordered) == v
+
+
 # The fast path's test of one JSON value (fastpath.py): a decimal integer this short (`-?[0-9]+`,
 # fewer characters than this: at most 20 digits, which `_decimal_int` reads) needs no more than the
 # range test the rule makes.
@@ -344,8 +393,9 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     column repeat), text needs only to be a string, a short decimal integer only its range, and a
     float or vector whose text is surely Go's shortest (`quick_float32_text` for a FLOAT or a
     vector element, `quick_float64_text` for a DOUBLE: after the memo) only that, a temporal
-    text or YEAR `quick_text` recognises, or a DECIMAL, BIT, ENUM or SET text `quick_number`
-    accepts, nothing more; a binary string is decoded as the rule decodes it."""
+    text or YEAR `quick_text` recognises, a DECIMAL, BIT, ENUM or SET text `quick_number`
+    accepts, or a JSON text that is TiDB's own (`quick_json`), nothing more; a binary string is
+    decoded as the rule decodes it."""
     if fam == Family.TEXT:
         return string_test()  # the rule asks nothing more of text
 
@@ -400,6 +450,8 @@ def value_ok(fam: str, dt: dict[str, Any], o: spec.SimpleOptions) -> Callable[[A
     number = quick_number(fam, dt)
     if number is not None:
         return remembered(number)
+    if fam == Family.JSON:
+        return remembered(quick_json)
     if fam == Family.FLOAT:
         return remembered(quick_float32_text)
     if fam == Family.DOUBLE:
@@ -547,8 +599,25 @@ class _ValueColumns:
 def value_columns(ev: RecordEvidence) -> _ValueColumns:
     got = ev.value_columns
     if got is None:
-        got = ev.value_columns = _ValueColumns(ev)
+        schema = ev.schema
+        if schema is not None and ev.source is None and _dml(ev) is not None:
+            # From the schema alone (capture mode): one for every DML that resolves to it (a table
+            # version's INSERTs, UPDATEs and DELETEs), which the checks only read.
+            cached = _BY_SCHEMA.get(id(schema))
+            if cached is None or cached[0] is not schema:
+                if len(_BY_SCHEMA) >= _SHARED_MAX:
+                    _BY_SCHEMA.clear()
+                cached = _BY_SCHEMA[id(schema)] = (schema, _ValueColumns(ev))
+            got = cached[1]
+        else:
+            got = _ValueColumns(ev)
+        ev.value_columns = got
     return got  # type: ignore[no-any-return]
+
+
+#: `_ValueColumns` of a DML that resolves to a schema in capture mode, by that schema's id: (schema,
+#: columns), holding the schema so that its id is not reused.
+_BY_SCHEMA: dict[int, tuple[Any, _ValueColumns]] = {}
 
 
 def value_gate_key(ev: RecordEvidence) -> tuple[Any, ...]:
