@@ -173,24 +173,27 @@ class LogCheck:
                 progress: Callable[[int], None] | None = None) -> None:
         """`add` of every item (`progress` told every 2,048th line number), its steps inline with
         the methods it calls bound once: a check loop runs this for every record."""
-        read, unsettled = self._read, self.tally.unsettled
         checker, delivery = self.checker, self.delivery
         check_fast, check_record, identity = checker.check_fast, checker.check_record, checker.identity
         add_record = delivery.add_record if delivery is not None else None
-        for line, item in items:
-            if item.__class__ is not Record and isinstance(item, BadLine):
-                bad_line(self.tally, item)
-                continue
-            read.count += 1  # `self.tally.count(read)`
-            unsettled.add(read)
-            taken = check_fast(item)
-            if not taken:
-                check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset,
-                                            line=line))
-            if add_record is not None:  # the identity `check_fast` handed over, else the checker's answer
-                add_record(item, taken if taken.__class__ is tuple else identity(item))
-            if progress is not None and line is not None and line % 2048 == 0:
-                progress(line)
+        n = 0  # records read: `self.tally.count(self._read)` for each, at the end (nothing reads them before)
+        try:
+            for line, item in items:
+                if item.__class__ is not Record and isinstance(item, BadLine):
+                    bad_line(self.tally, item)
+                    continue
+                n += 1
+                taken = check_fast(item)
+                if not taken:
+                    check_record(item, Location(topic=item.topic, partition=item.partition, offset=item.offset,
+                                                line=line))
+                if add_record is not None:  # the identity `check_fast` handed over, else the checker's answer
+                    add_record(item, taken if taken.__class__ is tuple else identity(item))
+                if progress is not None and line is not None and line % 2048 == 0:
+                    progress(line)
+        finally:
+            self._read.count += n
+            self.tally.unsettled.add(self._read)
 
     def finish(self) -> int:
         """Run the stream checks; returns how many records were checked."""

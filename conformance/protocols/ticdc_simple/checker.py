@@ -253,6 +253,10 @@ class SimpleChecker(CheckerBase):
         if kind.accept is None:
             return False
         self.tally.count(kind.plan)
+        # Its identity, as `check_fast` works it out for the kind's next records (a DML changes
+        # nothing the identifier remembers: it need not read this one).
+        self._accepted = (ev.record, None, None, (None,)) if len(k) == 2 else \
+            (ev.record, kind, m.fields, (self._dml_identity(kind, m.fields),))
         return True
 
     def check_fast(self, record: Record) -> bool | tuple[Any]:
@@ -363,20 +367,22 @@ class SimpleChecker(CheckerBase):
         plan = kind.plan  # `self.tally.count(plan)`, inline
         plan.count += 1
         self.tally.unsettled.add(plan)
-        # The delivery identity (`identity` hands it on), as `delivery.identifier` works it out: the
-        # kind's entity, the match of its row's handle key (found by the schema announced topic-wide
-        # for the kind's key, as the identifier finds it, or fixed by handleKeyOnly), the commit ts
-        # (an integer, by the kind's function).
-        if kind.row_keys is None:  # the row is not an object
-            ident = (kind.entity, None, cts)
-        else:
-            if not kind.key_only and kind.generation != self._schemas_written:
-                self.fastpath.rematch(kind, self.announced, self._schemas_written)
-            match = kind.match
-            ident = (kind.entity, None if match is None else match(obj[kind.row], cts), cts)
-        taken = (ident,)
+        taken = (self._dml_identity(kind, obj),)
         self._accepted = (record, kind, obj, taken)
         return taken
+
+    def _dml_identity(self, kind: Any, obj: dict[str, Any]) -> tuple[Any, Any, Any]:
+        """The delivery identity of a DML of a fast `kind` (its message `obj`), as
+        `delivery.identifier` works it out: the kind's entity, the match of its row's handle key
+        (found by the schema announced topic-wide for the kind's key, as the identifier finds it,
+        or fixed by handleKeyOnly), the commit ts (an integer, by the kind's rules)."""
+        cts = obj["commitTs"]
+        if kind.row_keys is None:  # the row is not an object
+            return (kind.entity, None, cts)
+        if not kind.key_only and kind.generation != self._schemas_written:
+            self.fastpath.rematch(kind, self.announced, self._schemas_written)
+        match = kind.match
+        return (kind.entity, None if match is None else match(obj[kind.row], cts), cts)
 
     def _accept(self, lg: Any, entry: EntryTuple, plan: Any,
                 accepted: tuple[Record, Any, dict[str, Any] | None, tuple[Any]]) -> tuple[Any]:

@@ -64,17 +64,23 @@ def _shape_problems(ts: dict[str, Any], avro: bool, raw_keys: set[str]) -> Itera
             yield "columns", "a column is not an object", c
             continue
         name = str(c.get("name"))
-        for f, typ in _COLUMN_FIELDS.items():
-            if not _type_ok(c.get(f), typ):
-                yield name, f"column field {f} is not {_JSON_TYPE[typ]}", c.get(f)
+        # (Each field by its exact class first, as a decoder gives them: where all three are right,
+        # the rule's own tests would find nothing.)
+        if not (c.get("name").__class__ is str and c.get("dataType").__class__ is dict
+                and c.get("nullable").__class__ is bool):
+            for f, typ in _COLUMN_FIELDS.items():
+                if not _type_ok(c.get(f), typ):
+                    yield name, f"column field {f} is not {_JSON_TYPE[typ]}", c.get(f)
         if "default" not in c:
             yield name, "column without `default` (null when there is none)", sorted(c)
         if isinstance(c.get("name"), str):
             names.append(c["name"])
         dt: dict[str, Any] = c["dataType"] if isinstance(c.get("dataType"), dict) else {}
-        for f, typ in _DT_FIELDS.items():
-            if not isinstance(dt.get(f), typ):
-                yield name, f"dataType.{f} is not {_JSON_TYPE[typ]}", dt.get(f)
+        if not (dt.get("mysqlType").__class__ is str and dt.get("charset").__class__ is str
+                and dt.get("collate").__class__ is str):
+            for f, typ in _DT_FIELDS.items():
+                if not isinstance(dt.get(f), typ):
+                    yield name, f"dataType.{f} is not {_JSON_TYPE[typ]}", dt.get(f)
         if isinstance(dt.get("mysqlType"), str) and dt["mysqlType"] not in spec.MYSQL_TYPES:
             yield name, "unknown mysqlType", dt.get("mysqlType")
         if avro:
