@@ -840,6 +840,12 @@ def test_simple_replay_digest_tells_lookalikes_apart() -> None:
     for a in forms:
         for b in forms:
             assert (frozen(a) == frozen(b)) == (repr(a) == repr(b)), (a, b)
+    # Values whose hashes are equal (0 and "", -1 and -2): the digests, which are hashes, differ.
+    from conformance.protocols.ticdc_simple.checker import replay_digest
+
+    for x, y in [(0, ""), (-1, -2), ({"a": 0}, {"a": ""}), ({"a": -1}, {"a": -2}), ({"a": {"b": 0}}, {"a": {"b": ""}})]:
+        assert replay_digest(1, "INSERT", "d", "t", x, None) != replay_digest(1, "INSERT", "d", "t", y, None), (x, y)
+        assert replay_digest(1, "UPDATE", "d", "t", {"k": "v"}, x) != replay_digest(1, "UPDATE", "d", "t", {"k": "v"}, y)
 
 
 def test_simple_plain_kinds_take_only_strings_and_nulls(monkeypatch: pytest.MonkeyPatch) -> None:

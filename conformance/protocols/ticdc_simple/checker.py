@@ -450,21 +450,24 @@ _JSONDecodeError = orjson.JSONDecodeError
 def replay_digest(commit_ts: Any, typ: Any, database: Any, table: Any, data: Any, old: Any) -> int:
     """What tells a replayed DML (the same message again) from another: the hash of its identifying
     fields, `frozen`, equal for two messages exactly where `repr` of the fields is equal (any JSON,
-    or an Avro decoding's values, may stand in them)."""
-    return hash((frozen(commit_ts), frozen(typ), frozen(database), frozen(table), frozen(data), frozen(old)))
+    or an Avro decoding's values, may stand in them); an integer commit ts as it is (the fast path
+    hashes it so)."""
+    return hash((commit_ts if commit_ts.__class__ is int else frozen(commit_ts), frozen(typ), frozen(database),
+                 frozen(table), frozen(data), frozen(old)))
 
 
-_PLAIN = frozenset({str, int, type(None)})
+_PLAIN = frozenset({str, type(None)})
 
 
 def frozen(v: Any) -> Any:
     """A hashable stand-in for `v`, equal to another's exactly where their `repr` is equal: a
-    string, an int (not a bool) or None as it is (equal only to itself, and its `repr` says the
-    same), an object (string keys) as the pair (its keys, their frozen values), in order (a pair
-    of tuples: no other stand-in is one), anything else as ("r", its repr) (NaN, -0.0, True, a
-    list: told apart, as their text tells them)."""
+    string or None as it is (equal only to itself, and its `repr` says the same), an object (string
+    keys) as the pair (its keys, their frozen values), in order (a pair of tuples: no other
+    stand-in is one), anything else as ("r", its repr) (an int, NaN, -0.0, True, a list: told
+    apart, as their text tells them). An int is not itself: 0 would hash as "" does, and -1 as -2
+    (the digest is a hash: those two pairs would always collide)."""
     c = v.__class__
-    if c is str or c is int or v is None:
+    if c is str or v is None:
         return v
     if c is dict:
         if _PLAIN.issuperset(map(type, v.values())):

@@ -136,7 +136,7 @@ def matcher(names: list[str], typ: str) -> Callable[[dict[str, Any], int], bytes
         if strings and commit_ts.__class__ is int:  # every value a string: the text at once
             try:
                 text = f"i{commit_ts}{mid}{', '.join(map(add, heads, map(encode_basestring, values(row))))}}}".encode()
-            except TypeError:  # a value not a string (a key column of objects, a null): so will the next be
+            except TypeError:  # a value not a string (a key column of objects, a null): likely in the next rows too
                 strings = False
                 return match(row, commit_ts)
             except UnicodeEncodeError:  # a lone surrogate

@@ -605,7 +605,7 @@ def value_columns(ev: RecordEvidence) -> _ValueColumns:
             # version's INSERTs, UPDATEs and DELETEs), which the checks only read.
             cached = _BY_SCHEMA.get(id(schema))
             if cached is None or cached[0] is not schema:
-                if len(_BY_SCHEMA) >= _SHARED_MAX:
+                if len(_BY_SCHEMA) >= _BY_SCHEMA_MAX:
                     _BY_SCHEMA.clear()
                 cached = _BY_SCHEMA[id(schema)] = (schema, _ValueColumns(ev))
             got = cached[1]
@@ -616,8 +616,11 @@ def value_columns(ev: RecordEvidence) -> _ValueColumns:
 
 
 #: `_ValueColumns` of a DML that resolves to a schema in capture mode, by that schema's id: (schema,
-#: columns), holding the schema so that its id is not reused.
+#: columns), holding the schema so that its id is not reused. The kinds of a table version meet
+#: their schema close together; a schema announced again (every bootstrap interval) is a new
+#: object, so the few latest are kept, not every one a long check met.
 _BY_SCHEMA: dict[int, tuple[Any, _ValueColumns]] = {}
+_BY_SCHEMA_MAX = 256
 
 
 def value_gate_key(ev: RecordEvidence) -> tuple[Any, ...]:
