@@ -908,6 +908,29 @@ def test_simple_check_fast_finds_the_kinds_kind_of_keys(monkeypatch: pytest.Monk
     assert counts["taken"] > 100, counts
 
 
+@pytest.mark.parametrize("avro", [False, True])
+def test_simple_schema_shape_tests_every_field_of_its_tables(avro: bool) -> None:
+    """`_shape_problems` tests a column's fields and its dataType's by exact class first (then by
+    the rules): a column whose one field of `_COLUMN_FIELDS` or `_DT_FIELDS` has another class (a
+    subclass's value too: True for an int) is still reported, for every field the tables name, so
+    that the first test never passes a field the rules would refuse."""
+    from conformance.protocols.ticdc_simple.checks.schema import _COLUMN_FIELDS, _DT_FIELDS, _shape_problems
+
+    good_dt = {"mysqlType": "int", "charset": "binary", "collate": "binary"}
+    good = {"name": "c", "dataType": good_dt, "nullable": False, "default": None}
+    ts = {"schema": "d", "database": "d", "table": "t", "tableID": 1, "version": 1, "columns": [good], "indexes": []}
+    raw = set(ts)
+    assert list(_shape_problems(ts, avro, raw)) == []
+    wrong = {str: 1, dict: [], bool: 0, int: True}
+    for f, typ in _COLUMN_FIELDS.items():
+        bad = {**ts, "columns": [{**good, f: wrong[typ]}]}
+        assert any(p[1] == f"column field {f} is not {'an object' if typ is dict else 'a string' if typ is str else 'a boolean'}"
+                   for p in _shape_problems(bad, avro, raw)), f
+    for f, typ in _DT_FIELDS.items():
+        bad = {**ts, "columns": [{**good, "dataType": {**good_dt, f: wrong[typ]}}]}
+        assert any(p[1] == f"dataType.{f} is not a string" for p in _shape_problems(bad, avro, raw)), f
+
+
 def test_simple_log_entry_indexes_are_the_entry_fields() -> None:
     """The stream checks read a log entry (a plain tuple) by the indexes checker.py names: each is
     its field's place in `Entry`."""
